@@ -1,0 +1,60 @@
+"""Parsed datasets cached as DGL binaries, invalidated when a source file changes."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import dgl
+import numpy as np
+import torch
+
+from gcc_sgcl.data.paths import resolve_cache_dir
+
+# Bump when a reader's output changes, so caches written by older code are rebuilt.
+CACHE_VERSION = 1
+
+Parsed = tuple[list[dgl.DGLGraph], dict[str, np.ndarray]]
+
+
+def fingerprint(sources: Sequence[Path]) -> dict:
+    """What the sidecar records: cache version and each source's resolved path, size and mtime."""
+    entries = []
+    for path in sources:
+        stat = path.stat()
+        entries.append({"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+    return {"version": CACHE_VERSION, "sources": entries}
+
+
+def cache_paths(name: str, cache_dir: Path | None = None) -> tuple[Path, Path]:
+    """``(graphs.bin, sidecar.json)`` of dataset ``name`` in ``cache_dir`` (default :func:`resolve_cache_dir`)."""
+    cache_dir = cache_dir if cache_dir is not None else resolve_cache_dir()
+    return cache_dir / f"{name}.bin", cache_dir / f"{name}.json"
+
+
+def load_cached(name: str, sources: Sequence[Path], build: Callable[[], Parsed]) -> Parsed:
+    """``build()``'s graphs and arrays, read from the cache when it was built from these very ``sources``."""
+    bin_path, meta_path = cache_paths(name)
+    expected = fingerprint(sources)
+    if bin_path.exists() and meta_path.exists() and json.loads(meta_path.read_text()) == expected:
+        graphs, tensors = dgl.load_graphs(str(bin_path))
+        return graphs, {key: value.numpy() for key, value in tensors.items()}
+    graphs, arrays = build()
+    bin_path.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {key: torch.from_numpy(np.ascontiguousarray(value)) for key, value in arrays.items()}
+    _atomic_write(bin_path, lambda tmp: dgl.save_graphs(str(tmp), graphs, tensors or None))
+    _atomic_write(meta_path, lambda tmp: tmp.write_text(json.dumps(expected, indent=1)))
+    return graphs, arrays
+
+
+def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,156 @@
+"""Fetch datasets from their original public URLs into the data-root layout, then check them.
+
+    python -m gcc_sgcl.data.download [--data-dir DIR] [--no-verify] NAME... | all
+
+Each file is streamed to a temporary file next to its destination, hashed on the way, and renamed into
+place only when its sha256 matches the registry (files whose source publishes no checksum are kept and
+their sha256 printed as unverified). Files already present with the right checksum are skipped. After
+fetching, each dataset is loaded and its counts compared with the registry's expected counts.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
+
+import requests
+from tqdm import tqdm
+
+from gcc_sgcl.data.graphs import check_simple_undirected
+from gcc_sgcl.data.load import graphs_of, load_any, summarize
+from gcc_sgcl.data.paths import resolve_data_dir
+from gcc_sgcl.data.registry import DATASETS, RemoteFile, get_spec
+from gcc_sgcl.data.text import DataFormatError
+
+_CHUNK = 1 << 20
+
+
+class ChecksumError(ValueError):
+    """A downloaded file's sha256 differs from the registry's; nothing was written."""
+
+
+class VerificationError(ValueError):
+    """A loaded dataset's counts differ from the registry's expected counts."""
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextmanager
+def _open_stream(url: str) -> Iterator[tuple[Iterator[bytes], int | None]]:
+    """``(chunks, size or None)`` of an ``http(s)://`` or ``file://`` URL."""
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        path = Path(url2pathname(parsed.path))
+        with open(path, "rb") as f:
+            yield iter(lambda: f.read(_CHUNK), b""), path.stat().st_size
+    else:
+        with requests.get(url, stream=True, timeout=60) as response:
+            response.raise_for_status()
+            size = response.headers.get("Content-Length")
+            yield response.iter_content(_CHUNK), int(size) if size else None
+
+
+def fetch_file(url: str, dest: Path, sha256: str | None, progress: bool = True) -> str:
+    """Download ``url`` to ``dest`` atomically and return its sha256.
+
+    A mismatch with a known ``sha256`` raises :class:`ChecksumError` and leaves ``dest`` untouched.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    tmp = Path(tmp_name)
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out, _open_stream(url) as (chunks, size):
+            with tqdm(total=size, unit="B", unit_scale=True, desc=dest.name, disable=not progress) as bar:
+                for chunk in chunks:
+                    out.write(chunk)
+                    digest.update(chunk)
+                    bar.update(len(chunk))
+        got = digest.hexdigest()
+        if sha256 is not None and got != sha256:
+            raise ChecksumError(f"{url}: sha256 mismatch (expected {sha256}, got {got}); {dest} not written")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return got
+
+
+def ensure_file(remote: RemoteFile, data_dir: Path, progress: bool = True) -> Path:
+    """``remote`` under ``data_dir``, fetched unless already present with the right checksum."""
+    dest = data_dir / remote.path
+    if dest.is_file():
+        if remote.sha256 is None:
+            print(f"{dest}: present (no published checksum to compare)")
+            return dest
+        if sha256_of(dest) == remote.sha256:
+            print(f"{dest}: present, sha256 ok")
+            return dest
+        print(f"{dest}: sha256 differs from the registry, fetching again")
+    got = fetch_file(remote.url, dest, remote.sha256, progress=progress)
+    if remote.sha256 is None:
+        print(f"{dest}: sha256 {got} (unverified: the source publishes no checksum)")
+    else:
+        print(f"{dest}: fetched, sha256 ok")
+    return dest
+
+
+def verify_dataset(name: str, data_dir: Path) -> dict[str, int]:
+    """Load ``name`` and compare its :func:`summarize` counts with the registry's; returns the counts."""
+    data = load_any(name, data_dir)
+    for i, g in enumerate(graphs_of(data)):
+        check_simple_undirected(g, f"dataset {name!r} graph {i}")
+    counts = summarize(data)
+    wrong = {key: (want, counts.get(key)) for key, want in get_spec(name).expected.items() if counts.get(key) != want}
+    if wrong:
+        details = ", ".join(f"{key}: expected {want}, got {got}" for key, (want, got) in wrong.items())
+        raise VerificationError(f"dataset {name!r} under {data_dir}: {details}")
+    return counts
+
+
+def download_dataset(name: str, data_dir: str | os.PathLike | None = None, verify: bool = True,
+                     progress: bool = True) -> list[Path]:
+    """Fetch every file of dataset ``name`` into the data root, then (``verify``) check its counts."""
+    spec = get_spec(name)
+    if not spec.files:
+        raise ValueError(f"dataset {name!r} is built in and has nothing to download")
+    root = resolve_data_dir(data_dir)
+    paths = [ensure_file(remote, root, progress=progress) for remote in spec.files]
+    if verify and spec.expected:
+        print(f"{name}: counts ok {verify_dataset(name, root)}")
+    return paths
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point (see the module docstring)."""
+    downloadable = sorted(name for name, spec in DATASETS.items() if spec.files)
+    parser = argparse.ArgumentParser(prog="python -m gcc_sgcl.data.download", description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="+", metavar="NAME", help=f"'all' or any of: {', '.join(downloadable)}")
+    parser.add_argument("--data-dir", default=None, help="data root (default: $GCC_SGCL_DATA, else ./data)")
+    parser.add_argument("--no-verify", action="store_true", help="skip loading and checking counts afterwards")
+    args = parser.parse_args(argv)
+    names = downloadable if args.names == ["all"] else args.names
+    unknown = [n for n in names if n not in downloadable]
+    if unknown:
+        parser.error(f"not downloadable: {', '.join(unknown)}; choose from: all, {', '.join(downloadable)}")
+    try:
+        for name in names:
+            download_dataset(name, args.data_dir, verify=not args.no_verify)
+    except (ChecksumError, VerificationError, DataFormatError, requests.RequestException) as error:
+        parser.exit(1, f"error: {error}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""Readers for the benchmark text formats; every malformed line raises a :class:`DataFormatError`.
+
+Readers return plain arrays (or graphs built with :func:`simple_undirected_graph`); choosing files and
+labels per dataset is :mod:`gcc_sgcl.data.registry`'s job.
+"""
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import dgl
+import numpy as np
+
+from gcc_sgcl.data.graphs import simple_undirected_graph
+from gcc_sgcl.data.text import DataFormatError, LineReader, open_text, source_name
+
+# Edge lists are converted to numpy in chunks so huge files (LiveJournal) never hold Python ints for all rows.
+_CHUNK = 1 << 20
+
+
+def find_zip_member(path: Path, basename: str) -> str:
+    """The member of zip ``path`` whose file name is ``basename`` (macOS ``__MACOSX`` copies ignored)."""
+    with zipfile.ZipFile(path) as archive:
+        names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == basename and not n.startswith("__MACOSX")]
+    if len(names) != 1:
+        found = "none" if not names else ", ".join(names)
+        raise DataFormatError(f"{path}: expected exactly one zip member named {basename!r}, found {found}")
+    return names[0]
+
+
+def read_gin_graphs(path: Path, member: str | None = None) -> tuple[list[dgl.DGLGraph], np.ndarray]:
+    """Graphs and raw labels from the GIN/DGCNN text format (``NAME.txt``).
+
+    Line 1: number of graphs ``N``; per graph a line ``n label``, then ``n`` node lines
+    ``tag m nb_1 ... nb_m`` with 0-based neighbour ids inside the graph. Tokens after the ``m``
+    neighbours (continuous node attributes in some datasets) are ignored, as are the tags.
+    """
+    with open_text(path, member) as f:
+        r = LineReader(f, source_name(path, member))
+        (num_graphs,) = r.ints(r.next("the number of graphs"), "the number of graphs", count=1)
+        if num_graphs < 0:
+            raise r.error(f"negative number of graphs {num_graphs}")
+        graphs, labels = [], np.empty(num_graphs, dtype=np.int64)
+        for i in range(num_graphs):
+            n, labels[i] = r.ints(r.next(f"'n label' of graph {i}"), "'n label'", count=2)
+            if n < 0:
+                raise r.error(f"negative node count {n}")
+            degrees, neighbours = np.empty(n, dtype=np.int64), []
+            for v in range(n):
+                tokens = r.next(f"node line {v} of {n} of graph {i} ('tag m neighbours...')")
+                if len(tokens) < 2:
+                    raise r.error(f"expected 'tag m neighbours...', got {' '.join(tokens)!r}")
+                m = r.ints(tokens[1:2], "an integer neighbour count m")[0]
+                if m < 0 or len(tokens) < 2 + m:
+                    raise r.error(f"node declares {m} neighbours but the line lists {len(tokens) - 2}")
+                nbrs = r.ints(tokens[2 : 2 + m], "integer neighbour ids")
+                if nbrs and (min(nbrs) < 0 or max(nbrs) >= n):
+                    raise r.error(f"neighbour id out of range [0, {n}) in graph {i}")
+                degrees[v] = m
+                neighbours.extend(nbrs)
+            src = np.repeat(np.arange(n, dtype=np.int64), degrees)
+            graphs.append(simple_undirected_graph(src, np.asarray(neighbours, dtype=np.int64), n))
+        r.expect_end(f"{num_graphs} graphs")
+    return graphs, labels
+
+
+def _read_int_column(path: Path, member: str, expected: str, valid: range | None = None) -> np.ndarray:
+    with open_text(path, member) as f:
+        r = LineReader(f, source_name(path, member))
+        values = []
+        for tokens in r:
+            (value,) = r.ints(tokens, expected, count=1)
+            if valid is not None and value not in valid:
+                raise r.error(f"{value} out of range [{valid.start}, {valid.stop - 1}]")
+            values.append(value)
+    return np.asarray(values, dtype=np.int64)
+
+
+def read_tu_graphs(path: Path, name: str) -> tuple[list[dgl.DGLGraph], np.ndarray]:
+    """Graphs and raw labels from a TU-format zip (``NAME_A.txt``, ``NAME_graph_indicator.txt``,
+    ``NAME_graph_labels.txt``; 1-based node and graph ids, ``A`` rows ``u, v``)."""
+    labels = _read_int_column(path, find_zip_member(path, f"{name}_graph_labels.txt"), "one integer graph label")
+    indicator_member = find_zip_member(path, f"{name}_graph_indicator.txt")
+    valid_graph_ids = range(1, labels.size + 1)
+    indicator = _read_int_column(path, indicator_member, "one integer graph id", valid_graph_ids) - 1
+    a_member = find_zip_member(path, f"{name}_A.txt")
+    with open_text(path, a_member) as f:
+        r = LineReader(f, source_name(path, a_member), sep=",")
+        edges = []
+        for tokens in r:
+            u, v = r.ints(tokens, "'u, v'", count=2)
+            if not (1 <= u <= indicator.size and 1 <= v <= indicator.size):
+                raise r.error(f"node id out of range [1, {indicator.size}]")
+            if indicator[u - 1] != indicator[v - 1]:
+                raise r.error(f"edge joins graphs {indicator[u - 1] + 1} and {indicator[v - 1] + 1}")
+            edges.append((u - 1, v - 1))
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    sizes = np.bincount(indicator, minlength=labels.size)
+    order = np.argsort(indicator, kind="stable")
+    local = np.empty_like(indicator)
+    local[order] = np.arange(indicator.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    edge_graph = indicator[edges[:, 0]]
+    by_graph = np.argsort(edge_graph, kind="stable")
+    splits = np.cumsum(np.bincount(edge_graph, minlength=labels.size))[:-1]
+    graphs = [
+        simple_undirected_graph(local[e[:, 0]], local[e[:, 1]], int(n))
+        for e, n in zip(np.split(edges[by_graph], splits), sizes)
+    ]
+    return graphs, labels
+
+
+def read_edge_list(path: Path, member: str | None = None, comments: tuple[str, ...] = ("#",)) -> np.ndarray:
+    """``(k, 2)`` int64 raw ids from lines ``u v`` (tab or space separated; ``comments`` lines skipped)."""
+    with open_text(path, member) as f:
+        r = LineReader(f, source_name(path, member), comments=comments)
+        chunks, flat = [], []
+        for tokens in r:
+            flat.extend(r.ints(tokens, "'u v' (two integer node ids)", count=2))
+            if len(flat) >= _CHUNK:
+                chunks.append(np.asarray(flat, dtype=np.int64))
+                flat = []
+        chunks.append(np.asarray(flat, dtype=np.int64))
+    return np.concatenate(chunks).reshape(-1, 2)
+
+
+def read_node_labels(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(raw_ids, values)`` from lines ``node value``; a first line ``node label`` (struc2vec) is a header."""
+    with open_text(path) as f:
+        r = LineReader(f, str(path))
+        ids, values, seen = [], [], set()
+        for tokens in r:
+            if r.line_number == 1 and [t.lower() for t in tokens] == ["node", "label"]:
+                continue
+            node, value = r.ints(tokens, "'node label' (two integers)", count=2)
+            if node in seen:
+                raise r.error(f"node {node} labelled twice")
+            seen.add(node)
+            ids.append(node)
+            values.append(value)
+    return np.asarray(ids, dtype=np.int64), np.asarray(values, dtype=np.int64)
+
+
+def read_lpm_lscc(path: Path) -> tuple[int, np.ndarray]:
+    """``(num_nodes, (k, 2) edges)`` from Yuxiao Dong's ``*.lpm.lscc`` format.
+
+    ``*Vertices n``, then ``n`` lines ``new_id raw_id``; ``*Edges m``, then ``m`` lines ``u v weight``
+    over the new ids.
+    """
+    with open_text(path) as f:
+        r = LineReader(f, str(path))
+        n = _section_header(r, "*Vertices")
+        seen = np.zeros(n, dtype=bool)
+        for _ in range(n):
+            new_id = r.ints(r.next(f"{n} vertex lines 'new_id raw_id'"), "'new_id raw_id'", count=2)[0]
+            r.check_range([new_id], n, "vertex id")
+            if seen[new_id]:
+                raise r.error(f"vertex id {new_id} listed twice")
+            seen[new_id] = True
+        m = _section_header(r, "*Edges")
+        edges = np.empty((m, 2), dtype=np.int64)
+        for i in range(m):
+            u, v, _ = r.ints(r.next(f"{m} edge lines 'u v weight'"), "'u v weight'", count=3)
+            r.check_range([u, v], n, "node id")
+            edges[i] = u, v
+        r.expect_end(f"{m} edge lines")
+    return n, edges
+
+
+def _section_header(r: LineReader, keyword: str) -> int:
+    tokens = r.next(f"'{keyword} count'")
+    if len(tokens) != 2 or tokens[0] != keyword:
+        raise r.error(f"expected '{keyword} count', got {' '.join(tokens)!r}")
+    (count,) = r.ints(tokens[1:], f"'{keyword} count'")
+    if count < 0:
+        raise r.error(f"negative {keyword} count {count}")
+    return count
+
+
+def read_panther_graph(path: Path) -> tuple[int, np.ndarray]:
+    """``(num_nodes, (m, 2) edges)`` from a Panther ``NAME.graph``: header ``n m``, then ``m`` rows ``u v count``."""
+    with open_text(path) as f:
+        r = LineReader(f, str(path))
+        n, m = r.ints(r.next("header 'num_nodes num_edges'"), "header 'num_nodes num_edges'", count=2)
+        if n < 0 or m < 0:
+            raise r.error(f"negative count in header {n} {m}")
+        edges = np.empty((m, 2), dtype=np.int64)
+        for i in range(m):
+            u, v, _ = r.ints(r.next(f"{m} edge rows 'u v count'"), "'u v count'", count=3)
+            r.check_range([u, v], n, "node id")
+            edges[i] = u, v
+        r.expect_end(f"the {m} edge rows announced in the header")
+    return n, edges
+
+
+def read_panther_dict(path: Path, num_nodes: int) -> dict[str, int]:
+    """Author name -> node id from a Panther ``NAME.dict`` (``name<TAB>id`` per line)."""
+    with open_text(path) as f:
+        r = LineReader(f, str(path), sep="\t")
+        names: dict[str, int] = {}
+        ids = set()
+        for tokens in r:
+            if len(tokens) != 2:
+                raise r.error(f"expected 'name<TAB>id', got {chr(9).join(tokens)!r}")
+            name, (node,) = tokens[0].strip(), r.ints(tokens[1:], "an integer node id after the tab")
+            r.check_range([node], num_nodes, "node id")
+            if name in names or node in ids:
+                raise r.error(f"duplicate entry for name {name!r} or id {node}")
+            names[name] = node
+            ids.add(node)
+    return names
+
+
+def read_matrix_market(path: Path, member: str | None = None) -> tuple[int, np.ndarray]:
+    """``(num_nodes, (nnz, 2) 0-based edges)`` from a coordinate Matrix Market file (``.mtx``)."""
+    with open_text(path, member) as f:
+        r = LineReader(f, source_name(path, member), comments=("%",))
+        rows, cols, nnz = r.ints(r.next("header 'rows cols entries'"), "header 'rows cols entries'", count=3)
+        if rows != cols or rows < 0 or nnz < 0:
+            raise r.error(f"expected a square adjacency matrix header, got {rows} {cols} {nnz}")
+        edges = np.empty((nnz, 2), dtype=np.int64)
+        for i in range(nnz):
+            tokens = r.next(f"{nnz} entries 'row col [value]'")
+            if len(tokens) not in (2, 3):
+                raise r.error(f"expected 'row col [value]', got {' '.join(tokens)!r}")
+            u, v = r.ints(tokens[:2], "integer 'row col'")
+            if not (1 <= u <= rows and 1 <= v <= rows):
+                raise r.error(f"index out of range [1, {rows}]")
+            edges[i] = u - 1, v - 1
+        r.expect_end(f"{nnz} entries")
+    return rows, edges

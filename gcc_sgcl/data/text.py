@@ -1,0 +1,97 @@
+"""Reading numbered lines out of plain, gzip or zip-member text files, with errors that name file and line."""
+from __future__ import annotations
+
+import gzip
+import io
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+
+class DataFormatError(ValueError):
+    """A data file does not follow its format; the message starts with ``<file> line <n>:``."""
+
+
+@contextmanager
+def open_text(path: Path, member: str | None = None) -> Iterator[TextIO]:
+    """Open ``path`` as text: a zip ``member`` when given, gunzipped when the name ends in ``.gz``."""
+    if member is not None:
+        with zipfile.ZipFile(path) as archive:
+            try:
+                raw = archive.open(member)
+            except KeyError:
+                raise DataFormatError(f"{path}: zip archive has no member {member!r}") from None
+            with io.TextIOWrapper(raw, encoding="utf-8") as f:
+                yield f
+    elif path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            yield f
+    else:
+        with open(path, encoding="utf-8") as f:
+            yield f
+
+
+def source_name(path: Path, member: str | None = None) -> str:
+    """How error messages name a file or a zip member (``archive.zip:member``)."""
+    return f"{path}:{member}" if member is not None else str(path)
+
+
+class LineReader:
+    """Iterates the non-blank lines of a text stream as ``(line_number, tokens)`` and builds located errors.
+
+    Lines starting with one of ``comments`` are skipped. ``sep=None`` splits on any whitespace; a string
+    splits on exactly that separator (e.g. ``"\\t"`` for fields that contain spaces).
+
+    >>> r = LineReader(io.StringIO("# c\\n3 4\\n\\n5\\n"), "f.txt", comments=("#",))
+    >>> r.next("'u v'")
+    ['3', '4']
+    >>> r.ints(r.next("'u'"), "'u'")
+    [5]
+    """
+
+    def __init__(self, stream: TextIO, source: str, comments: tuple[str, ...] = (), sep: str | None = None):
+        self.source = source
+        self.line_number = 0
+        self._stream = stream
+        self._comments = comments
+        self._sep = sep
+
+    def __iter__(self) -> Iterator[list[str]]:
+        for line in self._stream:
+            self.line_number += 1
+            stripped = line.strip() if self._sep is None else line.rstrip("\r\n")
+            if not stripped.strip() or (self._comments and stripped.startswith(self._comments)):
+                continue
+            yield stripped.split(self._sep)
+
+    def next(self, expected: str) -> list[str]:
+        """Tokens of the next non-blank line; a truncated file raises naming what was ``expected``."""
+        for tokens in self:
+            return tokens
+        raise self.error(f"expected {expected}, got end of file", line_number=self.line_number + 1)
+
+    def expect_end(self, after: str) -> None:
+        """Raise at the first non-blank line left, if any (``after`` says what should have been last)."""
+        for tokens in self:
+            raise self.error(f"expected end of file after {after}, got {' '.join(tokens)!r}")
+
+    def error(self, message: str, line_number: int | None = None) -> DataFormatError:
+        """A :class:`DataFormatError` located at the current (or the given) line."""
+        return DataFormatError(f"{self.source} line {line_number or self.line_number}: {message}")
+
+    def ints(self, tokens: list[str], expected: str, count: int | None = None) -> list[int]:
+        """``tokens`` as integers (exactly ``count`` of them when given), else an error naming ``expected``."""
+        if count is not None and len(tokens) != count:
+            raise self.error(f"expected {expected}, got {' '.join(tokens)!r}")
+        try:
+            return list(map(int, tokens))
+        except ValueError:
+            raise self.error(f"expected {expected}, got {' '.join(tokens)!r}") from None
+
+    def check_range(self, values: list[int], upper: int, what: str) -> None:
+        """Raise unless every value lies in ``[0, upper)``."""
+        for v in values:
+            if not 0 <= v < upper:
+                raise self.error(f"{what} {v} out of range [0, {upper})")

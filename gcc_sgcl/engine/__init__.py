@@ -1,0 +1,1 @@
+"""Pre-training, checkpointing and embedding generation."""

@@ -1,0 +1,226 @@
+"""Contrastive pre-training (E2E or MoCo), with TensorBoard logging and exact resume.
+
+``python -m gcc_sgcl.engine.pretrain --method gcc --steps 100 …`` (see ``--help``); wrapped by
+``scripts/pretrain.sh <gpu> <method> [flags]``.
+"""
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from pathlib import Path
+
+import dgl
+import torch
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from gcc_sgcl.config import Config, build_parser, config_from_args
+from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
+from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
+from gcc_sgcl.models import GraphEncoder
+from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads, worker_init
+
+_STEP_SEED_STRIDE = 1_000_003
+
+
+def build_encoder(cfg: Config) -> GraphEncoder:
+    """The encoder described by ``cfg.model`` / ``cfg.sampling``."""
+    m = cfg.model
+    return GraphEncoder(
+        positional_embedding_size=cfg.sampling.positional_embedding_size,
+        degree_embedding_size=m.degree_embedding_size,
+        max_degree=m.max_degree,
+        hidden_size=m.hidden_size,
+        num_layers=m.num_layers,
+        dropout=m.dropout,
+        readout=m.readout,
+    )
+
+
+def lr_factor(step: int, total: int, warmup_frac: float, decay_frac: float) -> float:
+    """Linear warm-up over the first ``warmup_frac`` of steps, linear decay over the last ``decay_frac``."""
+    warmup, decay = int(total * warmup_frac), int(total * decay_frac)
+    if warmup and step < warmup:
+        return (step + 1) / warmup
+    if decay and step >= total - decay:
+        return (total - step) / decay
+    return 1.0
+
+
+def build_pipeline(cfg: Config, graphs):
+    """SGCL augmentation pipeline and per-graph global embeddings for ``cfg`` (``(None, None)`` for GCC)."""
+    return None, None
+
+
+class Trainer:
+    """Holds the models, optimiser and queue of one run; ``step()`` does one optimisation step."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        t = cfg.train
+        self.device = torch.device(t.device)
+        torch.manual_seed(t.seed)
+        self.model = build_encoder(cfg).to(self.device)
+        self.key_model = None
+        self.queue = None
+        if t.mode == "moco":
+            self.key_model = copy.deepcopy(self.model)
+            for p in self.key_model.parameters():
+                p.requires_grad_(False)
+            gen = torch.Generator().manual_seed(t.seed)
+            self.queue = MomentumQueue(cfg.model.hidden_size, t.nce_k, generator=gen).to(self.device)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(), lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=t.weight_decay
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: lr_factor(s, t.steps, t.warmup_frac, t.decay_frac)
+        )
+        self.step_count = 0
+
+    def state_dict(self) -> dict:
+        """Everything needed to continue exactly (the per-step RNG is derived from seed and step)."""
+        return {
+            "config": self.cfg.to_dict(),
+            "step": self.step_count,
+            "model": self.model.state_dict(),
+            "key_model": self.key_model.state_dict() if self.key_model is not None else None,
+            "queue": self.queue.state_dict() if self.queue is not None else None,
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore from :meth:`state_dict`."""
+        self.model.load_state_dict(state["model"])
+        if self.key_model is not None:
+            self.key_model.load_state_dict(state["key_model"])
+            self.queue.load_state_dict(state["queue"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.step_count = state["step"]
+
+    def step(self, graph_q, graph_k) -> dict[str, float]:
+        """One optimisation step on a batch of (query, key) views; returns scalars to log."""
+        t = self.cfg.train
+        torch.manual_seed(t.seed * _STEP_SEED_STRIDE + self.step_count)  # dropout noise of this step
+        graph_q, graph_k = graph_q.to(self.device), graph_k.to(self.device)
+        self.model.train()
+        q = self.model(graph_q)
+        if t.mode == "e2e":
+            k = self.model(graph_k)
+            logits, target = e2e_logits(q, k, t.nce_t)
+        else:
+            self.key_model.eval()
+            for m in self.key_model.modules():  # GCC/MoCo: key encoder's batch norm uses batch statistics
+                if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                    m.train()
+            with torch.no_grad():
+                k = self.key_model(graph_k)
+            logits, target = moco_logits(q, k, self.queue.keys, t.nce_t)
+        loss, prob = info_nce(logits, target)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_norm)
+        self.optimizer.step()
+        lr = self.optimizer.param_groups[0]["lr"]
+        self.scheduler.step()
+        if t.mode == "moco":
+            momentum_update(self.key_model, self.model, t.momentum)
+            self.queue.enqueue(k)
+        self.step_count += 1
+        return {
+            "loss": loss.item(),
+            "prob": prob.item(),
+            "lr": lr,
+            "grad_norm": float(grad_norm),
+            "nodes_q": graph_q.num_nodes() / graph_q.batch_size,
+            "nodes_k": graph_k.num_nodes() / graph_k.batch_size,
+        }
+
+
+def _check_resume_config(saved: dict, cfg: Config, path: Path) -> None:
+    mine = cfg.to_dict()
+    diffs = [
+        f"{group}.{key}: checkpoint {saved[group][key]!r} vs now {value!r}"
+        for group in ("sampling", "model", "train")
+        for key, value in mine[group].items()
+        if key not in ("num_workers", "device") and saved.get(group, {}).get(key) != value
+    ]
+    if saved.get("method") != cfg.method:
+        diffs.insert(0, f"method: checkpoint {saved.get('method')!r} vs now {cfg.method!r}")
+    if diffs:
+        raise ValueError(f"--resume with a configuration that differs from {path}:\n  " + "\n  ".join(diffs))
+
+
+def pretrain(
+    cfg: Config, resume: bool = False, progress: bool = True, graphs: list[dgl.DGLGraph] | None = None
+) -> Path:
+    """Train ``cfg``; returns the run folder holding ``checkpoint.pt`` and the TensorBoard logs.
+
+    The corpus is ``cfg.train.corpus`` loaded from the data root unless ``graphs`` are given.
+    """
+    cfg.validate()
+    t = cfg.train
+    run_dir = Path(t.output_dir) / cfg.run_dir_name()
+    ckpt_path = run_dir / CHECKPOINT_NAME
+    if ckpt_path.exists() and not resume:
+        raise FileExistsError(f"{ckpt_path} exists: pass --resume to continue it, or choose --run-name/--seed")
+    if resume and not ckpt_path.exists():
+        raise FileNotFoundError(f"--resume given but {ckpt_path} does not exist")
+    trainer = Trainer(cfg)
+    if resume:
+        state = load_checkpoint(ckpt_path, trainer.device)
+        _check_resume_config(state["config"], cfg, ckpt_path)
+        trainer.load_state_dict(state)
+    if trainer.step_count >= t.steps:
+        print(f"{run_dir}: already trained for {trainer.step_count} steps", file=sys.stderr)
+        return run_dir
+
+    if graphs is None:
+        from gcc_sgcl.data import load_pretrain_corpus
+
+        graphs = load_pretrain_corpus(t.corpus, t.data_dir or None)
+    pipeline, global_embs = build_pipeline(cfg, graphs)
+    batch_size = t.effective_batch_size()
+    dataset = PretrainPairDataset(graphs, cfg.sampling, t.seed, t.steps * batch_size, pipeline, global_embs)
+    loader = torch.utils.data.DataLoader(
+        dataset,
+        batch_size=batch_size,
+        sampler=range(trainer.step_count * batch_size, t.steps * batch_size),
+        collate_fn=collate_pairs,
+        num_workers=t.num_workers,
+        worker_init_fn=worker_init,
+        generator=torch.Generator().manual_seed(t.seed),
+    )
+    if t.num_workers == 0:
+        limit_threads()
+    writer = SummaryWriter(str(run_dir))
+    bar = tqdm(total=t.steps, initial=trainer.step_count, desc=cfg.run_dir_name(), disable=not progress, unit="step")
+    start, first_step = time.time(), trainer.step_count
+    for graph_q, graph_k in loader:
+        stats = trainer.step(graph_q, graph_k)
+        step = trainer.step_count
+        if step % t.log_freq == 0 or step == t.steps:
+            for name, value in stats.items():
+                writer.add_scalar(f"train/{name}", value, step)
+            writer.add_scalar("train/steps_per_second", (step - first_step) / (time.time() - start), step)
+        bar.set_postfix(loss=f"{stats['loss']:.3f}", prob=f"{stats['prob']:.3f}")
+        bar.update(1)
+        if step % t.save_freq == 0 or step == t.steps:
+            save_checkpoint(trainer.state_dict(), ckpt_path)
+    bar.close()
+    writer.close()
+    return run_dir
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command-line entry point."""
+    args = build_parser().parse_args(argv)
+    cfg = config_from_args(args)
+    run_dir = pretrain(cfg, resume=args.resume)
+    print(run_dir)
+
+
+if __name__ == "__main__":
+    main()

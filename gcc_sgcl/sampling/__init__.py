@@ -1,0 +1,1 @@
+"""RWR subgraph sampling and Laplacian eigen-features."""

@@ -1,0 +1,167 @@
+"""DGL view datasets: RWR pairs for pre-training, one view per node or graph for embedding generation.
+
+Every item is a pure function of ``(seed, index)``: its ``numpy.random.Generator`` is
+``default_rng([seed, index])`` (DGL's walk RNG is seeded from it). Items therefore do not depend on
+the number of DataLoader workers, and resuming at step ``s`` replays exactly the batches a straight run
+would have drawn.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import dgl
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+
+from gcc_sgcl.config import SamplingConfig
+from gcc_sgcl.sampling.rwr import rwr_subgraph_nodes
+from gcc_sgcl.sampling.spectral import attach_eigen_features
+from gcc_sgcl.sampling.view import GLOBAL, NID, PE, SEED
+
+Pair = tuple[dgl.DGLGraph, dgl.DGLGraph]
+
+
+def make_view(g: dgl.DGLGraph, nodes: np.ndarray, k: int, seed_pos: int = 0) -> dgl.DGLGraph:
+    """Induced subgraph on ``nodes`` (order kept) with eigen-features, seed flag at ``seed_pos`` and parent ids."""
+    view = dgl.node_subgraph(g, torch.as_tensor(nodes, dtype=torch.int64), store_ids=True)
+    view.edata.clear()
+    attach_eigen_features(view, k)
+    flag = torch.zeros(view.num_nodes(), dtype=torch.int64)
+    if view.num_nodes():
+        flag[seed_pos] = 1
+    view.ndata[SEED] = flag
+    return view
+
+
+def batch_views(views: Sequence[dgl.DGLGraph]) -> dgl.DGLGraph:
+    """Batch views keeping only the features the encoder reads."""
+    return dgl.batch(list(views), ndata=[PE, SEED], edata=None)
+
+
+def collate_pairs(batch: Sequence[Pair]) -> Pair:
+    """DataLoader collate: a list of (query, key) views → (batched queries, batched keys)."""
+    qs, ks = zip(*batch)
+    return batch_views(qs), batch_views(ks)
+
+
+def collate_views(batch: Sequence[dgl.DGLGraph]) -> dgl.DGLGraph:
+    """DataLoader collate for single views."""
+    return batch_views(batch)
+
+
+def limit_threads() -> None:
+    """One BLAS/OpenMP thread for sampling: many tiny eigendecompositions are ~7× slower oversubscribed."""
+    torch.set_num_threads(1)
+    threadpool_limits(1)
+
+
+def worker_init(_worker_id: int) -> None:
+    """DataLoader ``worker_init_fn``: limit threads (items seed themselves from their index)."""
+    limit_threads()
+
+
+class PretrainPairDataset(torch.utils.data.Dataset):
+    """Query/key RWR views of a start node drawn ∝ degree^0.75 over a corpus of graphs (GCC).
+
+    Index ``i`` is the ``i``-th sample of the whole run (step ``i // batch_size``). An optional
+    augmentation ``pipeline`` (SGCL) supplies a view filter (applied to candidate node sets before any
+    eigendecomposition) and a pair transform applied to the built views; ``global_embeddings`` (one array
+    per graph) feed the filter and alignment.
+    """
+
+    def __init__(
+        self,
+        graphs: Sequence[dgl.DGLGraph],
+        sampling: SamplingConfig,
+        seed: int,
+        length: int,
+        pipeline: Callable[[dgl.DGLGraph, dgl.DGLGraph, np.random.Generator], Pair] | None = None,
+        global_embeddings: Sequence[np.ndarray] | None = None,
+    ) -> None:
+        if not graphs:
+            raise ValueError("pre-training corpus is empty")
+        self.graphs = list(graphs)
+        self.sampling = sampling
+        self.seed = seed
+        self.length = length
+        self.pipeline = pipeline
+        self.global_embeddings = global_embeddings
+        weights = np.concatenate([g.in_degrees().double().numpy() ** 0.75 for g in self.graphs])
+        if weights.sum() <= 0:
+            raise ValueError("pre-training corpus has no edges")
+        self.cdf = np.cumsum(weights) / weights.sum()
+        self.offsets = np.cumsum([0] + [g.num_nodes() for g in self.graphs])
+        needs_global = pipeline is not None and getattr(pipeline, "needs_global", False)
+        if needs_global and global_embeddings is None:
+            raise ValueError("the augmentation pipeline needs global embeddings (filter/align)")
+
+    def __len__(self) -> int:
+        return self.length
+
+    def draw_start(self, rng: np.random.Generator) -> tuple[int, int]:
+        """(graph index, node id) of a start node drawn ∝ in-degree^0.75."""
+        flat = int(np.searchsorted(self.cdf, rng.random(), side="right"))
+        flat = min(flat, int(self.offsets[-1]) - 1)
+        gi = int(np.searchsorted(self.offsets, flat, side="right")) - 1
+        return gi, flat - int(self.offsets[gi])
+
+    def _walk(self, g: dgl.DGLGraph, node: int, rng: np.random.Generator) -> np.ndarray:
+        s = self.sampling
+        return rwr_subgraph_nodes(g, node, s.rw_hops, s.restart_prob, s.walk_length, rng)
+
+    def __getitem__(self, index: int) -> Pair:
+        rng = np.random.default_rng([self.seed, index])
+        gi, node = self.draw_start(rng)
+        g = self.graphs[gi]
+        view_filter = getattr(self.pipeline, "filter", None)
+        if view_filter is not None:
+            nodes_q, nodes_k, _ = view_filter.select(
+                lambda: (self._walk(g, node, rng), self._walk(g, node, rng)), self.global_embeddings[gi], rng
+            )
+        else:
+            nodes_q, nodes_k = self._walk(g, node, rng), self._walk(g, node, rng)
+        k = self.sampling.positional_embedding_size
+        q, key = make_view(g, nodes_q, k), make_view(g, nodes_k, k)
+        if self.pipeline is None:
+            return q, key
+        if getattr(self.pipeline, "needs_global", False):
+            emb = self.global_embeddings[gi]
+            for view in (q, key):
+                view.ndata[GLOBAL] = torch.from_numpy(emb[view.ndata[NID].numpy()]).float()
+        return self.pipeline(q, key, rng)
+
+
+class NodeViewDataset(torch.utils.data.Dataset):
+    """One RWR view per node of a graph (GCC's node-level datasets); item ``i`` is node ``i``'s view."""
+
+    def __init__(self, graph: dgl.DGLGraph, sampling: SamplingConfig, seed: int = 0) -> None:
+        self.graph = graph
+        self.sampling = sampling
+        self.seed = seed
+
+    def __len__(self) -> int:
+        return self.graph.num_nodes()
+
+    def __getitem__(self, index: int) -> dgl.DGLGraph:
+        rng = np.random.default_rng([self.seed, index])
+        s = self.sampling
+        nodes = rwr_subgraph_nodes(self.graph, index, s.rw_hops, s.restart_prob, s.walk_length, rng)
+        return make_view(self.graph, nodes, s.positional_embedding_size)
+
+
+class GraphViewDataset(torch.utils.data.Dataset):
+    """Each whole graph as one view (GCC's ``entire_graph``), seed flag on its highest-degree node."""
+
+    def __init__(self, graphs: Sequence[dgl.DGLGraph], sampling: SamplingConfig) -> None:
+        self.graphs = list(graphs)
+        self.sampling = sampling
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    def __getitem__(self, index: int) -> dgl.DGLGraph:
+        g = self.graphs[index]
+        nodes = np.arange(g.num_nodes())
+        seed_pos = int(g.out_degrees().argmax()) if g.num_nodes() else 0
+        return make_view(g, nodes, self.sampling.positional_embedding_size, seed_pos=seed_pos)

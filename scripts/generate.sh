@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Embed downstream datasets with a pre-trained encoder: writes <load_path>/<dataset>.npy
+#   bash scripts/generate.sh <gpu> <load_path> <dataset...>
+source "$(dirname "$0")/_env.sh"
+if [ $# -lt 3 ]; then
+  echo "usage: bash scripts/generate.sh <gpu> <load_path> <dataset...>" >&2
+  exit 2
+fi
+gpu=$1 load_path=$2
+shift 2
+device=$(python -c "from gcc_sgcl.engine.device import resolve_device; print(resolve_device('$gpu'))")
+exec python -m gcc_sgcl.engine.generate --device "$device" --load-path "$load_path" --dataset "$@"

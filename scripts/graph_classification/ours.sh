@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Graph classification on saved embeddings: SVC (C by inner grid search), accuracy over 10 folds.
+#   bash scripts/graph_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]
+# flags: --no-search (C=1), --folds N, --seed S, --data-dir DIR
+# Prints a table and appends to <load_path>/results.csv; the data root comes from $GCC_SGCL_DATA.
+source "$(dirname "$0")/../_env.sh"
+if [ $# -lt 3 ]; then
+  echo "usage: bash scripts/graph_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]" >&2
+  exit 2
+fi
+load_path=$1 hidden=$2
+shift 2
+exec python -m gcc_sgcl.tasks.graph_classification --load-path "$load_path" --hidden "$hidden" --dataset "$@"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Node classification on saved embeddings: logistic regression, micro-F1 over 10 stratified folds.
+#   bash scripts/node_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]
+# flags: --folds N, --seed S, --data-dir DIR
+# Prints a table and appends to <load_path>/results.csv; the data root comes from $GCC_SGCL_DATA.
+source "$(dirname "$0")/../_env.sh"
+if [ $# -lt 3 ]; then
+  echo "usage: bash scripts/node_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]" >&2
+  exit 2
+fi
+load_path=$1 hidden=$2
+shift 2
+exec python -m gcc_sgcl.tasks.node_classification --load-path "$load_path" --hidden "$hidden" --dataset "$@"

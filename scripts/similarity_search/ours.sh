@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Top-k similarity search on saved embeddings: HITS@20/40; <dataset>.npy holds graph_1 then graph_2 rows.
+#   bash scripts/similarity_search/ours.sh <load_path> <hidden> <dataset...> [flags...]
+# flags: --ks K..., --seed S, --data-dir DIR
+# Prints a table and appends to <load_path>/results.csv; the data root comes from $GCC_SGCL_DATA.
+source "$(dirname "$0")/../_env.sh"
+if [ $# -lt 3 ]; then
+  echo "usage: bash scripts/similarity_search/ours.sh <load_path> <hidden> <dataset...> [flags...]" >&2
+  exit 2
+fi
+load_path=$1 hidden=$2
+shift 2
+exec python -m gcc_sgcl.tasks.similarity_search --load-path "$load_path" --hidden "$hidden" --dataset "$@"

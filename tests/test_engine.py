@@ -1,0 +1,118 @@
+"""Checkpoints, exact resume, seeded determinism and the pre-train → generate → evaluate chain."""
+import dgl
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+
+from gcc_sgcl.config import build_parser, config_from_args, make_config
+from gcc_sgcl.engine import pretrain as pretrain_module
+from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
+from gcc_sgcl.engine.generate import NodeViewDataset, embed, load_encoder
+from gcc_sgcl.engine.pretrain import lr_factor, pretrain
+from gcc_sgcl.sampling.dataset import GraphViewDataset
+
+
+def _corpus():
+    return [dgl.to_bidirected(dgl.from_networkx(g)) for g in
+            (nx.barabasi_albert_graph(300, 3, seed=0), nx.watts_strogatz_graph(200, 4, 0.1, seed=1))]
+
+
+def _cfg(tmp_path, mode="e2e", seed=0, run_name="run", steps=4, **train):
+    batch = 8 if mode == "e2e" else 4
+    return make_config("gcc", {
+        "sampling": {"rw_hops": 16, "positional_embedding_size": 8},
+        "model": {"hidden_size": 16, "num_layers": 3, "degree_embedding_size": 4},
+        "train": {"mode": mode, "batch_size": batch, "nce_k": 16, "steps": steps, "seed": seed,
+                  "save_freq": 2, "log_freq": 1, "output_dir": str(tmp_path), "run_name": run_name, **train},
+    })
+
+
+def _params(run_dir):
+    return load_checkpoint(run_dir)["model"]
+
+
+def test_lr_warmup_and_decay_are_linear():
+    factors = [lr_factor(s, 100, 0.1, 0.1) for s in range(100)]
+    assert factors[0] == pytest.approx(0.1) and factors[9] == pytest.approx(1.0)
+    assert factors[10:90] == [1.0] * 80
+    assert factors[90] == pytest.approx(1.0) and factors[99] == pytest.approx(0.1)
+    assert np.all(np.diff(factors[:10]) > 0) and np.all(np.diff(factors[90:]) < 0)
+
+
+def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
+    path = tmp_path / "checkpoint.pt"
+    save_checkpoint({"step": 1}, path)
+
+    def crash(obj, f):
+        f.write(b"partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", crash)
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint({"step": 2}, path)
+    monkeypatch.undo()
+    assert load_checkpoint(path)["step"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.pt"]
+
+
+@pytest.mark.parametrize("mode", ["e2e", "moco"])
+def test_resume_after_kill_continues_exactly(tmp_path, monkeypatch, mode):
+    straight = pretrain(_cfg(tmp_path, mode, run_name="straight"), progress=False, graphs=_corpus())
+
+    original_step = pretrain_module.Trainer.step
+
+    def killed_after_two(self, q, k):
+        if self.step_count == 3:  # the checkpoint of step 2 exists; step 3 is lost
+            raise KeyboardInterrupt
+        return original_step(self, q, k)
+
+    monkeypatch.setattr(pretrain_module.Trainer, "step", killed_after_two)
+    cfg = _cfg(tmp_path, mode, run_name="killed")
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(cfg, progress=False, graphs=_corpus())
+    monkeypatch.undo()
+    assert load_checkpoint(tmp_path / "killed")["step"] == 2
+    resumed = pretrain(cfg, resume=True, progress=False, graphs=_corpus())
+    state_a, state_b = load_checkpoint(straight), load_checkpoint(resumed)
+    assert state_b["step"] == 4
+    for key, value in state_a["model"].items():
+        assert torch.equal(value, state_b["model"][key]), key
+    if mode == "moco":
+        assert torch.equal(state_a["queue"]["keys"], state_b["queue"]["keys"])
+        assert torch.equal(state_a["queue"]["ptr"], state_b["queue"]["ptr"])
+
+
+def test_existing_run_needs_resume_and_matching_config(tmp_path):
+    pretrain(_cfg(tmp_path, steps=2), progress=False, graphs=_corpus())
+    with pytest.raises(FileExistsError, match="--resume"):
+        pretrain(_cfg(tmp_path, steps=2), progress=False, graphs=_corpus())
+    with pytest.raises(ValueError, match="train.lr"):
+        pretrain(_cfg(tmp_path, steps=2, lr=0.1), resume=True, progress=False, graphs=_corpus())
+
+
+def test_same_seed_gives_identical_embeddings(tmp_path):
+    runs = [pretrain(_cfg(tmp_path, seed=s, run_name=f"r{i}"), progress=False, graphs=_corpus())
+            for i, s in enumerate((5, 5, 6))]
+    graph = _corpus()[0]
+    embs = []
+    for run in runs:
+        model, cfg = load_encoder(run)
+        embs.append(embed(model, NodeViewDataset(graph, cfg.sampling, seed=0), batch_size=64, progress=False))
+    assert embs[0].shape == (300, 16)
+    assert np.array_equal(embs[0], embs[1])
+    assert not np.allclose(embs[0], embs[2])
+
+
+def test_unknown_method_lists_valid_methods():
+    args = build_parser().parse_args(["--method", "nope"])
+    with pytest.raises(SystemExit, match="valid methods: .*gcc"):
+        config_from_args(args)
+
+
+def test_graph_embeddings_are_unit_rows(tmp_path):
+    run = pretrain(_cfg(tmp_path, steps=2), progress=False, graphs=_corpus())
+    model, cfg = load_encoder(run)
+    graphs = [dgl.to_bidirected(dgl.from_networkx(nx.cycle_graph(n))) for n in (3, 5, 40)]
+    emb = embed(model, GraphViewDataset(graphs, cfg.sampling), progress=False)
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)

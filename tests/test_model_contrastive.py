@@ -1,0 +1,89 @@
+"""Encoder shapes/normalisation, InfoNCE against a reference, MoCo queue and momentum update."""
+import dgl
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+
+from gcc_sgcl.config import SamplingConfig
+from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
+from gcc_sgcl.models import GraphEncoder
+from gcc_sgcl.sampling.dataset import GraphViewDataset, batch_views
+
+
+def _batch(k=32):
+    graphs = [dgl.to_bidirected(dgl.from_networkx(g)) for g in
+              (nx.path_graph(1), nx.path_graph(2), nx.karate_club_graph(), nx.cycle_graph(7), nx.star_graph(600))]
+    ds = GraphViewDataset(graphs, SamplingConfig(positional_embedding_size=k))
+    return batch_views([ds[i] for i in range(len(ds))])
+
+
+@pytest.mark.parametrize("readout", ["sum", "set2set"])
+def test_encoder_output_shape_and_unit_norm(readout):
+    torch.manual_seed(0)
+    enc = GraphEncoder(positional_embedding_size=32, hidden_size=24, num_layers=3, readout=readout)
+    enc.eval()
+    out = enc(_batch())
+    assert out.shape == (5, 24)
+    np.testing.assert_allclose(out.norm(dim=1).detach().numpy(), 1.0, atol=1e-5)
+
+
+def test_encoder_input_is_pe_degree_embedding_and_seed_flag():
+    enc = GraphEncoder(positional_embedding_size=32, degree_embedding_size=16, max_degree=512)
+    g = _batch()
+    x = enc.node_inputs(g)
+    assert x.shape == (g.num_nodes(), 32 + 16 + 1)
+    # the star centre has degree 600 > max_degree: clipped to the last embedding row
+    centre = int(g.in_degrees().argmax())
+    assert torch.equal(x[centre, 32:48], enc.degree_embedding.weight[512])
+    with pytest.raises(ValueError, match="positional_embedding_size=16"):
+        GraphEncoder(positional_embedding_size=16).node_inputs(g)
+
+
+def test_info_nce_equals_cross_entropy_reference():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(6, 9))
+    target = rng.integers(0, 9, size=6)
+    loss, prob = info_nce(torch.tensor(logits), torch.tensor(target))
+    log_softmax = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(loss.item(), -log_softmax[np.arange(6), target].mean(), rtol=1e-10)
+    np.testing.assert_allclose(prob.item(), np.exp(log_softmax[np.arange(6), target]).mean(), rtol=1e-10)
+
+
+def test_e2e_and_moco_logits_put_positive_where_target_says():
+    gen = torch.Generator().manual_seed(0)
+    q = torch.nn.functional.normalize(torch.randn(4, 8, generator=gen), dim=1)
+    k = torch.nn.functional.normalize(torch.randn(4, 8, generator=gen), dim=1)
+    queue = torch.randn(10, 8, generator=gen)
+    logits, target = e2e_logits(q, k, 0.07)
+    assert logits.shape == (4, 4) and torch.equal(target, torch.arange(4))
+    torch.testing.assert_close(logits[2, 2], (q[2] @ k[2]) / 0.07)
+    logits, target = moco_logits(q, k, queue, 0.5)
+    assert logits.shape == (4, 11) and torch.equal(target, torch.zeros(4, dtype=torch.long))
+    torch.testing.assert_close(logits[1, 0], (q[1] @ k[1]) / 0.5)
+    torch.testing.assert_close(logits[1, 4], (q[1] @ queue[3]) / 0.5)
+
+
+def test_queue_wraps_around_and_overwrites_oldest():
+    queue = MomentumQueue(dim=2, size=5, generator=torch.Generator().manual_seed(0))
+    first = torch.arange(6, dtype=torch.float32).view(3, 2)
+    queue.enqueue(first)
+    assert queue.ptr.item() == 3
+    second = -torch.arange(1, 7, dtype=torch.float32).view(3, 2)
+    queue.enqueue(second)
+    assert queue.ptr.item() == 1
+    assert torch.equal(queue.keys[3:], second[:2]) and torch.equal(queue.keys[0], second[2])
+    assert torch.equal(queue.keys[1:3], first[1:])
+    state = queue.state_dict()
+    assert {"keys", "ptr"} <= set(state)  # survives checkpoints
+    with pytest.raises(ValueError):
+        queue.enqueue(torch.zeros(6, 2))
+
+
+def test_momentum_update_is_ema_of_parameters():
+    torch.manual_seed(0)
+    q_model, k_model = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    before = [p.clone() for p in k_model.parameters()]
+    momentum_update(k_model, q_model, 0.9)
+    for pk, pk0, pq in zip(k_model.parameters(), before, q_model.parameters()):
+        torch.testing.assert_close(pk, 0.9 * pk0 + 0.1 * pq)

@@ -1,0 +1,190 @@
+"""The downstream evaluators on synthetic embeddings whose right answer is known."""
+import numpy as np
+import pytest
+
+from gcc_sgcl.tasks.common import check_features, class_labels, stratified_folds
+from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
+from gcc_sgcl.tasks.node_classification import evaluate_node_classification
+from gcc_sgcl.tasks.similarity_search import bootstrap_se, evaluate_similarity_search, pair_hits
+
+
+def blobs(n_per_class: int, n_classes: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Well separated Gaussian blobs, one per class."""
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(np.arange(n_classes), n_per_class)
+    centres = 20.0 * np.eye(n_classes, dim)
+    return centres[labels] + rng.normal(size=(len(labels), dim)), labels
+
+
+def random_embeddings(n_per_class: int, n_classes: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Embeddings independent of the labels."""
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(np.repeat(np.arange(n_classes), n_per_class))
+    return rng.normal(size=(len(labels), dim)), labels
+
+
+# ---------------------------------------------------------------- shared helpers
+
+
+def test_stratified_folds_put_every_class_in_every_test_fold():
+    labels = np.repeat(np.arange(4), [10, 20, 30, 40])
+    splits = stratified_folds(labels, folds=10, seed=3)
+    assert len(splits) == 10
+    for train, test in splits:
+        assert set(labels[test]) == {0, 1, 2, 3}
+        assert len(np.intersect1d(train, test)) == 0
+    assert np.array_equal(np.sort(np.concatenate([test for _, test in splits])), np.arange(len(labels)))
+
+
+def test_stratified_folds_depend_only_on_the_seed():
+    labels = np.repeat(np.arange(3), 20)
+    a, b, c = (stratified_folds(labels, 5, seed) for seed in (0, 0, 1))
+    assert all(np.array_equal(x[1], y[1]) for x, y in zip(a, b))
+    assert not all(np.array_equal(x[1], y[1]) for x, y in zip(a, c))
+
+
+def test_labels_must_be_a_class_vector():
+    assert np.array_equal(class_labels([2, 0, 1]), [2, 0, 1])
+    with pytest.raises(ValueError, match=r"1-D class vector, got shape \(2, 3\)"):
+        class_labels(np.eye(3)[:2])
+
+
+def test_row_mismatch_between_embeddings_and_labels_names_both_counts():
+    with pytest.raises(ValueError, match="5 rows but there are 4 labels"):
+        check_features(np.zeros((5, 3)), np.zeros(4))
+
+
+# ---------------------------------------------------------------- node classification
+
+
+def test_node_classification_scores_one_on_separable_blobs():
+    emb, labels = blobs(30, 3, 8, seed=0)
+    result = evaluate_node_classification(emb, labels, folds=10, seed=0, dataset="blobs")
+    assert result.mean == pytest.approx(1.0)
+    assert result.scores.shape == (10,)
+    assert (result.task, result.dataset, result.metric) == ("node_classification", "blobs", "micro_f1")
+    assert result.n == 90
+
+
+def test_node_classification_is_near_chance_on_random_embeddings():
+    emb, labels = random_embeddings(100, 3, 8, seed=1)
+    result = evaluate_node_classification(emb, labels, folds=10, seed=0)
+    assert abs(result.mean - 1 / 3) < 0.08
+
+
+def test_node_classification_is_deterministic_under_the_seed():
+    emb, labels = random_embeddings(40, 3, 8, seed=2)
+    a, b, c = (evaluate_node_classification(emb, labels, folds=5, seed=seed) for seed in (7, 7, 8))
+    assert np.array_equal(a.scores, b.scores)
+    assert not np.array_equal(a.scores, c.scores)
+    assert a.std == pytest.approx(np.std(a.scores)) and a.std_kind == "std over 5 folds"
+
+
+# ---------------------------------------------------------------- graph classification
+
+
+@pytest.mark.parametrize("search", [True, False])
+def test_graph_classification_scores_one_on_separable_blobs(search):
+    emb, labels = blobs(20, 2, 6, seed=3)
+    result = evaluate_graph_classification(emb, labels, folds=10, seed=0, search=search)
+    assert result.mean == pytest.approx(1.0)
+    assert result.metric == "accuracy" and result.scores.shape == (10,)
+    assert ("grid search" in result.protocol) == search
+
+
+def test_graph_classification_is_near_chance_on_random_embeddings():
+    emb, labels = random_embeddings(100, 2, 6, seed=4)
+    result = evaluate_graph_classification(emb, labels, folds=10, seed=0, search=False)
+    assert abs(result.mean - 1 / 2) < 0.1
+
+
+def test_graph_classification_is_deterministic_under_the_seed():
+    emb, labels = random_embeddings(25, 2, 6, seed=5)
+    a, b, c = (evaluate_graph_classification(emb, labels, folds=5, seed=seed) for seed in (1, 1, 2))
+    assert np.array_equal(a.scores, b.scores)
+    assert not np.array_equal(a.scores, c.scores)
+
+
+# ---------------------------------------------------------------- similarity search
+
+
+def matched_pairs(n: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """emb_2 is emb_1 with its rows permuted; pairs map each graph_1 node to its copy."""
+    rng = np.random.default_rng(seed)
+    emb_1 = rng.normal(size=(n, dim))
+    perm = rng.permutation(n)
+    emb_2 = np.empty_like(emb_1)
+    emb_2[perm] = emb_1
+    return emb_1, emb_2, np.stack([np.arange(n), perm], axis=1)
+
+
+def test_similarity_search_finds_every_match_of_identical_embeddings():
+    emb_1, emb_2, pairs = matched_pairs(200, 16, seed=0)
+    results = evaluate_similarity_search(emb_1, emb_2, pairs, dataset="copy")
+    assert [r.metric for r in results] == ["hits@20", "hits@40"]
+    assert [r.mean for r in results] == [1.0, 1.0]
+    assert all(r.std == 0.0 and r.n == 200 for r in results)
+
+
+def test_similarity_search_random_embeddings_hit_at_rate_k_over_candidates():
+    rng = np.random.default_rng(1)
+    n_candidates = 400
+    pairs = np.stack([np.arange(n_candidates), rng.permutation(n_candidates)], axis=1)
+    hits = pair_hits(rng.normal(size=(n_candidates, 16)), rng.normal(size=(n_candidates, 16)), pairs, (20, 40))
+    assert hits.mean(axis=0) == pytest.approx([20 / n_candidates, 40 / n_candidates], abs=0.035)
+
+
+def test_similarity_search_candidates_are_only_the_paired_graph_2_nodes():
+    emb_1, emb_2, pairs = matched_pairs(30, 8, seed=2)
+    # Unpaired graph_2 nodes equal to every query would outrank the true match if they were candidates.
+    decoys = np.repeat(emb_1.mean(axis=0, keepdims=True), 100, axis=0)
+    hits = pair_hits(emb_1, np.vstack([emb_2, decoys]), pairs, (1,))
+    assert hits.mean() == 1.0
+
+
+def test_true_match_ranked_21st_misses_hits_at_20_and_counts_at_40():
+    # Candidate j has cosine 1 - j / 100 with the query, so it is ranked j + 1; pairing the query with
+    # every candidate makes all of them part of the candidate set.
+    cos = 1.0 - np.arange(50) / 100.0
+    emb_2 = np.stack([cos, np.sqrt(1.0 - cos**2)], axis=1)
+    pairs = np.stack([np.zeros(50, dtype=np.int64), np.arange(50)], axis=1)
+    hits = pair_hits(np.array([[1.0, 0.0]]), emb_2, pairs, (20, 40))
+    assert hits[19].tolist() == [1.0, 1.0]
+    assert hits[20].tolist() == [0.0, 1.0]
+    assert hits[40].tolist() == [0.0, 0.0]
+
+
+def test_tied_candidates_count_by_expected_hit():
+    # The true match ties with 3 other candidates right at the cut-off: 1 of 4 orders puts it in the top 1.
+    emb_2 = np.array([[1.0, 0.0]] * 4 + [[0.0, 1.0]] * 6)
+    pairs = np.array([[0, j] for j in range(10)])
+    hits = pair_hits(np.array([[1.0, 0.0]]), emb_2, pairs, (1, 2, 4))
+    assert hits[0].tolist() == pytest.approx([0.25, 0.5, 1.0])
+
+
+def test_all_zero_embedding_rows_do_not_produce_nan():
+    emb_1, emb_2, pairs = matched_pairs(30, 4, seed=3)
+    emb_1[0] = 0.0
+    hits = pair_hits(emb_1, emb_2, pairs, (20, 40))
+    assert np.isfinite(hits).all() and hits[0].tolist() == pytest.approx([20 / 30, 1.0])  # ties with all 30
+
+
+def test_bootstrap_se_is_seeded_and_close_to_the_analytic_standard_error():
+    values = (np.arange(400) % 4 == 0).astype(float)  # p = 0.25
+    a = bootstrap_se(values, np.random.default_rng(0))
+    assert a == bootstrap_se(values, np.random.default_rng(0))
+    assert a == pytest.approx(np.sqrt(0.25 * 0.75 / 400), rel=0.15)
+
+
+def test_similarity_search_std_is_labelled_as_bootstrap_standard_error():
+    rng = np.random.default_rng(4)
+    pairs = np.stack([np.arange(100), rng.permutation(100)], axis=1)
+    results = evaluate_similarity_search(rng.normal(size=(100, 8)), rng.normal(size=(100, 8)), pairs, seed=5)
+    assert all("bootstrap s.e. over 100 query pairs" in r.std_kind for r in results)
+    assert all(r.std > 0 for r in results)
+
+
+def test_out_of_range_pairs_name_the_graph_and_its_size():
+    emb_1, emb_2, pairs = matched_pairs(10, 4, seed=5)
+    with pytest.raises(ValueError, match="graph_2 has 9 embedding rows"):
+        pair_hits(emb_1, emb_2[:9], pairs, (20,))
