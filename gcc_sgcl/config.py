@@ -9,7 +9,10 @@ import argparse
 import dataclasses
 import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
+
+from gcc_sgcl.augment.config import STAGES, AugmentConfig
+from gcc_sgcl.augment.functional import Box
 
 MODES = ("e2e", "moco")
 
@@ -71,7 +74,7 @@ class TrainConfig:
         return 1024 if self.mode == "e2e" else 32
 
 
-GROUPS = {"sampling": SamplingConfig, "model": ModelConfig, "train": TrainConfig}
+GROUPS = {"sampling": SamplingConfig, "model": ModelConfig, "train": TrainConfig, "augment": AugmentConfig}
 
 
 @dataclass
@@ -82,11 +85,11 @@ class Config:
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    augment: AugmentConfig = field(default_factory=AugmentConfig)
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the offending parameter."""
-        if self.method not in PRESETS:
-            raise ValueError(f"unknown method {self.method!r}; valid methods: {', '.join(sorted(PRESETS))}")
+        preset_overrides(self.method)  # raises for an unknown method
         t, s = self.train, self.sampling
         if t.mode not in MODES:
             raise ValueError(f"--mode must be one of {MODES}, got {t.mode!r}")
@@ -123,12 +126,74 @@ class Config:
             extra = set(d.get(name, {})) - known
             if extra:
                 raise ValueError(f"unknown {name} config keys: {sorted(extra)}")
-            groups[name] = klass(**d.get(name, {}))
+            values = dict(d.get(name, {}))
+            if "crop_table" in values:
+                values["crop_table"] = tuple((tuple(box), float(p)) for box, p in values["crop_table"])
+            groups[name] = klass(**values)
         return cls(method=d.get("method", "gcc"), **groups)
 
+    def augmented(self) -> bool:
+        """Whether any SGCL augmentation stage is enabled (``gcc`` has none)."""
+        return any(getattr(self.augment, f"use_{stage}") for stage in STAGES)
 
-# Method presets: name → overrides applied to the defaults before command-line flags.
-PRESETS: dict[str, dict[str, dict[str, Any]]] = {"gcc": {}}
+
+# Method presets: name → overrides applied to the defaults before command-line flags. ``gcc`` switches
+# every SGCL stage off, ``sgcl`` keeps them all (the appendix's sequence); ``sgcl-<stage>`` keeps one stage;
+# the two controls replace the spectral crop / reorder by their random analogues; ``sgcl-<a>+<b>`` keeps two
+# stages (the pairwise ablation), e.g. ``sgcl-crop+reorder``.
+_ALL_OFF = {f"use_{stage}": False for stage in STAGES}
+SINGLE_STAGES: dict[str, dict[str, Any]] = {
+    "crop": {"use_crop": True},
+    "reorder": {"use_reorder": True},
+    "mask": {"use_mask": True},
+    "align": {"use_align": True},
+    "similar": {"use_filter": True, "filter_mode": "similar"},
+    "diverse": {"use_filter": True, "filter_mode": "diverse"},
+    "random-crop": {"use_crop": True, "crop_kind": "random"},
+    "random-permute": {"use_reorder": True, "permute_kind": "random"},
+}
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "gcc": {"augment": dict(_ALL_OFF)},
+    "sgcl": {},
+    **{f"sgcl-{name}": {"augment": {**_ALL_OFF, **stage}} for name, stage in SINGLE_STAGES.items()},
+}
+
+
+def method_names() -> str:
+    """Human-readable list of valid ``<method>`` values."""
+    return ", ".join(PRESETS) + ", sgcl-<a>+<b> (any two of: " + ", ".join(SINGLE_STAGES) + ")"
+
+
+def preset_overrides(method: str) -> dict[str, dict[str, Any]]:
+    """The config overrides of ``method``; ``sgcl-a+b`` merges two single-stage presets."""
+    if method in PRESETS:
+        return {group: dict(values) for group, values in PRESETS[method].items()}
+    parts = method[len("sgcl-"):].split("+") if method.startswith("sgcl-") else []
+    if len(parts) != 2 or not all(p in SINGLE_STAGES for p in parts) or parts[0] == parts[1]:
+        raise ValueError(f"unknown method {method!r}; valid methods: {method_names()}")
+    first, second = (SINGLE_STAGES[p] for p in parts)
+    clash = {k for k in set(first) & set(second) if first[k] != second[k]}
+    if clash:
+        raise ValueError(f"method {method!r} combines contradictory settings of {sorted(clash)}")
+    return {"augment": {**_ALL_OFF, **first, **second}}
+
+
+def parse_crop_entry(text: str) -> tuple[Box, float]:
+    """``"x_min,x_max,y_min,y_max:p"`` → ``((x_min, x_max, y_min, y_max), p)`` (a ``--crop-table`` entry)."""
+    try:
+        box_text, p_text = text.split(":")
+        box = tuple(float(v) for v in box_text.split(","))
+        if len(box) != 4:
+            raise ValueError
+        return box, float(p_text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--crop-table entries look like 'x_min,x_max,y_min,y_max:p' (rank percentiles), got {text!r}"
+        ) from None
+
+
+# Flags whose values need their own parser (name → (argparse type, nargs)).
+_SPECIAL_FLAGS: dict[str, tuple[Callable[[str], Any], str]] = {"crop_table": (parse_crop_entry, "+")}
 
 
 def _flag(name: str) -> str:
@@ -138,7 +203,7 @@ def _flag(name: str) -> str:
 def build_parser(description: str = "gcc_sgcl pre-training") -> argparse.ArgumentParser:
     """An argparse parser with one flag per config field (defaults left as ``None`` = not given)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--method", default="gcc", help=f"one of: {', '.join(sorted(PRESETS))}")
+    parser.add_argument("--method", default="gcc", help=f"one of: {method_names()}")
     parser.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
     for group_name, klass in GROUPS.items():
         group = parser.add_argument_group(group_name)
@@ -147,7 +212,9 @@ def build_parser(description: str = "gcc_sgcl pre-training") -> argparse.Argumen
             hint = hints[f.name]
             default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
             kwargs: dict[str, Any] = {"default": None, "dest": f"{group_name}.{f.name}", "help": f"(default: {default})"}
-            if hint is bool:
+            if f.name in _SPECIAL_FLAGS:
+                kwargs["type"], kwargs["nargs"] = _SPECIAL_FLAGS[f.name]
+            elif hint is bool:
                 kwargs["action"] = argparse.BooleanOptionalAction
             elif typing.get_origin(hint) is list:
                 kwargs.update(nargs="+", type=typing.get_args(hint)[0])
@@ -159,15 +226,15 @@ def build_parser(description: str = "gcc_sgcl pre-training") -> argparse.Argumen
 
 def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None = None) -> Config:
     """Defaults ← the method's preset ← ``overrides`` (``{"train": {"steps": 10}, …}``); validated."""
-    if method not in PRESETS:
-        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(sorted(PRESETS))}")
     cfg = Config(method=method)
-    merged = {group: dict(values) for group, values in PRESETS[method].items()}
+    merged = preset_overrides(method)
     for group, values in (overrides or {}).items():
         if group not in GROUPS:
             raise ValueError(f"unknown config group {group!r}; groups: {', '.join(GROUPS)}")
         merged.setdefault(group, {}).update(values)
     for group, values in merged.items():
+        if "crop_table" in values:
+            values["crop_table"] = tuple(values["crop_table"])
         setattr(cfg, group, dataclasses.replace(getattr(cfg, group), **values))
     cfg.validate()
     return cfg

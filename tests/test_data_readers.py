@@ -206,7 +206,7 @@ def test_tu_reader_groups_nodes_by_graph_even_when_interleaved(tmp_path):
     "a, indicator, labels, member, line, message",
     [
         ("1, 2\n1, 3\n", "1\n1\n2\n", "0\n0\n", "T_A.txt", 2, "edge joins graphs 1 and 2"),
-        ("1, x\n", "1\n1\n", "0\n", "T_A.txt", 1, "expected 'u, v'"),
+        ("1, x\n", "1\n1\n", "0\n", "T_A.txt", 1, "expected two integer node ids, got '1, x'"),
         ("1, 2\n\n2, 9\n", "1\n1\n", "0\n", "T_A.txt", 3, r"node id out of range \[1, 2\]"),
         ("1, 2\n", "1\n3\n", "0\n", "T_graph_indicator.txt", 2, r"3 out of range \[1, 1\]"),
         ("1, 2\n", "1\n1\n", "0 1\n", "T_graph_labels.txt", 1, "one integer graph label"),
@@ -235,7 +235,7 @@ def test_edge_list_reader_skips_comments_and_reads_tabs_spaces_and_gzip(tmp_path
 @pytest.mark.parametrize("bad", ["1 2 3", "1", "1 b"])
 def test_edge_list_reader_locates_malformed_rows(tmp_path, bad):
     path = _write(tmp_path / "e.txt", f"# c\n1 2\n{bad}\n")
-    with pytest.raises(DataFormatError, match=_located(path, 3) + "expected 'u v'"):
+    with pytest.raises(DataFormatError, match=_located(path, 3) + "expected two integer node ids"):
         read_edge_list(path)
 
 

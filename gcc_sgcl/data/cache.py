@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -11,7 +9,7 @@ import dgl
 import numpy as np
 import torch
 
-from gcc_sgcl.data.paths import resolve_cache_dir
+from gcc_sgcl.data.paths import atomic_target, resolve_cache_dir
 
 # Bump when a reader's output changes, so caches written by older code are rebuilt.
 CACHE_VERSION = 1
@@ -28,9 +26,9 @@ def fingerprint(sources: Sequence[Path]) -> dict:
     return {"version": CACHE_VERSION, "sources": entries}
 
 
-def cache_paths(name: str, cache_dir: Path | None = None) -> tuple[Path, Path]:
-    """``(graphs.bin, sidecar.json)`` of dataset ``name`` in ``cache_dir`` (default :func:`resolve_cache_dir`)."""
-    cache_dir = cache_dir if cache_dir is not None else resolve_cache_dir()
+def cache_paths(name: str) -> tuple[Path, Path]:
+    """``(graphs.bin, sidecar.json)`` of dataset ``name`` in :func:`resolve_cache_dir`."""
+    cache_dir = resolve_cache_dir()
     return cache_dir / f"{name}.bin", cache_dir / f"{name}.json"
 
 
@@ -44,17 +42,8 @@ def load_cached(name: str, sources: Sequence[Path], build: Callable[[], Parsed])
     graphs, arrays = build()
     bin_path.parent.mkdir(parents=True, exist_ok=True)
     tensors = {key: torch.from_numpy(np.ascontiguousarray(value)) for key, value in arrays.items()}
-    _atomic_write(bin_path, lambda tmp: dgl.save_graphs(str(tmp), graphs, tensors or None))
-    _atomic_write(meta_path, lambda tmp: tmp.write_text(json.dumps(expected, indent=1)))
+    with atomic_target(bin_path) as tmp:
+        dgl.save_graphs(str(tmp), graphs, tensors or None)
+    with atomic_target(meta_path) as tmp:
+        tmp.write_text(json.dumps(expected, indent=1))
     return graphs, arrays
-
-
-def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +23,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.data.graphs import check_simple_undirected
 from gcc_sgcl.data.load import graphs_of, load_any, summarize
-from gcc_sgcl.data.paths import resolve_data_dir
+from gcc_sgcl.data.paths import atomic_target, resolve_data_dir
 from gcc_sgcl.data.registry import DATASETS, RemoteFile, get_spec
 from gcc_sgcl.data.text import DataFormatError
 
@@ -69,22 +68,16 @@ def fetch_file(url: str, dest: Path, sha256: str | None, progress: bool = True) 
     A mismatch with a known ``sha256`` raises :class:`ChecksumError` and leaves ``dest`` untouched.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    tmp = Path(tmp_name)
     digest = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as out, _open_stream(url) as (chunks, size):
-            with tqdm(total=size, unit="B", unit_scale=True, desc=dest.name, disable=not progress) as bar:
-                for chunk in chunks:
-                    out.write(chunk)
-                    digest.update(chunk)
-                    bar.update(len(chunk))
+    with atomic_target(dest) as tmp, open(tmp, "xb") as out, _open_stream(url) as (chunks, size):
+        with tqdm(total=size, unit="B", unit_scale=True, desc=dest.name, disable=not progress) as bar:
+            for chunk in chunks:
+                out.write(chunk)
+                digest.update(chunk)
+                bar.update(len(chunk))
         got = digest.hexdigest()
         if sha256 is not None and got != sha256:
             raise ChecksumError(f"{url}: sha256 mismatch (expected {sha256}, got {got}); {dest} not written")
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
     return got
 
 

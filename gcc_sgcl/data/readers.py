@@ -5,6 +5,7 @@ labels per dataset is :mod:`gcc_sgcl.data.registry`'s job.
 """
 from __future__ import annotations
 
+import itertools
 import zipfile
 from pathlib import Path
 
@@ -84,24 +85,22 @@ def read_tu_graphs(path: Path, name: str) -> tuple[list[dgl.DGLGraph], np.ndarra
     valid_graph_ids = range(1, labels.size + 1)
     indicator = _read_int_column(path, indicator_member, "one integer graph id", valid_graph_ids) - 1
     a_member = find_zip_member(path, f"{name}_A.txt")
-    with open_text(path, a_member) as f:
-        r = LineReader(f, source_name(path, a_member), sep=",")
-        edges = []
-        for tokens in r:
-            u, v = r.ints(tokens, "'u, v'", count=2)
-            if not (1 <= u <= indicator.size and 1 <= v <= indicator.size):
-                raise r.error(f"node id out of range [1, {indicator.size}]")
-            if indicator[u - 1] != indicator[v - 1]:
-                raise r.error(f"edge joins graphs {indicator[u - 1] + 1} and {indicator[v - 1] + 1}")
-            edges.append((u - 1, v - 1))
-    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    edges = read_edge_list(path, a_member, comments=(), sep=",") - 1
+    outside = np.flatnonzero(((edges < 0) | (edges >= indicator.size)).any(axis=1))
+    if outside.size:
+        raise _error_at_row(path, a_member, int(outside[0]), f"node id out of range [1, {indicator.size}]", sep=",")
+    graph_u, graph_v = indicator[edges[:, 0]], indicator[edges[:, 1]]
+    across = np.flatnonzero(graph_u != graph_v)
+    if across.size:
+        row = int(across[0])
+        message = f"edge joins graphs {graph_u[row] + 1} and {graph_v[row] + 1}"
+        raise _error_at_row(path, a_member, row, message, sep=",")
     sizes = np.bincount(indicator, minlength=labels.size)
     order = np.argsort(indicator, kind="stable")
     local = np.empty_like(indicator)
     local[order] = np.arange(indicator.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    edge_graph = indicator[edges[:, 0]]
-    by_graph = np.argsort(edge_graph, kind="stable")
-    splits = np.cumsum(np.bincount(edge_graph, minlength=labels.size))[:-1]
+    by_graph = np.argsort(graph_u, kind="stable")
+    splits = np.cumsum(np.bincount(graph_u, minlength=labels.size))[:-1]
     graphs = [
         simple_undirected_graph(local[e[:, 0]], local[e[:, 1]], int(n))
         for e, n in zip(np.split(edges[by_graph], splits), sizes)
@@ -109,18 +108,29 @@ def read_tu_graphs(path: Path, name: str) -> tuple[list[dgl.DGLGraph], np.ndarra
     return graphs, labels
 
 
-def read_edge_list(path: Path, member: str | None = None, comments: tuple[str, ...] = ("#",)) -> np.ndarray:
-    """``(k, 2)`` int64 raw ids from lines ``u v`` (tab or space separated; ``comments`` lines skipped)."""
+def read_edge_list(
+    path: Path, member: str | None = None, comments: tuple[str, ...] = ("#",), sep: str | None = None
+) -> np.ndarray:
+    """``(k, 2)`` int64 raw ids from lines ``u v`` (whitespace separated unless ``sep``; ``comments`` skipped)."""
     with open_text(path, member) as f:
-        r = LineReader(f, source_name(path, member), comments=comments)
+        r = LineReader(f, source_name(path, member), comments=comments, sep=sep)
         chunks, flat = [], []
         for tokens in r:
-            flat.extend(r.ints(tokens, "'u v' (two integer node ids)", count=2))
+            flat.extend(r.ints(tokens, "two integer node ids", count=2))
             if len(flat) >= _CHUNK:
                 chunks.append(np.asarray(flat, dtype=np.int64))
                 flat = []
         chunks.append(np.asarray(flat, dtype=np.int64))
     return np.concatenate(chunks).reshape(-1, 2)
+
+
+def _error_at_row(path: Path, member: str | None, row: int, message: str, sep: str | None = None) -> DataFormatError:
+    """An error located at the line holding data row ``row`` (0-based; blank lines are not rows) of a file
+    read by :func:`read_edge_list`: checks done on whole arrays find the row, this finds its line."""
+    with open_text(path, member) as f:
+        r = LineReader(f, source_name(path, member), sep=sep)
+        next(itertools.islice(r, row, None))
+        return r.error(message)
 
 
 def read_node_labels(path: Path) -> tuple[np.ndarray, np.ndarray]:

@@ -46,7 +46,7 @@ class DatasetSpec:
     ``parse(name, paths)`` turns the located files into a :class:`NodeLabelData`, :class:`GraphLabelData`,
     :class:`SimilarityPairData` or (pretrain) a list of graphs. ``alternatives`` are other file sets
     (relative paths) the parser also accepts, tried after ``files``. ``expected`` holds counts that
-    :func:`gcc_sgcl.data.load.summarize` must reproduce (checked by ``download --verify``).
+    :func:`gcc_sgcl.data.load.summarize` must reproduce (checked after each download).
     A spec without files is built in (synthetic) and needs no data directory.
     """
 
@@ -56,6 +56,10 @@ class DatasetSpec:
     parse: Callable[[str, list[Path]], Any]
     alternatives: tuple[tuple[str, ...], ...] = ()
     expected: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"dataset {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
 
     def locate(self, root: Path) -> list[Path]:
         """The first complete file set under ``root``, else :class:`DatasetNotFoundError`."""
@@ -261,9 +265,12 @@ def _specs() -> list[DatasetSpec]:
         _hindex("h-index", "rand20intop200", num_nodes=5000, num_edges=44020, num_classes=2),
         _hindex("h-index-rand1", "rand1", num_nodes=5000, num_edges=23460, num_classes=2),
         _hindex("h-index-top1", "top1", num_nodes=5000, num_edges=46358, num_classes=2),
-        _panther("kdd_icdm", "kdd", "icdm", num_pairs=697, num_nodes_1=2867, num_nodes_2=2607, num_edges_1=7637, num_edges_2=4774),
-        _panther("sigir_cikm", "sigir", "cikm", num_pairs=874, num_nodes_1=2851, num_nodes_2=3548, num_edges_1=6354, num_edges_2=7076),
-        _panther("sigmod_icde", "sigmod", "icde", num_pairs=898, num_nodes_1=2616, num_nodes_2=2559, num_edges_1=8304, num_edges_2=6668),
+        _panther("kdd_icdm", "kdd", "icdm", num_pairs=697,
+                 num_nodes_1=2867, num_nodes_2=2607, num_edges_1=7637, num_edges_2=4774),
+        _panther("sigir_cikm", "sigir", "cikm", num_pairs=874,
+                 num_nodes_1=2851, num_nodes_2=3548, num_edges_1=6354, num_edges_2=7076),
+        _panther("sigmod_icde", "sigmod", "icde", num_pairs=898,
+                 num_nodes_1=2616, num_nodes_2=2559, num_edges_1=8304, num_edges_2=6668),
         DatasetSpec(
             "ca-grqc", "pretrain",
             (RemoteFile("pretrain/ca-GrQc/ca-GrQc-SNAP.txtu.lpm.lscc", f"{_GCC}/ca-GrQc-SNAP.txtu.lpm.lscc",

@@ -39,7 +39,8 @@ def source_name(path: Path, member: str | None = None) -> str:
 
 
 class LineReader:
-    """Iterates the non-blank lines of a text stream as ``(line_number, tokens)`` and builds located errors.
+    """Iterates the tokens of each non-blank line of a text stream (``line_number`` tracks where it is) and
+    builds errors located at that line.
 
     Lines starting with one of ``comments`` are skipped. ``sep=None`` splits on any whitespace; a string
     splits on exactly that separator (e.g. ``"\\t"`` for fields that contain spaces).
@@ -84,11 +85,11 @@ class LineReader:
     def ints(self, tokens: list[str], expected: str, count: int | None = None) -> list[int]:
         """``tokens`` as integers (exactly ``count`` of them when given), else an error naming ``expected``."""
         if count is not None and len(tokens) != count:
-            raise self.error(f"expected {expected}, got {' '.join(tokens)!r}")
+            raise self.error(f"expected {expected}, got {(self._sep or ' ').join(tokens)!r}")
         try:
             return list(map(int, tokens))
         except ValueError:
-            raise self.error(f"expected {expected}, got {' '.join(tokens)!r}") from None
+            raise self.error(f"expected {expected}, got {(self._sep or ' ').join(tokens)!r}") from None
 
     def check_range(self, values: list[int], upper: int, what: str) -> None:
         """Raise unless every value lies in ``[0, upper)``."""

@@ -11,11 +11,14 @@ import time
 from pathlib import Path
 
 import dgl
+import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
+from gcc_sgcl.augment import SGCLPipeline, build_sgcl_pipeline, cached_global_embedding
 from gcc_sgcl.config import Config, build_parser, config_from_args
+from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
 from gcc_sgcl.models import GraphEncoder
@@ -48,9 +51,27 @@ def lr_factor(step: int, total: int, warmup_frac: float, decay_frac: float) -> f
     return 1.0
 
 
-def build_pipeline(cfg: Config, graphs):
-    """SGCL augmentation pipeline and per-graph global embeddings for ``cfg`` (``(None, None)`` for GCC)."""
-    return None, None
+def build_pipeline(
+    cfg: Config, graphs: list[dgl.DGLGraph], progress: bool = True
+) -> tuple[SGCLPipeline | None, list[np.ndarray] | None]:
+    """SGCL augmentation pipeline and per-graph global embeddings E_t for ``cfg`` (``(None, None)`` for GCC).
+
+    E_t has ``positional_embedding_size`` columns (alignment needs equal dimensions); it is a deterministic
+    function of the graph (fixed solver seed 0) cached under ``<cache dir>/global_embeddings``.
+    """
+    if not cfg.augmented():
+        return None, None
+    pipeline = build_sgcl_pipeline(cfg.augment)
+    if not pipeline.needs_global:
+        return pipeline, None
+    cache_dir = resolve_cache_dir() / "global_embeddings"
+    a = cfg.augment
+    embeddings = [
+        cached_global_embedding(g, cfg.sampling.positional_embedding_size, 0, cache_dir, a.global_method,
+                                window=a.global_window)
+        for g in tqdm(graphs, desc="global embeddings E_t", disable=not progress, unit="graph")
+    ]
+    return pipeline, embeddings
 
 
 class Trainer:
@@ -143,7 +164,7 @@ def _check_resume_config(saved: dict, cfg: Config, path: Path) -> None:
     mine = cfg.to_dict()
     diffs = [
         f"{group}.{key}: checkpoint {saved[group][key]!r} vs now {value!r}"
-        for group in ("sampling", "model", "train")
+        for group in ("sampling", "model", "train", "augment")
         for key, value in mine[group].items()
         if key not in ("num_workers", "device") and saved.get(group, {}).get(key) != value
     ]
@@ -181,7 +202,7 @@ def pretrain(
         from gcc_sgcl.data import load_pretrain_corpus
 
         graphs = load_pretrain_corpus(t.corpus, t.data_dir or None)
-    pipeline, global_embs = build_pipeline(cfg, graphs)
+    pipeline, global_embs = build_pipeline(cfg, graphs, progress)
     batch_size = t.effective_batch_size()
     dataset = PretrainPairDataset(graphs, cfg.sampling, t.seed, t.steps * batch_size, pipeline, global_embs)
     loader = torch.utils.data.DataLoader(

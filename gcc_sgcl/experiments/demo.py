@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gcc_sgcl.config import PRESETS, make_config
+from gcc_sgcl.config import make_config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
 from gcc_sgcl.engine.generate import generate
 from gcc_sgcl.engine.pretrain import pretrain
@@ -91,7 +91,7 @@ def run_demo(
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--methods", nargs="+", default=["gcc"], choices=sorted(PRESETS))
+    p.add_argument("--methods", nargs="+", default=["gcc", "sgcl"], help="method presets (see pretrain --help)")
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--mode", default="e2e", choices=["e2e", "moco"])

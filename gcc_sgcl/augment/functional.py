@@ -1,0 +1,182 @@
+"""Deterministic operations behind the augmentations: no randomness, no mutation of inputs.
+
+The transform classes draw their random parameters and call these; every function returning a view returns a
+new graph (``view.clone()`` or an induced subgraph) and writes changed features as new tensors.
+Feature names and shapes are documented in :mod:`gcc_sgcl.sampling.view`.
+"""
+from __future__ import annotations
+
+import dgl
+import numpy as np
+import scipy.linalg
+import torch
+
+from gcc_sgcl.sampling.spectral import attach_eigen_features
+from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, PE
+
+Box = tuple[float, float, float, float]
+"""``(x_min, x_max, y_min, y_max)`` as rank percentiles in ``[0, 1]`` (``0.2`` means ``R_0.2``)."""
+
+# Coordinate values closer than this (relative to the largest |value|) to a crop threshold count as on it:
+# nodes that tie in exact arithmetic (e.g. a grid column) are kept or dropped together.
+_TIE_RTOL = 1e-5
+
+
+def view_eigvals(view: dgl.DGLGraph) -> np.ndarray:
+    """``(k,)`` float64 eigenvalue of each PE column of ``view``; NaN marks padded columns."""
+    return view.ndata[EIGVAL][0].detach().cpu().numpy().astype(np.float64)
+
+
+def num_valid(view: dgl.DGLGraph) -> int:
+    """Number of real (non-padded) eigen columns of ``view``."""
+    return int((~np.isnan(view_eigvals(view))).sum())
+
+
+def with_features(view: dgl.DGLGraph, **features: torch.Tensor) -> dgl.DGLGraph:
+    """New graph with ``view``'s structure and node features, ``features`` replacing or adding columns."""
+    out = view.clone()
+    for name, value in features.items():
+        out.ndata[name] = value
+    return out
+
+
+def fix_signs(u: np.ndarray) -> np.ndarray:
+    """Flip columns so that each column's largest-magnitude entry is positive (a function of the graph)."""
+    return u * np.sign(u[np.abs(u).argmax(axis=0), np.arange(u.shape[1])])
+
+
+def normalized_coordinates(view: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray]:
+    """Crop coordinates from the view's own embedding: ``EIGVEC`` columns 1 and 2 (``lambda_2, lambda_3`` of
+    ``I - D^-1/2 A D^-1/2``), as the paper's text (no extra eigendecomposition)."""
+    u = view.ndata[EIGVEC].detach().cpu().numpy().astype(np.float64)
+    return u[:, 1], u[:, 2]
+
+
+def combinatorial_coordinates(view: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray]:
+    """Crop coordinates: eigenvectors of ``lambda_2, lambda_3`` of the combinatorial Laplacian ``D - A``.
+
+    This is the Laplacian of the paper's product-graph theorem: on a grid the two vectors are exactly the
+    two axes, so the crop is an image crop (not true of the normalised Laplacian's eigenvectors, whose
+    boundary rows are damped by ``D^1/2``). Costs one dense ``eigh`` of the view.
+    """
+    a = view.adj_external(transpose=False, scipy_fmt="csr").astype(np.float64)
+    a = a.maximum(a.T).toarray()
+    np.fill_diagonal(a, 0.0)
+    lap = np.diag(a.sum(axis=1)) - a
+    _, u = scipy.linalg.eigh(lap, subset_by_index=[0, 2])
+    u = fix_signs(u)
+    return u[:, 1], u[:, 2]
+
+
+def _within(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    q_lo, q_hi = np.quantile(v, [lo, hi])
+    tol = _TIE_RTOL * np.abs(v).max()
+    return (v >= q_lo - tol) & (v <= q_hi + tol)
+
+
+def box_nodes(x: np.ndarray, y: np.ndarray, box: Box, center: int = 0) -> np.ndarray:
+    """Sorted ids of ``center`` and the nodes with ``R_x_min <= x <= R_x_max``, ``R_y_min <= y <= R_y_max``.
+
+    ``R_p`` is the ``p``-quantile (``np.quantile``, linear interpolation) of the coordinate over all nodes.
+
+    >>> box_nodes(np.arange(10.0), np.zeros(10), (0.2, 0.8, 0.0, 1.0))
+    array([0, 2, 3, 4, 5, 6, 7])
+    """
+    keep = _within(x, box[0], box[1]) & _within(y, box[2], box[3])
+    keep[center] = True
+    return np.flatnonzero(keep)
+
+
+def induced_view(view: dgl.DGLGraph, nodes: np.ndarray, recompute_pe: bool, k: int) -> dgl.DGLGraph:
+    """The view induced on sorted ``nodes`` (so node 0 stays the centre), parent ids kept.
+
+    With ``recompute_pe`` the eigen features are computed afresh for the smaller graph (``k`` columns);
+    otherwise the rows of the old ``PE``/``EIGVEC``/``EIGVAL`` are kept (an ablation).
+    """
+    # store_ids=False: the view's own dgl.NID / dgl.EID columns (parent ids) are sliced like any feature
+    # instead of being replaced by view-local ids.
+    sub = dgl.node_subgraph(view, torch.as_tensor(nodes, dtype=torch.int64), store_ids=False)
+    return attach_eigen_features(sub, k) if recompute_pe else sub
+
+
+def valid_permutation(eigvals: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Full column permutation: the valid columns taken in ``order`` (positions among them), padding last.
+
+    >>> valid_permutation(np.array([0.0, 0.5, 1.0, np.nan]), np.array([2, 0, 1]))
+    array([2, 0, 1, 3])
+    """
+    valid = ~np.isnan(eigvals)
+    return np.concatenate([np.flatnonzero(valid)[order], np.flatnonzero(~valid)])
+
+
+def reorder_permutation(eigvals: np.ndarray, r: int) -> np.ndarray:
+    """Column order sorting the valid columns by ``sum_{j=1..r} (1 - lambda)^j``, descending (stable).
+
+    ``1 - lambda`` are the eigenvalues of ``D^-1/2 A D^-1/2``; the key is the eigenvalue of the r-th order
+    diffusion matrix, so the result is the embedding NetMF's window-``r`` matrix would give. For odd ``r``
+    the key is increasing in ``1 - lambda`` and the order does not change.
+
+    >>> lam = np.array([0.0, 1.5, 1.8, np.nan])
+    >>> reorder_permutation(lam, 1), reorder_permutation(lam, 2)
+    (array([0, 1, 2, 3]), array([0, 2, 1, 3]))
+    """
+    if r < 1:
+        raise ValueError(f"r must be >= 1, got {r}")
+    mu = 1.0 - eigvals[~np.isnan(eigvals)]
+    key = np.power.outer(mu, np.arange(1, r + 1)).sum(axis=1)
+    return valid_permutation(eigvals, np.argsort(-key, kind="stable"))
+
+
+def masked_columns(eigvals: np.ndarray, z: int) -> np.ndarray:
+    """Sorted indices of the columns of the ``z`` largest valid eigenvalues (``z`` clipped to their count).
+
+    >>> masked_columns(np.array([0.0, 0.7, 0.3, np.nan]), 2)
+    array([1, 2])
+    """
+    valid = np.flatnonzero(~np.isnan(eigvals))
+    z = min(z, valid.size)
+    return np.sort(valid[np.argsort(-eigvals[valid], kind="stable")[:z]])
+
+
+def permute_columns(view: dgl.DGLGraph, perm: np.ndarray) -> dgl.DGLGraph:
+    """New view whose ``PE``, ``EIGVEC`` and ``EIGVAL`` columns are taken in order ``perm``."""
+    index = torch.as_tensor(perm, dtype=torch.int64, device=view.device)
+    return with_features(view, **{name: view.ndata[name][:, index] for name in (PE, EIGVEC, EIGVAL)})
+
+
+def mask_columns(view: dgl.DGLGraph, columns: np.ndarray) -> dgl.DGLGraph:
+    """New view whose ``PE`` has ``columns`` set to zero."""
+    pe = view.ndata[PE].clone()
+    pe[:, torch.as_tensor(columns, dtype=torch.int64, device=pe.device)] = 0
+    return with_features(view, **{PE: pe})
+
+
+def procrustes(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Orthogonal ``Q`` minimising ``||x Q - n||_F``: ``U V^T`` from the SVD ``x^T n = U S V^T``.
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(6, 3)); q = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    >>> bool(np.allclose(procrustes(x, x @ q), q))
+    True
+    """
+    if x.ndim != 2 or x.shape != n.shape:
+        raise ValueError(f"x and n must be matrices of the same shape, got {x.shape} and {n.shape}")
+    u, _, vt = np.linalg.svd(x.T @ n)
+    return u @ vt
+
+
+def rotate_pe(view: dgl.DGLGraph, q: np.ndarray) -> dgl.DGLGraph:
+    """New view whose ``PE`` is ``PE @ q``."""
+    pe = view.ndata[PE]
+    return with_features(view, **{PE: pe @ torch.as_tensor(q, dtype=pe.dtype, device=pe.device)})
+
+
+def view_similarity(emb_q_rows: np.ndarray, emb_k_rows: np.ndarray) -> float:
+    """Cosine between the sums of the two views' global-embedding rows (0 when a sum is the zero vector).
+
+    >>> view_similarity(np.array([[1.0, 0.0]]), np.array([[1.0, 1.0], [2.0, 3.0]]))
+    0.6
+    """
+    a, b = emb_q_rows.sum(axis=0), emb_k_rows.sum(axis=0)
+    denom = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / denom if denom > 0 else 0.0
