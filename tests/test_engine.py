@@ -116,3 +116,15 @@ def test_graph_embeddings_are_unit_rows(tmp_path):
     graphs = [dgl.to_bidirected(dgl.from_networkx(nx.cycle_graph(n))) for n in (3, 5, 40)]
     emb = embed(model, GraphViewDataset(graphs, cfg.sampling), progress=False)
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+
+
+def test_training_curves_are_plotted_from_tensorboard_events(tmp_path):
+    from gcc_sgcl.experiments.plot_training import plot_runs, read_scalars
+
+    run = pretrain(_cfg(tmp_path, steps=3), progress=False, graphs=_corpus())
+    steps, values = read_scalars(run)["train/loss"]
+    assert steps == [1, 2, 3] and all(np.isfinite(values))
+    out = plot_runs([run], tmp_path / "curves.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(FileNotFoundError, match="no TensorBoard scalars"):
+        read_scalars(tmp_path / "empty")
