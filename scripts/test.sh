@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
-# Run the test suite (bootstraps .venv on first use).   bash scripts/test.sh [pytest args...]
+# Run the test suite and every docstring example (bootstraps .venv on first use).   bash scripts/test.sh [pytest args...]
 source "$(dirname "$0")/_env.sh"
-exec python -m pytest -q tests "$@"
+cd "$ROOT"
+exec python -m pytest -q --doctest-modules tests gcc_sgcl "$@"

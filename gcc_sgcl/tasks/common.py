@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
+from sklearn.base import BaseEstimator
+from sklearn.model_selection import StratifiedKFold, cross_val_score
 
 RESULTS_FILE = "results.csv"
 CSV_COLUMNS = (
@@ -100,6 +101,28 @@ def stratified_folds(labels: np.ndarray, folds: int, seed: int) -> list[tuple[np
     """``(train, test)`` index pairs of ``StratifiedKFold(folds, shuffle=True, random_state=seed)``."""
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     return list(splitter.split(np.zeros((len(labels), 1)), labels))
+
+
+def cross_validated(
+    task: str, dataset: str, metric: str, estimator: BaseEstimator, scoring: str,
+    emb: np.ndarray, labels: np.ndarray, folds: int, seed: int, protocol: str,
+) -> TaskResult:
+    """Score ``estimator`` on each fold of :func:`stratified_folds` (``sklearn`` ``cross_val_score``);
+    ``std`` is the population std over folds."""
+    check_features(emb, labels)
+    scores = cross_val_score(estimator, emb, labels, scoring=scoring, cv=stratified_folds(labels, folds, seed))
+    return TaskResult(
+        task=task,
+        dataset=dataset,
+        metric=metric,
+        scores=scores,
+        mean=float(scores.mean()),
+        std=float(scores.std()),
+        std_kind=f"std over {folds} folds",
+        n=len(labels),
+        protocol=protocol,
+        seed=seed,
+    )
 
 
 def embeddings_path(load_path: str | Path, dataset: str) -> Path:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 import numpy as np
-from sklearn.metrics import accuracy_score
 from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
 
@@ -15,11 +14,10 @@ from gcc_sgcl.tasks.common import (
     TaskResult,
     base_parser,
     check_rows,
-    check_features,
     class_labels,
+    cross_validated,
     load_embeddings,
     run_datasets,
-    stratified_folds,
 )
 
 TASK = "graph_classification"
@@ -46,30 +44,14 @@ def evaluate_graph_classification(
     >>> evaluate_graph_classification(x, y, folds=5, search=False).mean
     1.0
     """
-    labels = class_labels(labels)
-    check_features(emb, labels)
-    scores = []
-    for train, test in stratified_folds(labels, folds, seed):
-        if search:
-            clf = GridSearchCV(SVC(random_state=seed), {"C": list(C_GRID)}, cv=INNER_FOLDS, scoring="accuracy")
-        else:
-            clf = SVC(C=1.0, random_state=seed)
-        clf.fit(emb[train], labels[train])
-        scores.append(accuracy_score(labels[test], clf.predict(emb[test])))
-    scores_arr = np.asarray(scores)
+    if search:
+        estimator = GridSearchCV(SVC(random_state=seed), {"C": list(C_GRID)}, cv=INNER_FOLDS, scoring="accuracy")
+    else:
+        estimator = SVC(C=1.0, random_state=seed)
     c_choice = f"C by {INNER_FOLDS}-fold grid search in each training fold" if search else "C=1"
-    return TaskResult(
-        task=TASK,
-        dataset=dataset,
-        metric="accuracy",
-        scores=scores_arr,
-        mean=float(scores_arr.mean()),
-        std=float(scores_arr.std()),
-        std_kind=f"std over {folds} folds",
-        n=len(labels),
-        protocol=f"rbf SVC {c_choice}, stratified {folds}-fold CV",
-        seed=seed,
-    )
+    protocol = f"rbf SVC {c_choice}, stratified {folds}-fold CV"
+    return cross_validated(TASK, dataset, "accuracy", estimator, "accuracy", np.asarray(emb), class_labels(labels),
+                           folds, seed, protocol)
 
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:

@@ -8,18 +8,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import f1_score
 from sklearn.multiclass import OneVsRestClassifier
 
 from gcc_sgcl.tasks.common import (
     TaskResult,
     base_parser,
     check_rows,
-    check_features,
     class_labels,
+    cross_validated,
     load_embeddings,
     run_datasets,
-    stratified_folds,
 )
 
 TASK = "node_classification"
@@ -45,26 +43,10 @@ def evaluate_node_classification(
     >>> evaluate_node_classification(x, y, folds=5).mean
     1.0
     """
-    labels = class_labels(labels)
-    check_features(emb, labels)
-    scores = []
-    for train, test in stratified_folds(labels, folds, seed):
-        clf = OneVsRestClassifier(LogisticRegression(C=C, max_iter=2000, random_state=seed))
-        clf.fit(emb[train], labels[train])
-        scores.append(f1_score(labels[test], clf.predict(emb[test]), average="micro"))
-    scores_arr = np.asarray(scores)
-    return TaskResult(
-        task=TASK,
-        dataset=dataset,
-        metric="micro_f1",
-        scores=scores_arr,
-        mean=float(scores_arr.mean()),
-        std=float(scores_arr.std()),
-        std_kind=f"std over {folds} folds",
-        n=len(labels),
-        protocol=f"one-vs-rest logistic regression C={C:g}, stratified {folds}-fold CV",
-        seed=seed,
-    )
+    estimator = OneVsRestClassifier(LogisticRegression(C=C, max_iter=2000, random_state=seed))
+    protocol = f"one-vs-rest logistic regression C={C:g}, stratified {folds}-fold CV"
+    return cross_validated(TASK, dataset, "micro_f1", estimator, "f1_micro", np.asarray(emb), class_labels(labels),
+                           folds, seed, protocol)
 
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
