@@ -277,6 +277,13 @@ def test_reorder_with_r1_is_the_identity_order():
         torch.testing.assert_close(out.ndata[PE], view.ndata[PE], rtol=0, atol=0)
 
 
+def test_order_keeping_reorder_and_empty_mask_return_the_view_itself():
+    view = random_views()[0]
+    assert Reorder(r_max=1)(view, np.random.default_rng(0)) is view
+    assert Mask(max_masked=0)(view, np.random.default_rng(0)) is view
+    assert Mask(max_masked=8)(view, np.random.default_rng(1)) is not view
+
+
 def test_reorder_permutation_is_the_argsort_of_the_diffusion_key():
     rng = np.random.default_rng(0)
     for r in range(2, 11):
@@ -523,7 +530,9 @@ def test_config_flags_select_the_stages():
     assert not crop_only.needs_global
     reorder_only = build_sgcl_pipeline(AugmentConfig.only("reorder", permute_kind="random"))
     assert isinstance(reorder_only.perturb.transforms[0], RandomPermute)
-    assert build_sgcl_pipeline(AugmentConfig.only("filter")).needs_global
+    filter_only = build_sgcl_pipeline(AugmentConfig.only("filter"))
+    assert filter_only.needs_global and not filter_only.needs_global_rows  # the filter reads E_t itself
+    assert full.needs_global_rows and not crop_only.needs_global_rows
 
 
 def test_bad_arguments_are_rejected_naming_the_parameter():

@@ -179,3 +179,28 @@ def test_node_and_graph_view_datasets():
     assert whole.num_nodes() == 34
     assert whole.ndata[SEED].argmax() == int(g.out_degrees().argmax())
     assert graphs[1].ndata[PE].abs().sum() == 0  # two nodes: no eigenvector columns, all padding
+
+
+def test_large_graphs_use_lobpcg_with_the_same_subspaces(monkeypatch):
+    """Above DENSE_MAX_NODES the sparse path must give the dense path's eigenvalues and subspaces, also
+    when the top eigenvalue repeats (one copy of 1 per connected component)."""
+    from gcc_sgcl.sampling import spectral
+
+    components = [nx.powerlaw_cluster_graph(150, 3, 0.2, seed=4)] + [nx.star_graph(20 + i) for i in range(6)]
+    g = _dgl(nx.disjoint_union_all(components))
+    dense = eigen_features(g, 16)
+    monkeypatch.setattr(spectral, "DENSE_MAX_NODES", 100)
+
+    def no_dense(_):
+        raise AssertionError("the sparse path fell back to dense eigh")
+
+    monkeypatch.setattr(spectral.np.linalg, "eigh", no_dense)
+    sparse = eigen_features(g, 16)
+    monkeypatch.undo()
+    np.testing.assert_allclose(sparse.eigval, dense.eigval, atol=1e-8)
+    lam = dense.eigval
+    groups = np.split(np.arange(16), np.where(np.diff(lam) > 1e-6)[0] + 1)
+    for grp in groups[:-1]:  # the last group may continue past column 16
+        p_dense = dense.eigvec[:, grp] @ dense.eigvec[:, grp].T
+        p_sparse = sparse.eigvec[:, grp] @ sparse.eigvec[:, grp].T
+        np.testing.assert_allclose(p_sparse, p_dense, atol=1e-6)

@@ -116,9 +116,13 @@ class RandomChoice:
             raise ValueError(f"weights must be non-negative with a positive sum, got {w.tolist()}")
         self.transforms = list(transforms)
         self.probs = w / w.sum()
+        # ``rng.choice(len(transforms), p=probs)`` bisects this cumulative sum with one ``rng.random()``
+        # draw; doing so directly is the same draw without rebuilding and re-checking ``probs`` per call.
+        self._cdf = self.probs.cumsum()
+        self._cdf /= self._cdf[-1]
 
     def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        return self.transforms[rng.choice(len(self.transforms), p=self.probs)](view, rng)
+        return self.transforms[int(self._cdf.searchsorted(rng.random(), side="right"))](view, rng)
 
     def __repr__(self) -> str:
         return block_repr("RandomChoice", self.transforms, [f"p={p:.4g}" for p in self.probs])

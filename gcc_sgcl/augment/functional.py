@@ -1,7 +1,8 @@
 """Deterministic operations behind the augmentations: no randomness, no mutation of inputs.
 
-The transform classes draw their random parameters and call these; every function returning a view returns a
-new graph (``view.clone()`` or an induced subgraph) and writes changed features as new tensors.
+The transform classes draw their random parameters and call these; every function returning a view returns
+either the input itself (when the operation changes nothing) or a new graph (``view.local_var()`` or an induced
+subgraph) with changed features written as new tensors.
 Feature names and shapes are documented in :mod:`gcc_sgcl.sampling.view`.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 import scipy.linalg
 import torch
 
-from gcc_sgcl.sampling.spectral import attach_eigen_features
+from gcc_sgcl.sampling.spectral import edge_arrays, edge_eigen_features, eigen_feature_tensors
 from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, PE
 
 Box = tuple[float, float, float, float]
@@ -72,12 +73,6 @@ def combinatorial_coordinates(view: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarra
     return u[:, 1], u[:, 2]
 
 
-def _within(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    q_lo, q_hi = np.quantile(v, [lo, hi])
-    tol = _TIE_RTOL * np.abs(v).max()
-    return (v >= q_lo - tol) & (v <= q_hi + tol)
-
-
 def box_nodes(x: np.ndarray, y: np.ndarray, box: Box, center: int = 0) -> np.ndarray:
     """Sorted ids of ``center`` and the nodes with ``R_x_min <= x <= R_x_max``, ``R_y_min <= y <= R_y_max``.
 
@@ -86,7 +81,12 @@ def box_nodes(x: np.ndarray, y: np.ndarray, box: Box, center: int = 0) -> np.nda
     >>> box_nodes(np.arange(10.0), np.zeros(10), (0.2, 0.8, 0.0, 1.0))
     array([0, 2, 3, 4, 5, 6, 7])
     """
-    keep = _within(x, box[0], box[1]) & _within(y, box[2], box[3])
+    xy = np.stack([x, y])
+    # one quantile call for both coordinates (the same values as one call each, at about 2/3 of the cost)
+    r = np.quantile(xy, box, axis=1)
+    lo, hi = np.array([r[0, 0], r[2, 1]]), np.array([r[1, 0], r[3, 1]])
+    tol = _TIE_RTOL * np.abs(xy).max(axis=1)
+    keep = ((xy >= (lo - tol)[:, None]) & (xy <= (hi + tol)[:, None])).all(axis=0)
     keep[center] = True
     return np.flatnonzero(keep)
 
@@ -95,12 +95,26 @@ def induced_view(view: dgl.DGLGraph, nodes: np.ndarray, recompute_pe: bool, k: i
     """The view induced on sorted ``nodes`` (so node 0 stays the centre), parent ids kept.
 
     With ``recompute_pe`` the eigen features are computed afresh for the smaller graph (``k`` columns);
-    otherwise the rows of the old ``PE``/``EIGVEC``/``EIGVAL`` are kept (an ablation).
+    otherwise the rows of the old ``PE``/``EIGVEC``/``EIGVAL`` are kept (an ablation). Structure and other
+    features are those of ``dgl.node_subgraph(view, nodes, store_ids=False)`` (edges by source, then edge
+    id), built from the edge arrays without DGL's subgraph machinery.
     """
-    # store_ids=False: the view's own dgl.NID / dgl.EID columns (parent ids) are sliced like any feature
-    # instead of being replaced by view-local ids.
-    sub = dgl.node_subgraph(view, torch.as_tensor(nodes, dtype=torch.int64), store_ids=False)
-    return attach_eigen_features(sub, k) if recompute_pe else sub
+    src, dst = edge_arrays(view)
+    local = np.full(view.num_nodes(), -1)
+    local[nodes] = np.arange(len(nodes))
+    eids = np.flatnonzero((local[src] >= 0) & (local[dst] >= 0))
+    eids = eids[np.argsort(src[eids], kind="stable")]
+    sub_src, sub_dst = local[src[eids]], local[dst[eids]]
+    n = len(nodes)
+    sub = dgl.graph((torch.from_numpy(sub_src), torch.from_numpy(sub_dst)), num_nodes=n, idtype=view.idtype)
+    fresh = eigen_feature_tensors(edge_eigen_features(sub_src, sub_dst, n, k)) if recompute_pe else {}
+    index = torch.as_tensor(nodes, dtype=torch.int64)
+    features = {  # features recomputed for the crop are not sliced from the view
+        name: fresh[name] if name in fresh else t.index_select(0, index) for name, t in view.ndata.items()
+    }
+    sub.ndata.update({**features, **fresh})
+    sub.edata.update({name: t.index_select(0, torch.from_numpy(eids)) for name, t in view.edata.items()})
+    return sub
 
 
 def valid_permutation(eigvals: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -143,16 +157,22 @@ def masked_columns(eigvals: np.ndarray, z: int) -> np.ndarray:
 
 
 def permute_columns(view: dgl.DGLGraph, perm: np.ndarray) -> dgl.DGLGraph:
-    """New view whose ``PE``, ``EIGVEC`` and ``EIGVAL`` columns are taken in order ``perm``."""
+    """New view whose ``PE``, ``EIGVEC`` and ``EIGVAL`` columns are taken in order ``perm`` (``view`` itself
+    when ``perm`` keeps the order, as reorder's permutation does for every odd ``r``)."""
+    if np.array_equal(perm, np.arange(len(perm))):
+        return view
     index = torch.as_tensor(perm, dtype=torch.int64, device=view.device)
-    return with_features(view, **{name: view.ndata[name][:, index] for name in (PE, EIGVEC, EIGVAL)})
+    permuted = {name: view.ndata[name].index_select(1, index) for name in (PE, EIGVEC, EIGVAL)}
+    return with_features(view, **permuted)
 
 
 def mask_columns(view: dgl.DGLGraph, columns: np.ndarray) -> dgl.DGLGraph:
-    """New view whose ``PE`` has ``columns`` set to zero."""
-    pe = view.ndata[PE].clone()
-    pe[:, torch.as_tensor(columns, dtype=torch.int64, device=pe.device)] = 0
-    return with_features(view, **{PE: pe})
+    """New view whose ``PE`` has ``columns`` set to zero (``view`` itself when ``columns`` is empty)."""
+    if len(columns) == 0:
+        return view
+    pe = view.ndata[PE]
+    index = torch.as_tensor(columns, dtype=torch.int64, device=pe.device)
+    return with_features(view, **{PE: pe.index_fill(1, index, 0)})
 
 
 def procrustes(x: np.ndarray, n: np.ndarray) -> np.ndarray:

@@ -28,7 +28,8 @@ class SGCLPipeline:
 
     ``filter`` is not applied here: it selects the candidate node sets before the views exist
     (:meth:`ViewFilter.select`). ``needs_global`` tells the sampler to compute the global embedding ``E_t``
-    (for the filter) and to store its rows in each view's ``GLOBAL`` feature (for alignment).
+    (for the filter or alignment), ``needs_global_rows`` to store its rows in each view's ``GLOBAL`` feature
+    (for alignment only: the filter reads ``E_t`` itself).
     """
 
     def __init__(
@@ -46,6 +47,10 @@ class SGCLPipeline:
     @property
     def needs_global(self) -> bool:
         return self.filter is not None or self.align is not None
+
+    @property
+    def needs_global_rows(self) -> bool:
+        return self.align is not None
 
     def __call__(
         self, q: dgl.DGLGraph, k: dgl.DGLGraph, rng: np.random.Generator
