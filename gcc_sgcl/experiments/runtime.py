@@ -1,11 +1,12 @@
 """Seconds per mini-batch of pre-training for several methods on the same graphs, measured in one run.
 
 ``python -m gcc_sgcl.experiments.runtime --methods gcc sgcl --corpus ca-hepth --batch-size 16``
-(wrapped by ``scripts/bench_runtime.sh``). For each method it times (a) the data side alone — RWR sampling,
-SGCL's filter and augmentations, eigen-features, batching — and (b) full training steps (data + forward +
-backward + update) through the same DataLoader the trainer uses. Methods are measured in interleaved
-rounds so drift of the machine affects all of them alike; the ratio to the first method is printed.
-Global embeddings E_t are computed (or loaded from the cache) before timing and reported separately.
+(wrapped by ``scripts/bench_runtime.sh``). Methods take turns batch by batch (the order rotates), in one
+process and one thread, so a machine whose speed drifts affects all of them alike. For every mini-batch it
+times the data side — RWR sampling, SGCL's filter and augmentations, eigen-features, batching — and the
+optimisation step (forward, backward, update) of that method's own trainer. Batch ``b`` of every method
+starts from the same nodes. Global embeddings E_t are computed (or loaded from the cache) before timing and
+reported separately.
 """
 from __future__ import annotations
 
@@ -13,63 +14,48 @@ import argparse
 import time
 
 import numpy as np
-import torch
 
 from gcc_sgcl.config import make_config
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
-from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads, worker_init
-
-
-def _loader(dataset, batch_size: int, start_batch: int, n_batches: int, num_workers: int, seed: int):
-    return torch.utils.data.DataLoader(
-        dataset, batch_size=batch_size, collate_fn=collate_pairs, num_workers=num_workers,
-        sampler=range(start_batch * batch_size, (start_batch + n_batches) * batch_size),
-        worker_init_fn=worker_init, generator=torch.Generator().manual_seed(seed),
-    )
+from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads
 
 
 def measure(
     methods: list[str],
     corpus: list[str],
     batch_size: int = 16,
-    batches: int = 30,
-    rounds: int = 3,
-    num_workers: int = 0,
+    batches: int = 60,
     data_dir: str | None = None,
     seed: int = 0,
 ) -> dict[str, dict[str, float]]:
-    """Median seconds per mini-batch (data only, full step) per method; see the module docstring."""
+    """Mean seconds per mini-batch (data side, step, total) and E_t setup time per method."""
     from gcc_sgcl.data import load_pretrain_corpus
 
     graphs = load_pretrain_corpus(corpus, data_dir)
-    if num_workers == 0:
-        limit_threads()
+    limit_threads()
     setups = {}
     for method in methods:
         cfg = make_config(method, {"train": {"batch_size": batch_size, "seed": seed, "corpus": corpus,
-                                             "steps": rounds * batches * 2 + 1}})
+                                             "steps": batches}})
         start = time.perf_counter()
         pipeline, embs = build_pipeline(cfg, graphs, progress=False)
         setup_s = time.perf_counter() - start
-        dataset = PretrainPairDataset(graphs, cfg.sampling, seed, cfg.train.steps * batch_size, pipeline, embs)
-        setups[method] = (cfg, dataset, setup_s)
-    data_times = {m: [] for m in methods}
-    step_times = {m: [] for m in methods}
-    for r in range(rounds):
-        for method in methods:
-            cfg, dataset, _ = setups[method]
+        dataset = PretrainPairDataset(graphs, cfg.sampling, seed, batches * batch_size, pipeline, embs)
+        setups[method] = (dataset, Trainer(cfg), setup_s)
+    data = {m: [] for m in methods}
+    step = {m: [] for m in methods}
+    for b in range(batches):
+        for method in np.roll(methods, -b):
+            dataset, trainer, _ = setups[method]
             start = time.perf_counter()
-            for _ in _loader(dataset, batch_size, 2 * r * batches, batches, num_workers, seed):
-                pass
-            data_times[method].append((time.perf_counter() - start) / batches)
-            trainer = Trainer(cfg)
-            start = time.perf_counter()
-            for q, k in _loader(dataset, batch_size, (2 * r + 1) * batches, batches, num_workers, seed):
-                trainer.step(q, k)
-            step_times[method].append((time.perf_counter() - start) / batches)
+            graph_q, graph_k = collate_pairs([dataset[i] for i in range(b * batch_size, (b + 1) * batch_size)])
+            sampled = time.perf_counter()
+            trainer.step(graph_q, graph_k)
+            data[method].append(sampled - start)
+            step[method].append(time.perf_counter() - sampled)
     return {
-        m: {"data_s": float(np.median(data_times[m])), "step_s": float(np.median(step_times[m])),
-            "setup_s": setups[m][2]}
+        m: {"data_s": float(np.mean(data[m])), "step_s": float(np.mean(step[m])),
+            "total_s": float(np.mean(data[m]) + np.mean(step[m])), "setup_s": setups[m][2]}
         for m in methods
     }
 
@@ -77,11 +63,11 @@ def measure(
 def format_report(results: dict[str, dict[str, float]]) -> str:
     """Markdown table with ratios to the first method."""
     base = next(iter(results.values()))
-    lines = ["| method | data s/batch | ratio | train-step s/batch | ratio | E_t setup s |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| method | data s/batch | ratio | optimisation step s/batch | total s/batch | ratio | E_t setup s |",
+             "|---|---|---|---|---|---|---|"]
     for m, r in results.items():
         lines.append(f"| {m} | {r['data_s']:.4f} | {r['data_s'] / base['data_s']:.2f} | {r['step_s']:.4f} | "
-                     f"{r['step_s'] / base['step_s']:.2f} | {r['setup_s']:.1f} |")
+                     f"{r['total_s']:.4f} | {r['total_s'] / base['total_s']:.2f} | {r['setup_s']:.1f} |")
     return "\n".join(lines)
 
 
@@ -91,15 +77,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--methods", nargs="+", default=["gcc", "sgcl"])
     p.add_argument("--corpus", nargs="+", default=["synthetic"])
     p.add_argument("--batch-size", type=int, default=16, help="the paper's runtime table uses 16")
-    p.add_argument("--batches", type=int, default=30, help="mini-batches per timed round")
-    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the median is reported")
-    p.add_argument("--num-workers", type=int, default=0)
+    p.add_argument("--batches", type=int, default=60, help="mini-batches per method")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
-    results = measure(a.methods, a.corpus, a.batch_size, a.batches, a.rounds, a.num_workers, a.data_dir, a.seed)
-    print(f"corpus={'+'.join(a.corpus)} batch={a.batch_size} workers={a.num_workers} "
-          f"batches/round={a.batches} rounds={a.rounds} (median over rounds)")
+    results = measure(a.methods, a.corpus, a.batch_size, a.batches, a.data_dir, a.seed)
+    print(f"corpus={'+'.join(a.corpus)} batch={a.batch_size} batches/method={a.batches} "
+          f"(methods alternate batch by batch; means)")
     print(format_report(results))
 
 

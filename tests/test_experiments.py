@@ -1,0 +1,28 @@
+"""The runtime benchmark and the demo's table (their numbers come from real measurements)."""
+import numpy as np
+
+from gcc_sgcl.experiments.demo import format_table
+from gcc_sgcl.experiments.runtime import format_report, measure
+from gcc_sgcl.tasks.common import TaskResult
+
+
+def test_runtime_benchmark_times_every_method_and_reports_ratios(tmp_path, monkeypatch):
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
+    results = measure(["gcc", "sgcl"], ["synthetic"], batch_size=2, batches=2)
+    assert list(results) == ["gcc", "sgcl"]
+    for r in results.values():
+        assert r["data_s"] > 0 and r["step_s"] > 0 and np.isclose(r["total_s"], r["data_s"] + r["step_s"])
+    assert results["gcc"]["setup_s"] < 0.01 < results["sgcl"]["setup_s"]  # only sgcl computes E_t
+    report = format_report(results)
+    assert "| gcc |" in report and report.splitlines()[2].count("1.00") == 2
+
+
+def test_demo_table_puts_methods_in_rows_and_metrics_in_columns():
+    def result(dataset, metric, mean):
+        return TaskResult("t", dataset, metric, np.array([mean]), mean, 0.01, "std over 10 folds", 1, "p", 0)
+
+    rows = {m: [result("roles", "micro_f1", v), result("sim", "hits@20", v / 2)] for m, v in (("gcc", 0.5), ("sgcl", 0.6))}
+    table = format_table(rows, {"gcc": 1.0, "sgcl": 1.5}).splitlines()
+    assert [c.strip() for c in table[0].split("|")[1:4]] == ["method", "roles micro_f1", "sim hits@20"]
+    assert table[2].startswith("| gcc ") and "50.00 ± 1.00" in table[2] and "25.00 ± 1.00" in table[2]
+    assert table[3].startswith("| sgcl ") and "1.5" in table[3]
