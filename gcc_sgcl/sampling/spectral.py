@@ -29,11 +29,16 @@ class EigenFeatures:
 
 
 def normalized_adjacency(g: dgl.DGLGraph) -> sp.csr_matrix:
-    """``D^-1/2 A D^-1/2`` (in-degrees clipped at 1, as GCC) as a float64 CSR matrix (for large graphs)."""
-    adj = g.adj_external(transpose=False, scipy_fmt="csr").astype(np.float64)
-    deg = np.asarray(g.in_degrees().numpy(), dtype=np.float64).clip(1.0)
-    norm = sp.diags(deg**-0.5)
-    return (norm @ adj @ norm).tocsr()
+    """``D^-1/2 A D^-1/2`` (in-degrees clipped at 1, as GCC) of ``g`` as a float64 CSR matrix."""
+    return sparse_normalized_adjacency(*edge_arrays(g), g.num_nodes())
+
+
+def sparse_normalized_adjacency(src: np.ndarray, dst: np.ndarray, n: int) -> sp.csr_matrix:
+    """:func:`dense_normalized_adjacency` as a sparse CSR matrix (for large graphs)."""
+    adj = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    adj.data[:] = 1.0  # duplicate edges collapse, as in the dense version
+    inv_sqrt = sp.diags(np.bincount(dst, minlength=n).astype(np.float64).clip(1.0) ** -0.5)
+    return (inv_sqrt @ adj @ inv_sqrt).tocsr()
 
 
 def edge_arrays(g: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray]:
@@ -97,10 +102,7 @@ def _top_eigenpairs(src: np.ndarray, dst: np.ndarray, n: int, count: int) -> tup
     eigenvalues (e.g. 1 repeated once per connected component), measured on REDDIT-BINARY graphs.
     """
     if n > DENSE_MAX_NODES:
-        adj = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
-        adj.data[:] = 1.0  # duplicates collapse, as in the dense path
-        inv_sqrt = sp.diags(np.bincount(dst, minlength=n).astype(np.float64).clip(1.0) ** -0.5)
-        norm_adj = (inv_sqrt @ adj @ inv_sqrt).tocsr()
+        norm_adj = sparse_normalized_adjacency(src, dst, n)
         start = np.random.default_rng(0).standard_normal((n, count + 8))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # non-convergence is checked below
