@@ -7,7 +7,10 @@ import numpy as np
 import torch
 
 from gcc_sgcl.augment import functional as F
+from gcc_sgcl.augment.align import Align
 from gcc_sgcl.augment.base import RandomChoice
+from gcc_sgcl.augment.filter import ViewFilter
+from gcc_sgcl.augment.pipeline import SGCLPipeline
 from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, make_view
 from gcc_sgcl.sampling.spectral import attach_eigen_features
@@ -108,15 +111,11 @@ def test_global_rows_are_attached_only_when_the_pipeline_aligns():
     g = dgl.to_bidirected(dgl.from_networkx(nx.barabasi_albert_graph(200, 3, seed=0)))
     emb = np.random.default_rng(0).normal(size=(g.num_nodes(), 32)).astype(np.float32)
 
-    class Pipeline:
-        def __init__(self, rows: bool):
-            self.needs_global, self.needs_global_rows = True, rows
-
-        def __call__(self, q, k, rng):
-            return q, k
-
-    for rows in (True, False):
-        q, k = PretrainPairDataset([g], SamplingConfig(), 0, 4, Pipeline(rows), [emb])[2]
+    # both pipelines need E_t and leave the PE as it is (p = 0); only the aligning one needs its rows on views
+    aligning, filtering = SGCLPipeline(align=Align(0.0)), SGCLPipeline(filter=ViewFilter(p=0.0))
+    for pipeline, rows in ((aligning, True), (filtering, False)):
+        assert pipeline.needs_global
+        q, k = PretrainPairDataset([g], SamplingConfig(), 0, 4, pipeline, [emb])[2]
         for view in (q, k):
             assert ("global_emb" in view.ndata) == rows
             if rows:

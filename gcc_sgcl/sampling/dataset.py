@@ -7,7 +7,7 @@ would have drawn.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import dgl
 import numpy as np
@@ -18,6 +18,9 @@ from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.sampling.rwr import rwr_subgraph_nodes
 from gcc_sgcl.sampling.spectral import edge_eigen_features, eigen_feature_tensors
 from gcc_sgcl.sampling.view import GLOBAL, NID, PE, SEED
+
+if TYPE_CHECKING:
+    from gcc_sgcl.augment.pipeline import SGCLPipeline
 
 Pair = tuple[dgl.DGLGraph, dgl.DGLGraph]
 
@@ -115,7 +118,7 @@ class PretrainPairDataset(torch.utils.data.Dataset):
         sampling: SamplingConfig,
         seed: int,
         length: int,
-        pipeline: Callable[[dgl.DGLGraph, dgl.DGLGraph, np.random.Generator], Pair] | None = None,
+        pipeline: SGCLPipeline | None = None,
         global_embeddings: Sequence[np.ndarray] | None = None,
     ) -> None:
         if not graphs:
@@ -132,8 +135,7 @@ class PretrainPairDataset(torch.utils.data.Dataset):
         self.cdf = np.cumsum(weights) / weights.sum()
         self.offsets = np.cumsum([0] + [g.num_nodes() for g in self.graphs])
         self.csrs = [out_csr(g) for g in self.graphs]
-        needs_global = pipeline is not None and getattr(pipeline, "needs_global", False)
-        if needs_global and global_embeddings is None:
+        if pipeline is not None and pipeline.needs_global and global_embeddings is None:
             raise ValueError("the augmentation pipeline needs global embeddings (filter/align)")
 
     def __len__(self) -> int:
@@ -154,9 +156,8 @@ class PretrainPairDataset(torch.utils.data.Dataset):
         rng = np.random.default_rng([self.seed, index])
         gi, node = self.draw_start(rng)
         g = self.graphs[gi]
-        view_filter = getattr(self.pipeline, "filter", None)
-        if view_filter is not None:
-            nodes_q, nodes_k, _ = view_filter.select(
+        if self.pipeline is not None and self.pipeline.filter is not None:
+            nodes_q, nodes_k, _ = self.pipeline.filter.select(
                 lambda: (self._walk(g, node, rng), self._walk(g, node, rng)), self.global_embeddings[gi], rng
             )
         else:
@@ -165,7 +166,7 @@ class PretrainPairDataset(torch.utils.data.Dataset):
         q, key = make_view(g, nodes_q, k, csr=csr), make_view(g, nodes_k, k, csr=csr)
         if self.pipeline is None:
             return q, key
-        if getattr(self.pipeline, "needs_global_rows", False):
+        if self.pipeline.needs_global_rows:
             emb = self.global_embeddings[gi]
             q.ndata[GLOBAL] = torch.from_numpy(emb[nodes_q]).float()
             key.ndata[GLOBAL] = torch.from_numpy(emb[nodes_k]).float()
