@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from gcc_sgcl.augment.config import STAGES, AugmentConfig
 from gcc_sgcl.augment.functional import Box
+from gcc_sgcl.augment.pipeline import BASELINES
 
 MODES = ("e2e", "moco")
 
@@ -133,14 +134,15 @@ class Config:
         return cls(method=d.get("method", "gcc"), **groups)
 
     def augmented(self) -> bool:
-        """Whether any SGCL augmentation stage is enabled (``gcc`` has none)."""
-        return any(getattr(self.augment, f"use_{stage}") for stage in STAGES)
+        """Whether any augmentation is enabled: an SGCL stage or a baseline's (``gcc`` has none)."""
+        return bool(self.augment.baseline) or any(getattr(self.augment, f"use_{stage}") for stage in STAGES)
 
 
 # Method presets: name → overrides applied to the defaults before command-line flags. ``gcc`` switches
 # every SGCL stage off, ``sgcl`` keeps them all (the appendix's sequence); ``sgcl-<stage>`` keeps one stage;
 # the two controls replace the spectral crop / reorder by their random analogues; ``sgcl-<a>+<b>`` keeps two
-# stages (the pairwise ablation), e.g. ``sgcl-crop+reorder``.
+# stages (the pairwise ablation), e.g. ``sgcl-crop+reorder``. ``graphcl``, ``grace``, ``mvgrl`` and ``gca`` keep
+# GCC's encoder and loop and replace only the view generation (Table 2's re-implemented baselines).
 _ALL_OFF = {f"use_{stage}": False for stage in STAGES}
 SINGLE_STAGES: dict[str, dict[str, Any]] = {
     "crop": {"use_crop": True},
@@ -156,6 +158,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "gcc": {"augment": dict(_ALL_OFF)},
     "sgcl": {},
     **{f"sgcl-{name}": {"augment": {**_ALL_OFF, **stage}} for name, stage in SINGLE_STAGES.items()},
+    **{name: {"augment": {**_ALL_OFF, "baseline": name}} for name in BASELINES},
 }
 
 

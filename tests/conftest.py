@@ -1,4 +1,5 @@
 """Shared fixtures."""
+import os
 from pathlib import Path
 
 import pytest
@@ -12,3 +13,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data not present")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Parsed datasets and views built by tests go to a temporary cache, never to the repository's data/."""
+    previous = os.environ.get("GCC_SGCL_CACHE")
+    os.environ["GCC_SGCL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if previous is None:
+        os.environ.pop("GCC_SGCL_CACHE", None)
+    else:
+        os.environ["GCC_SGCL_CACHE"] = previous

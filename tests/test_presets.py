@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from gcc_sgcl.config import PRESETS, SINGLE_STAGES, make_config
+from gcc_sgcl.augment import STAGES, BaselinePipeline
+from gcc_sgcl.config import PRESETS, SINGLE_STAGES, make_config, method_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
 from gcc_sgcl.engine.generate import load_encoder
 from gcc_sgcl.engine.pretrain import build_pipeline, pretrain
@@ -13,6 +14,7 @@ from gcc_sgcl.sampling.dataset import PretrainPairDataset
 from gcc_sgcl.sampling.view import NID, PE
 
 METHODS = [*PRESETS, "sgcl-crop+reorder", "sgcl-similar+mask"]
+BASELINE_METHODS = ["graphcl", "grace", "mvgrl", "gca"]
 
 
 def _corpus():
@@ -72,3 +74,28 @@ def test_gcc_has_no_pipeline_and_sgcl_changes_views(tmp_path):
     again = PretrainPairDataset(graphs, sgcl.sampling, 0, 40, pipeline, embs)
     for i in range(5):
         assert np.array_equal(augmented[i][1].ndata[PE].numpy(), again[i][1].ndata[PE].numpy())
+
+
+def test_baseline_presets_replace_only_the_view_generation(tmp_path):
+    graphs = _corpus()
+    gcc = _cfg("gcc", tmp_path)
+    plain = PretrainPairDataset(graphs, gcc.sampling, 0, 12)
+    assert all(name in method_names() for name in BASELINE_METHODS)
+    for method in BASELINE_METHODS:
+        cfg = _cfg(method, tmp_path)
+        assert cfg.augment.baseline == method and not any(getattr(cfg.augment, f"use_{s}") for s in STAGES)
+        assert (cfg.sampling, cfg.model, cfg.train) == (gcc.sampling, gcc.model, gcc.train)  # GCC's encoder, loop
+        pipeline, embs = build_pipeline(cfg, graphs, progress=False)
+        assert isinstance(pipeline, BaselinePipeline) and embs is None
+        augmented = PretrainPairDataset(graphs, cfg.sampling, 0, 12, pipeline, embs)
+        changed = 0
+        for i in range(12):
+            (q0, k0), (q1, k1) = plain[i], augmented[i]
+            assert q0.ndata[NID][0] == q1.ndata[NID][0] == k1.ndata[NID][0]  # same walks, centre kept
+            changed += not _same_view(k0, k1)
+        assert changed >= 8, method
+
+
+def _same_view(a, b) -> bool:
+    tensors = [*a.edges(), a.ndata[NID], a.ndata[PE]], [*b.edges(), b.ndata[NID], b.ndata[PE]]
+    return all(torch.equal(x, y) for x, y in zip(*tensors))

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from gcc_sgcl.tasks.common import check_features, class_labels, stratified_folds
+from gcc_sgcl.tasks.common import bootstrap_indices, check_features, class_labels, repeated_stratified_folds
 from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
 from gcc_sgcl.tasks.node_classification import evaluate_node_classification
 from gcc_sgcl.tasks.similarity_search import bootstrap_se, evaluate_similarity_search, pair_hits
@@ -26,21 +26,33 @@ def random_embeddings(n_per_class: int, n_classes: int, dim: int, seed: int) -> 
 # ---------------------------------------------------------------- shared helpers
 
 
-def test_stratified_folds_put_every_class_in_every_test_fold():
+def test_every_repetition_is_a_stratified_partition_and_repetitions_differ():
     labels = np.repeat(np.arange(4), [10, 20, 30, 40])
-    splits = stratified_folds(labels, folds=10, seed=3)
-    assert len(splits) == 10
-    for train, test in splits:
-        assert set(labels[test]) == {0, 1, 2, 3}
-        assert len(np.intersect1d(train, test)) == 0
-    assert np.array_equal(np.sort(np.concatenate([test for _, test in splits])), np.arange(len(labels)))
+    repetitions = repeated_stratified_folds(labels, folds=10, repeats=3, seed=3)
+    assert [len(r) for r in repetitions] == [10, 10, 10]
+    for splits in repetitions:
+        for train, test in splits:
+            assert set(labels[test]) == {0, 1, 2, 3}
+            assert len(np.intersect1d(train, test)) == 0
+        assert np.array_equal(np.sort(np.concatenate([test for _, test in splits])), np.arange(len(labels)))
+    assert not np.array_equal(repetitions[0][0][1], repetitions[1][0][1])
 
 
-def test_stratified_folds_depend_only_on_the_seed():
+def test_repeated_folds_depend_only_on_the_seed():
     labels = np.repeat(np.arange(3), 20)
-    a, b, c = (stratified_folds(labels, 5, seed) for seed in (0, 0, 1))
-    assert all(np.array_equal(x[1], y[1]) for x, y in zip(a, b))
-    assert not all(np.array_equal(x[1], y[1]) for x, y in zip(a, c))
+    a, b, c = (repeated_stratified_folds(labels, 5, 2, seed) for seed in (0, 0, 1))
+    tests = lambda reps: [test for splits in reps for _, test in splits]  # noqa: E731
+    assert all(np.array_equal(x, y) for x, y in zip(tests(a), tests(b)))
+    assert not all(np.array_equal(x, y) for x, y in zip(tests(a), tests(c)))
+
+
+def test_bootstrap_indices_resample_the_fold_reproducibly_per_repeat_and_fold():
+    idx = bootstrap_indices(50, seed=0, repeat=1, fold=2)
+    assert idx.shape == (50,) and idx.min() >= 0 and idx.max() < 50
+    assert len(np.unique(idx)) < 50  # with replacement: 50 draws from 50 almost surely repeat one
+    assert np.array_equal(idx, bootstrap_indices(50, seed=0, repeat=1, fold=2))
+    assert not np.array_equal(idx, bootstrap_indices(50, seed=0, repeat=2, fold=1))
+    assert not np.array_equal(idx, bootstrap_indices(50, seed=1, repeat=1, fold=2))
 
 
 def test_labels_must_be_a_class_vector():
@@ -54,30 +66,72 @@ def test_row_mismatch_between_embeddings_and_labels_names_both_counts():
         check_features(np.zeros((5, 3)), np.zeros(4))
 
 
+# ---------------------------------------------------------------- the paper's protocol
+
+
+def test_protocol_reports_one_score_per_repetition_and_their_sample_std():
+    emb, labels = random_embeddings(20, 3, 4, seed=6)
+    result = evaluate_node_classification(emb, labels, folds=4, repeats=6, seed=0)
+    assert result.scores.shape == (6,) and result.correct.shape == (6, 60) and result.correct.dtype == bool
+    assert result.mean == pytest.approx(result.scores.mean())
+    assert result.std == pytest.approx(np.std(result.scores, ddof=1))
+    assert result.std_kind == "std over 6 repeats of 4-fold CV, bootstrapped test folds"
+    assert result.row()["n_scores"] == 6
+
+
+def test_correct_records_the_unbootstrapped_out_of_fold_predictions():
+    # 60 examples, 3 classes, 5 folds: every test fold holds 12, so the mean of fold accuracies is the
+    # pooled accuracy of the repetition.
+    emb, labels = random_embeddings(20, 3, 4, seed=7)
+    plain = evaluate_node_classification(emb, labels, folds=5, repeats=4, bootstrap=False)
+    resampled = evaluate_node_classification(emb, labels, folds=5, repeats=4, bootstrap=True)
+    assert np.allclose(plain.correct.mean(axis=1), plain.scores)
+    assert np.array_equal(plain.correct, resampled.correct)
+    assert "bootstrapped" not in plain.protocol and "bootstrapped" in resampled.protocol
+
+
+def test_bootstrap_moves_the_scores_of_a_noisy_problem_but_not_their_expectation():
+    rng = np.random.default_rng(8)
+    labels = np.repeat([0, 1], 100)
+    emb = rng.normal(size=(200, 2)) + 0.5 * labels[:, None]  # about 64 % accuracy
+    plain = evaluate_graph_classification(emb, labels, folds=10, repeats=10, search=False, bootstrap=False)
+    resampled = evaluate_graph_classification(emb, labels, folds=10, repeats=10, search=False, bootstrap=True)
+    assert not np.allclose(plain.scores, resampled.scores)
+    # 100 resampled folds of 20: the two means differ by about sqrt(0.64 * 0.36 / 20 / 100) = 0.011.
+    assert abs(plain.mean - resampled.mean) < 0.04
+    assert resampled.std > plain.std
+
+
+def test_protocol_refuses_zero_repeats_and_negative_seeds():
+    emb, labels = blobs(10, 2, 3, seed=9)
+    with pytest.raises(ValueError, match="repeats must be at least 1, got 0"):
+        evaluate_node_classification(emb, labels, folds=2, repeats=0)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got -1"):
+        evaluate_graph_classification(emb, labels, folds=2, seed=-1)
+
+
 # ---------------------------------------------------------------- node classification
 
 
 def test_node_classification_scores_one_on_separable_blobs():
     emb, labels = blobs(30, 3, 8, seed=0)
-    result = evaluate_node_classification(emb, labels, folds=10, seed=0, dataset="blobs")
-    assert result.mean == pytest.approx(1.0)
-    assert result.scores.shape == (10,)
+    result = evaluate_node_classification(emb, labels, folds=10, repeats=3, seed=0, dataset="blobs")
+    assert result.mean == pytest.approx(1.0) and result.correct.all()
     assert (result.task, result.dataset, result.metric) == ("node_classification", "blobs", "micro_f1")
     assert result.n == 90
 
 
 def test_node_classification_is_near_chance_on_random_embeddings():
     emb, labels = random_embeddings(100, 3, 8, seed=1)
-    result = evaluate_node_classification(emb, labels, folds=10, seed=0)
+    result = evaluate_node_classification(emb, labels, folds=10, repeats=3, seed=0)
     assert abs(result.mean - 1 / 3) < 0.08
 
 
 def test_node_classification_is_deterministic_under_the_seed():
     emb, labels = random_embeddings(40, 3, 8, seed=2)
-    a, b, c = (evaluate_node_classification(emb, labels, folds=5, seed=seed) for seed in (7, 7, 8))
-    assert np.array_equal(a.scores, b.scores)
+    a, b, c = (evaluate_node_classification(emb, labels, folds=5, repeats=2, seed=seed) for seed in (7, 7, 8))
+    assert np.array_equal(a.scores, b.scores) and np.array_equal(a.correct, b.correct)
     assert not np.array_equal(a.scores, c.scores)
-    assert a.std == pytest.approx(np.std(a.scores)) and a.std_kind == "std over 5 folds"
 
 
 # ---------------------------------------------------------------- graph classification
@@ -86,21 +140,21 @@ def test_node_classification_is_deterministic_under_the_seed():
 @pytest.mark.parametrize("search", [True, False])
 def test_graph_classification_scores_one_on_separable_blobs(search):
     emb, labels = blobs(20, 2, 6, seed=3)
-    result = evaluate_graph_classification(emb, labels, folds=10, seed=0, search=search)
+    result = evaluate_graph_classification(emb, labels, folds=5, repeats=1, seed=0, search=search)
     assert result.mean == pytest.approx(1.0)
-    assert result.metric == "accuracy" and result.scores.shape == (10,)
+    assert result.metric == "accuracy" and result.scores.shape == (1,) and result.std == 0.0
     assert ("grid search" in result.protocol) == search
 
 
 def test_graph_classification_is_near_chance_on_random_embeddings():
     emb, labels = random_embeddings(100, 2, 6, seed=4)
-    result = evaluate_graph_classification(emb, labels, folds=10, seed=0, search=False)
+    result = evaluate_graph_classification(emb, labels, folds=10, repeats=3, seed=0, search=False)
     assert abs(result.mean - 1 / 2) < 0.1
 
 
 def test_graph_classification_is_deterministic_under_the_seed():
     emb, labels = random_embeddings(25, 2, 6, seed=5)
-    a, b, c = (evaluate_graph_classification(emb, labels, folds=5, seed=seed) for seed in (1, 1, 2))
+    a, b, c = (evaluate_graph_classification(emb, labels, folds=3, repeats=1, seed=seed) for seed in (1, 1, 2))
     assert np.array_equal(a.scores, b.scores)
     assert not np.array_equal(a.scores, c.scores)
 

@@ -44,17 +44,33 @@ def read_csv(path) -> tuple[list[str], list[dict[str, str]]]:
 
 def test_node_cli_prints_a_table_and_appends_csv_rows_with_one_header(tmp_path, capsys):
     save_embeddings(tmp_path, "toy", N_NODES)
-    argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy", "--folds", "5"]
+    argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy", "--folds", "5", "--repeats", "2"]
     first = node_classification.main(argv, loader=node_loader)
     node_classification.main(argv, loader=node_loader)
     out = capsys.readouterr().out
-    assert "toy" in out and "micro_f1" in out and "±" in out and "std over 5 folds" in out
+    assert "toy" in out and "micro_f1" in out and "±" in out
+    assert "std over 2 repeats of 5-fold CV, bootstrapped test folds" in out
     header, rows = read_csv(tmp_path / RESULTS_FILE)
     assert tuple(header) == CSV_COLUMNS
     assert len(rows) == 2
     assert rows[0]["task"] == "node_classification" and rows[0]["dataset"] == "toy"
     assert float(rows[0]["mean"]) == pytest.approx(first[0].mean)
     assert rows[0]["n"] == str(N_NODES) and rows[0]["seed"] == "0" and rows[0]["load_path"] == str(tmp_path)
+    assert rows[0]["n_scores"] == "2"
+
+
+@pytest.mark.parametrize(
+    "cli, rows, loader, extra",
+    [(node_classification, N_NODES, node_loader, []), (graph_classification, 40, graph_loader, ["--no-search"])],
+)
+def test_repeats_and_no_bootstrap_flags_reach_the_protocol(cli, rows, loader, extra, tmp_path):
+    save_embeddings(tmp_path, "toy", rows)
+    argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy", "--folds", "4"]
+    (result,) = cli.main(argv + ["--repeats", "3", "--no-bootstrap", *extra], loader=loader)
+    assert result.scores.shape == (3,) and result.correct.shape == (3, rows)
+    assert "bootstrapped" not in result.protocol and "3x repeated stratified 4-fold CV" in result.protocol
+    _, logged = read_csv(tmp_path / RESULTS_FILE)
+    assert logged[0]["n_scores"] == "3" and logged[0]["std_kind"] == "std over 3 repeats of 4-fold CV"
 
 
 def test_graph_cli_without_search_evaluates_every_dataset(tmp_path, capsys):
@@ -65,8 +81,10 @@ def test_graph_cli_without_search_evaluates_every_dataset(tmp_path, capsys):
     results = graph_classification.main(argv, loader=graph_loader)
     assert [r.dataset for r in results] == ["a", "b"]
     assert all("C=1" in r.protocol and r.seed == 3 for r in results)
+    # The defaults are the paper's protocol: 10 repetitions of 10-fold CV with bootstrapped test folds.
+    assert all("10x repeated stratified 10-fold CV, bootstrapped test folds" in r.protocol for r in results)
     _, rows = read_csv(tmp_path / RESULTS_FILE)
-    assert [(r["dataset"], r["metric"]) for r in rows] == [("a", "accuracy"), ("b", "accuracy")]
+    assert [(r["dataset"], r["metric"], r["n_scores"]) for r in rows] == [(d, "accuracy", "10") for d in "ab"]
 
 
 def test_similarity_cli_splits_rows_into_the_two_graphs_and_logs_both_ks(tmp_path, capsys):
@@ -111,7 +129,7 @@ def test_non_finite_embeddings_are_refused(tmp_path):
 def test_results_csv_with_a_foreign_header_is_left_untouched(tmp_path):
     save_embeddings(tmp_path, "toy", N_NODES)
     (tmp_path / RESULTS_FILE).write_text("dataset,score\nx,1\n")
-    argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy", "--folds", "3"]
+    argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy", "--folds", "3", "--repeats", "1"]
     with pytest.raises(ValueError, match="exists with header"):
         node_classification.main(argv, loader=node_loader)
     assert (tmp_path / RESULTS_FILE).read_text() == "dataset,score\nx,1\n"

@@ -204,3 +204,182 @@ def view_similarity(emb_q_rows: np.ndarray, emb_k_rows: np.ndarray) -> float:
     a, b = emb_q_rows.sum(axis=0), emb_k_rows.sum(axis=0)
     denom = float(np.linalg.norm(a) * np.linalg.norm(b))
     return float(a @ b) / denom if denom > 0 else 0.0
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Operations behind the re-implemented baselines (GraphCL, GRACE, MVGRL, GCA): edge lists, PPR, centralities.
+
+
+def stochastic_count(x: float, u: float) -> int:
+    """``floor(x + u)``: for ``u ~ U[0, 1)`` an integer with expectation ``x`` (so a rate holds on tiny views,
+    where ``int(x)`` would round a 20 % rate down to nothing below 5 nodes).
+
+    >>> stochastic_count(4.6, 0.3), stochastic_count(4.6, 0.5)
+    (4, 5)
+    """
+    return int(np.floor(x + u))
+
+
+def undirected_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(u, v)`` with ``u < v``: each pair of distinct endpoints once, sorted by ``u`` then ``v``.
+
+    >>> undirected_pairs(np.array([2, 0, 1, 1]), np.array([0, 2, 1, 0]))
+    (array([0, 0]), array([1, 2]))
+    """
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    u, v = np.minimum(src, dst), np.maximum(src, dst)
+    keep = u != v
+    n = int(v.max()) + 1 if v.size else 1
+    codes = np.unique(u[keep] * n + v[keep])
+    return codes // n, codes % n
+
+
+def undirected_edges(view: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray]:
+    """The undirected edges of the (bidirected) ``view`` as :func:`undirected_pairs`; self-loops are dropped."""
+    return undirected_pairs(*edge_arrays(view))
+
+
+def non_edges(u: np.ndarray, v: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(a, b)`` with ``a < b``: the node pairs of an ``n``-node graph that are not among the edges ``(u, v)``.
+
+    >>> non_edges(np.array([0]), np.array([1]), 3)
+    (array([0, 1]), array([2, 2]))
+    """
+    present = np.zeros((n, n), dtype=bool)
+    present[u, v] = True
+    a, b = np.triu_indices(n, 1)
+    absent = ~present[a, b]
+    return a[absent], b[absent]
+
+
+def edge_view(view: dgl.DGLGraph, u: np.ndarray, v: np.ndarray, k: int) -> dgl.DGLGraph:
+    """New view on ``view``'s nodes with the undirected edges ``(u, v)`` and fresh eigen features.
+
+    Both directions of every edge are stored, sorted by source then destination; ``PE``/``EIGVEC``/``EIGVAL``
+    are those of the new graph (``k`` columns), the other node features are ``view``'s. Edge features are not
+    carried over (sampled views have none).
+    """
+    u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
+    src, dst = np.concatenate([u, v]), np.concatenate([v, u])
+    order = np.lexsort((dst, src))
+    src, dst = src[order], dst[order]
+    n = view.num_nodes()
+    out = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=n, idtype=view.idtype)
+    out.ndata.update({**view.ndata, **eigen_feature_tensors(edge_eigen_features(src, dst, n, k))})
+    return out
+
+
+def grow_subgraph(view: dgl.DGLGraph, target: int, draws: np.ndarray) -> np.ndarray:
+    """Sorted ids of a connected node set grown from node 0 (the centre) up to ``target`` nodes.
+
+    Each step adds the node at position ``floor(draws[t] * f)`` of the sorted frontier (the ``f`` neighbours of
+    the set not yet in it); growth stops early when the frontier is empty (the centre's component is used up).
+    ``draws`` holds at least ``target - 1`` numbers in ``[0, 1)``.
+    """
+    indptr, indices, _ = view.adj_tensors("csr")
+    indptr, indices = indptr.numpy(), indices.numpy()
+    selected = {0}
+    frontier = set(indices[indptr[0]:indptr[1]].tolist()) - selected
+    for t in range(target - 1):
+        if not frontier:
+            break
+        options = sorted(frontier)
+        node = options[int(draws[t] * len(options))]
+        selected.add(node)
+        frontier |= set(indices[indptr[node]:indptr[node + 1]].tolist())
+        frontier -= selected
+    return np.array(sorted(selected), dtype=np.int64)
+
+
+def mask_rows(view: dgl.DGLGraph, rows: np.ndarray) -> dgl.DGLGraph:
+    """New view whose ``PE`` rows ``rows`` are replaced by the mean ``PE`` row of ``view`` (GraphCL's mask token);
+    ``view`` itself when ``rows`` is empty."""
+    if len(rows) == 0:
+        return view
+    pe = view.ndata[PE]
+    index = torch.as_tensor(rows, dtype=torch.int64, device=pe.device)
+    token = pe.mean(dim=0, keepdim=True).expand(len(rows), -1)
+    return with_features(view, **{PE: pe.index_copy(0, index, token)})
+
+
+def ppr_matrix(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> np.ndarray:
+    """``(n, n)`` personalised PageRank of every node: ``Pi = alpha (I - (1 - alpha) D^-1 A)^-1``.
+
+    ``A`` is the undirected graph with edges ``(u, v)`` plus a self-loop on every node (MVGRL's ``A + I``, so
+    isolated nodes keep their mass), ``D`` its row sums. Row ``i`` is the PPR distribution of seed ``i``
+    (teleport probability ``alpha``): every row sums to 1 and ``Pi = alpha I + (1 - alpha) D^-1 A Pi``.
+
+    >>> bool(np.allclose(ppr_matrix(np.array([0]), np.array([1]), 3, 0.2).sum(axis=1), 1.0))
+    True
+    """
+    if not 0.0 < alpha <= 1.0:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+    a = np.eye(n)
+    a[u, v] = a[v, u] = 1.0
+    walk = a / a.sum(axis=1, keepdims=True)
+    return np.linalg.solve(np.eye(n) - (1.0 - alpha) * walk, alpha * np.eye(n))
+
+
+def topk_targets(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, cols)``: per row the columns of its ``k`` largest positive off-diagonal scores (ties: lower column
+    first); fewer where a row has fewer positive off-diagonal scores.
+
+    >>> topk_targets(np.array([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3], [0.0, 0.0, 1.0]]), 1)
+    (array([0, 1]), array([1, 2]))
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    off = scores.copy()
+    np.fill_diagonal(off, 0.0)
+    top = np.argsort(-off, axis=1, kind="stable")[:, :k]
+    rows = np.repeat(np.arange(off.shape[0]), top.shape[1])
+    cols = top.ravel()
+    keep = off[rows, cols] > 0
+    return rows[keep], cols[keep]
+
+
+def threshold_targets(scores: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, cols)`` of the off-diagonal scores ``>= eps`` (``eps > 0``), row by row.
+
+    >>> threshold_targets(np.array([[0.7, 0.3], [0.05, 0.95]]), 0.1)
+    (array([0]), array([1]))
+    """
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0, got {eps}")
+    keep = scores >= eps
+    np.fill_diagonal(keep, False)
+    return np.nonzero(keep)
+
+
+def centrality_drop_probabilities(s: np.ndarray, p: float, p_tau: float) -> np.ndarray:
+    """GCA's drop probabilities from (log-)centralities ``s``: ``min(p (s_max - s) / (s_max - mean s), p_tau)``.
+
+    The normalised weights average to 1, so uncapped probabilities average to ``p``; the least central items
+    are dropped most. When all ``s`` are equal (the formula's 0/0) every probability is ``min(p, p_tau)``.
+
+    >>> centrality_drop_probabilities(np.array([0.0, 1.0, 2.0]), 0.3, 0.5)
+    array([0.5, 0.3, 0. ])
+    """
+    if np.ptp(s) == 0:
+        return np.full(s.shape, min(p, p_tau))
+    return np.minimum(p * (s.max() - s) / (s.max() - s.mean()), p_tau)
+
+
+def edge_drop_probabilities(
+    u: np.ndarray, v: np.ndarray, degree: np.ndarray, p: float, p_tau: float
+) -> np.ndarray:
+    """GCA's degree-centrality edge-drop probabilities of the undirected edges ``(u, v)``.
+
+    Edge centrality is the mean degree of the two endpoints (GCA's rule for undirected graphs), taken as
+    ``s = log(1 + centrality)`` (the ``+ 1`` of GCA's code), then :func:`centrality_drop_probabilities`.
+    """
+    return centrality_drop_probabilities(np.log1p((degree[u] + degree[v]) / 2.0), p, p_tau)
+
+
+def feature_drop_probabilities(x: np.ndarray, degree: np.ndarray, p: float, p_tau: float) -> np.ndarray:
+    """GCA's drop probability of each column of the dense features ``x`` (``(n, d)``, here ``PE`` columns).
+
+    Column weight ``w_j = log(1 + sum_u |x_uj| degree_u)`` (GCA's ``feature_drop_weights_dense``: features
+    carried by central nodes weigh more), then :func:`centrality_drop_probabilities` of ``w``.
+    """
+    return centrality_drop_probabilities(np.log1p(np.abs(x).T @ degree), p, p_tau)

@@ -16,10 +16,16 @@ def info_nce(logits: torch.Tensor, positive_index: torch.Tensor) -> tuple[torch.
     return loss, prob
 
 
-def e2e_logits(q: torch.Tensor, k: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """E2E: every other key in the batch is a negative (K = batch − 1). Positive of row i is column i."""
+def e2e_logits(
+    q: torch.Tensor, k: torch.Tensor, temperature: float, positive_offset: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """E2E: every other key in the batch is a negative (K = batch − 1). Positive of row i is column
+    ``positive_offset + i``: ``k`` may hold the keys of the whole global batch while ``q`` holds one
+    process's slice of it starting at row ``positive_offset``."""
+    if not 0 <= positive_offset <= k.shape[0] - q.shape[0]:
+        raise ValueError(f"positive_offset {positive_offset} puts {q.shape[0]} positives outside {k.shape[0]} keys")
     logits = q @ k.t() / temperature
-    return logits, torch.arange(q.shape[0], device=q.device)
+    return logits, torch.arange(positive_offset, positive_offset + q.shape[0], device=q.device)
 
 
 def moco_logits(

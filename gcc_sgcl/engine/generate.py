@@ -8,17 +8,25 @@ followed by graph 2's.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
+import json
 from pathlib import Path
 
+import dgl
 import numpy as np
 import torch
 from tqdm import tqdm
 
-from gcc_sgcl.config import Config
+from gcc_sgcl.config import Config, SamplingConfig
+from gcc_sgcl.data.paths import atomic_target, resolve_cache_dir
 from gcc_sgcl.engine.checkpoint import load_checkpoint
 from gcc_sgcl.engine.pretrain import build_encoder
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, collate_views, limit_threads, worker_init
+
+# Bump when view building changes, so cached views written by older code are rebuilt.
+VIEWS_VERSION = 1
 
 
 def load_encoder(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config]:
@@ -52,6 +60,78 @@ def embed(
     return torch.cat(out).numpy().astype(np.float32)
 
 
+def dataset_views(
+    name: str,
+    sampling: SamplingConfig,
+    data_dir: str | None = None,
+    seed: int = 0,
+    num_workers: int = 0,
+    progress: bool = True,
+) -> list[list[dgl.DGLGraph]]:
+    """The views ``generate`` encodes for dataset ``name``, built once: one list for node and graph datasets,
+    two (graph_1's nodes, graph_2's nodes) for similarity datasets. Views depend on the sampling settings and
+    ``seed`` only, not on the encoder, so a sweep over encoders can build them once (:func:`cached_views`)."""
+    from gcc_sgcl.data import dataset_kind, load_graph_dataset, load_node_dataset, load_similarity_dataset
+
+    kind = dataset_kind(name)
+    if kind == "node":
+        sets = [NodeViewDataset(load_node_dataset(name, data_dir).graph, sampling, seed)]
+    elif kind == "graph":
+        sets = [GraphViewDataset(load_graph_dataset(name, data_dir).graphs, sampling)]
+    elif kind == "similarity":
+        pair = load_similarity_dataset(name, data_dir)
+        sets = [NodeViewDataset(g, sampling, seed) for g in (pair.graph_1, pair.graph_2)]
+    else:
+        raise ValueError(f"dataset {name!r} is a {kind} dataset; generate embeds node, graph or similarity datasets")
+    out = []
+    for views in sets:
+        # small batches: each view's tensors travel from a worker as file descriptors, and one message
+        # carries at most ~250 of them ("received 0 items of ancdata")
+        loader = torch.utils.data.DataLoader(
+            views, batch_size=8, collate_fn=list, num_workers=num_workers, worker_init_fn=worker_init
+        )
+        if num_workers == 0:
+            limit_threads()
+        out.append([_own_memory(v) if num_workers else v
+                    for batch in tqdm(loader, desc=f"views {name}", disable=not progress, unit="batch")
+                    for v in batch])
+    return out
+
+
+def _own_memory(view: dgl.DGLGraph) -> dgl.DGLGraph:
+    """A copy of a view received from a DataLoader worker in memory of this process: a worker's tensors
+    arrive as shared memory, each holding a file descriptor open as long as it lives, and keeping
+    thousands of views would exhaust the descriptor limit."""
+    src, dst = view.edges()
+    out = dgl.graph((src.clone(), dst.clone()), num_nodes=view.num_nodes(), idtype=view.idtype)
+    out.ndata.update({key: value.clone() for key, value in view.ndata.items()})
+    return out
+
+
+def cached_views(
+    name: str,
+    sampling: SamplingConfig,
+    data_dir: str | None = None,
+    seed: int = 0,
+    num_workers: int = 0,
+    progress: bool = True,
+) -> list[list[dgl.DGLGraph]]:
+    """:func:`dataset_views`, stored as a DGL binary in the cache directory (``$GCC_SGCL_CACHE``) under a
+    name made of the dataset, the sampling settings and the seed, and read back on later calls."""
+    key = hashlib.sha256(json.dumps([name, dataclasses.asdict(sampling), seed, VIEWS_VERSION]).encode())
+    path = resolve_cache_dir() / "views" / f"{name}-{key.hexdigest()[:16]}.bin"
+    if path.exists():
+        graphs, labels = dgl.load_graphs(str(path))
+        bounds = np.cumsum([0] + labels["sizes"].tolist())
+        return [graphs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    views = dataset_views(name, sampling, data_dir, seed, num_workers, progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_target(path) as tmp:
+        dgl.save_graphs(str(tmp), [v for part in views for v in part],
+                        {"sizes": torch.tensor([len(part) for part in views])})
+    return views
+
+
 def generate(
     load_path: str | Path,
     datasets: list[str],
@@ -61,25 +141,19 @@ def generate(
     batch_size: int = 256,
     num_workers: int = 0,
     progress: bool = True,
+    cache: bool = False,
 ) -> list[Path]:
-    """Write ``<load_path>/<dataset>.npy`` for each dataset; returns the written paths."""
-    from gcc_sgcl.data import dataset_kind, load_graph_dataset, load_node_dataset, load_similarity_dataset
+    """Write ``<load_path>/<dataset>.npy`` for each dataset; returns the written paths.
 
+    With ``cache`` the views are read from (or written to) the view cache (:func:`cached_views`).
+    """
     model, cfg = load_encoder(load_path, device)
     load_dir = Path(load_path) if Path(load_path).is_dir() else Path(load_path).parent
+    build = cached_views if cache else dataset_views
     written = []
     for name in datasets:
-        kind = dataset_kind(name)
-        if kind == "node":
-            views = [NodeViewDataset(load_node_dataset(name, data_dir).graph, cfg.sampling, seed)]
-        elif kind == "graph":
-            views = [GraphViewDataset(load_graph_dataset(name, data_dir).graphs, cfg.sampling)]
-        elif kind == "similarity":
-            pair = load_similarity_dataset(name, data_dir)
-            views = [NodeViewDataset(g, cfg.sampling, seed) for g in (pair.graph_1, pair.graph_2)]
-        else:
-            raise ValueError(f"dataset {name!r} is a {kind} dataset; generate embeds node, graph or similarity datasets")
-        emb = np.concatenate([embed(model, v, batch_size, num_workers, f"{name}", progress) for v in views])
+        views = build(name, cfg.sampling, data_dir, seed, num_workers, progress)
+        emb = np.concatenate([embed(model, v, batch_size, 0, name, progress) for v in views])
         path = load_dir / f"{name}.npy"
         np.save(path, emb)
         written.append(path)
@@ -95,9 +169,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0, help="seed of the RWR views of node-level datasets")
     p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--num-workers", type=int, default=0)
+    p.add_argument("--num-workers", type=int, default=0, help="DataLoader workers building the views")
+    p.add_argument("--cache-views", action="store_true",
+                   help="read/write the encoder-independent views in the cache dir ($GCC_SGCL_CACHE)")
     a = p.parse_args(argv)
-    for path in generate(a.load_path, a.dataset, a.device, a.data_dir, a.seed, a.batch_size, a.num_workers):
+    for path in generate(a.load_path, a.dataset, a.device, a.data_dir, a.seed, a.batch_size, a.num_workers,
+                         cache=a.cache_views):
         print(path)
 
 

@@ -1,7 +1,8 @@
 """Contrastive pre-training (E2E or MoCo), with TensorBoard logging and exact resume.
 
 ``python -m gcc_sgcl.engine.pretrain --method gcc --steps 100 …`` (see ``--help``); wrapped by
-``scripts/pretrain.sh <gpu> <method> [flags]``.
+``scripts/pretrain.sh <gpu> <method> [flags]``. Under ``torchrun`` (``NPROC=N bash scripts/pretrain.sh …``)
+every process trains its share of each global batch (:mod:`gcc_sgcl.engine.distributed`).
 """
 from __future__ import annotations
 
@@ -21,10 +22,28 @@ from gcc_sgcl.config import Config, build_parser, config_from_args
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
+from gcc_sgcl.engine.distributed import (
+    DistContext,
+    GlobalBatchNorm,
+    all_gather_rows,
+    barrier,
+    cleanup_distributed,
+    init_distributed,
+    launched_by_torchrun,
+    mean_over_ranks,
+    rank_batches,
+    wrap_ddp,
+)
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads, worker_init
 
 _STEP_SEED_STRIDE = 1_000_003
+_RANK_SEED_STRIDE = 2**40  # above seed · _STEP_SEED_STRIDE + step for seeds below 10^6
+
+
+def dropout_seed(seed: int, step: int, rank: int = 0) -> int:
+    """Torch seed of the dropout noise of ``step`` on process ``rank`` (distinct per (seed, step, rank))."""
+    return seed * _STEP_SEED_STRIDE + step + rank * _RANK_SEED_STRIDE
 
 
 def build_encoder(cfg: Config) -> GraphEncoder:
@@ -75,14 +94,22 @@ def build_pipeline(
 
 
 class Trainer:
-    """Holds the models, optimiser and queue of one run; ``step()`` does one optimisation step."""
+    """Holds the models, optimiser and queue of one run; ``step()`` does one optimisation step.
 
-    def __init__(self, cfg: Config) -> None:
+    With ``dist`` this process trains its slice of each global batch on ``dist.device``: batch norm uses
+    global-batch statistics, gradients are averaged by DistributedDataParallel and the keys are gathered,
+    so the update is the single-process update of the global batch.
+    """
+
+    def __init__(self, cfg: Config, dist: DistContext | None = None) -> None:
         self.cfg = cfg
+        self.dist = dist
         t = cfg.train
-        self.device = torch.device(t.device)
+        self.device = torch.device(t.device) if dist is None else dist.device
         torch.manual_seed(t.seed)
         self.model = build_encoder(cfg).to(self.device)
+        if dist is not None:
+            self.model = GlobalBatchNorm.convert(self.model)
         self.key_model = None
         self.queue = None
         if t.mode == "moco":
@@ -98,6 +125,14 @@ class Trainer:
             self.optimizer, lambda s: lr_factor(s, t.steps, t.warmup_frac, t.decay_frac)
         )
         self.step_count = 0
+        # what the forward passes call: the encoder itself, or its wrapper that averages gradients over ranks
+        self.net = self.model if dist is None else wrap_ddp(self.model, dist)
+
+    def _global_rows(self, x: torch.Tensor) -> tuple[torch.Tensor, int]:
+        """``x`` of every rank concatenated (``x`` itself in a single process) and where the local rows start."""
+        if self.dist is None:
+            return x, 0
+        return all_gather_rows(x), self.dist.rank * x.shape[0]
 
     def state_dict(self) -> dict:
         """Everything needed to continue exactly (the per-step RNG is derived from seed and step)."""
@@ -124,13 +159,14 @@ class Trainer:
     def step(self, graph_q, graph_k) -> dict[str, float]:
         """One optimisation step on a batch of (query, key) views; returns scalars to log."""
         t = self.cfg.train
-        torch.manual_seed(t.seed * _STEP_SEED_STRIDE + self.step_count)  # dropout noise of this step
+        rank = 0 if self.dist is None else self.dist.rank
+        torch.manual_seed(dropout_seed(t.seed, self.step_count, rank))
         graph_q, graph_k = graph_q.to(self.device), graph_k.to(self.device)
-        self.model.train()
-        q = self.model(graph_q)
+        self.net.train()
+        q = self.net(graph_q)
         if t.mode == "e2e":
-            k = self.model(graph_k)
-            logits, target = e2e_logits(q, k, t.nce_t)
+            keys, offset = self._global_rows(self.net(graph_k))
+            logits, target = e2e_logits(q, keys, t.nce_t, offset)
         else:
             self.key_model.eval()
             for m in self.key_model.modules():  # GCC/MoCo: key encoder's batch norm uses batch statistics
@@ -148,9 +184,9 @@ class Trainer:
         self.scheduler.step()
         if t.mode == "moco":
             momentum_update(self.key_model, self.model, t.momentum)
-            self.queue.enqueue(k)
+            self.queue.enqueue(self._global_rows(k)[0])
         self.step_count += 1
-        return {
+        stats = {
             "loss": loss.item(),
             "prob": prob.item(),
             "lr": lr,
@@ -158,9 +194,16 @@ class Trainer:
             "nodes_q": graph_q.num_nodes() / graph_q.batch_size,
             "nodes_k": graph_k.num_nodes() / graph_k.batch_size,
         }
+        if self.dist is not None:  # global-batch means (every rank holds an equal share)
+            names = ("loss", "prob", "nodes_q", "nodes_k")
+            means = mean_over_ranks(torch.tensor([stats[n] for n in names], dtype=torch.float64, device=self.device))
+            stats.update(zip(names, means.tolist()))
+        return stats
 
 
 def _check_resume_config(saved: dict, cfg: Config, path: Path) -> None:
+    # fields added to the config after the checkpoint was written take their defaults
+    saved = Config.from_dict(saved).to_dict()
     mine = cfg.to_dict()
     diffs = [
         f"{group}.{key}: checkpoint {saved[group][key]!r} vs now {value!r}"
@@ -175,40 +218,51 @@ def _check_resume_config(saved: dict, cfg: Config, path: Path) -> None:
 
 
 def pretrain(
-    cfg: Config, resume: bool = False, progress: bool = True, graphs: list[dgl.DGLGraph] | None = None
+    cfg: Config,
+    resume: bool = False,
+    progress: bool = True,
+    graphs: list[dgl.DGLGraph] | None = None,
+    dist: DistContext | None = None,
 ) -> Path:
     """Train ``cfg``; returns the run folder holding ``checkpoint.pt`` and the TensorBoard logs.
 
-    The corpus is ``cfg.train.corpus`` loaded from the data root unless ``graphs`` are given.
+    The corpus is ``cfg.train.corpus`` loaded from the data root unless ``graphs`` are given. With ``dist``
+    (:func:`~gcc_sgcl.engine.distributed.init_distributed`) this process trains its ``1/world_size`` of every
+    global batch of ``--batch-size``; every rank resumes from the checkpoint, only rank 0 writes.
     """
     cfg.validate()
     t = cfg.train
+    main = dist is None or dist.is_main
     run_dir = Path(t.output_dir) / cfg.run_dir_name()
     ckpt_path = run_dir / CHECKPOINT_NAME
     if ckpt_path.exists() and not resume:
         raise FileExistsError(f"{ckpt_path} exists: pass --resume to continue it, or choose --run-name/--seed")
     if resume and not ckpt_path.exists():
         raise FileNotFoundError(f"--resume given but {ckpt_path} does not exist")
-    trainer = Trainer(cfg)
+    trainer = Trainer(cfg, dist)
     if resume:
         state = load_checkpoint(ckpt_path, trainer.device)
         _check_resume_config(state["config"], cfg, ckpt_path)
         trainer.load_state_dict(state)
+    batch_size = t.effective_batch_size()
+    rank, world_size = (0, 1) if dist is None else (dist.rank, dist.world_size)
+    batches = rank_batches(trainer.step_count, t.steps, batch_size, rank, world_size)
+    if dist is not None:  # every rank has checked and read the checkpoint before rank 0 overwrites it
+        barrier()
     if trainer.step_count >= t.steps:
-        print(f"{run_dir}: already trained for {trainer.step_count} steps", file=sys.stderr)
+        if main:
+            print(f"{run_dir}: already trained for {trainer.step_count} steps", file=sys.stderr)
         return run_dir
 
     if graphs is None:
         from gcc_sgcl.data import load_pretrain_corpus
 
         graphs = load_pretrain_corpus(t.corpus, t.data_dir or None)
-    pipeline, global_embs = build_pipeline(cfg, graphs, progress)
-    batch_size = t.effective_batch_size()
+    pipeline, global_embs = build_pipeline(cfg, graphs, progress and main)
     dataset = PretrainPairDataset(graphs, cfg.sampling, t.seed, t.steps * batch_size, pipeline, global_embs)
     loader = torch.utils.data.DataLoader(
         dataset,
-        batch_size=batch_size,
-        sampler=range(trainer.step_count * batch_size, t.steps * batch_size),
+        batch_sampler=batches,
         collate_fn=collate_pairs,
         num_workers=t.num_workers,
         worker_init_fn=worker_init,
@@ -216,11 +270,14 @@ def pretrain(
     )
     if t.num_workers == 0:
         limit_threads()
-    writer = SummaryWriter(str(run_dir))
-    bar = tqdm(total=t.steps, initial=trainer.step_count, desc=cfg.run_dir_name(), disable=not progress, unit="step")
+    writer = SummaryWriter(str(run_dir)) if main else None
+    bar = tqdm(total=t.steps, initial=trainer.step_count, desc=cfg.run_dir_name(), disable=not (progress and main),
+               unit="step")
     start, first_step = time.time(), trainer.step_count
     for graph_q, graph_k in loader:
         stats = trainer.step(graph_q, graph_k)
+        if not main:
+            continue
         step = trainer.step_count
         if step % t.log_freq == 0 or step == t.steps:
             for name, value in stats.items():
@@ -231,7 +288,10 @@ def pretrain(
         if step % t.save_freq == 0 or step == t.steps:
             save_checkpoint(trainer.state_dict(), ckpt_path)
     bar.close()
-    writer.close()
+    if main:
+        writer.close()
+    if dist is not None:  # the final checkpoint exists when any rank returns
+        barrier()
     return run_dir
 
 
@@ -239,8 +299,13 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     args = build_parser().parse_args(argv)
     cfg = config_from_args(args)
-    run_dir = pretrain(cfg, resume=args.resume)
-    print(run_dir)
+    dist = init_distributed(cfg.train.device) if launched_by_torchrun() else None
+    try:
+        run_dir = pretrain(cfg, resume=args.resume, dist=dist)
+    finally:
+        cleanup_distributed()
+    if dist is None or dist.is_main:
+        print(run_dir)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,87 @@
+"""MVGRL's diffusion view (Hassani & Khasahmadi, 2020), re-implemented on GCC views.
+
+MVGRL contrasts a graph's structural view with its personalised-PageRank diffusion
+``Pi = alpha (I - (1 - alpha) T)^-1`` (``alpha = 0.2``, self-loops added; ``kavehhassani/mvgrl`` ``compute_ppr``).
+Here ``T = D^-1 (A + I)`` (row-stochastic) so that row ``i`` is seed ``i``'s PPR distribution; MVGRL uses the
+symmetric ``D^-1/2 (A + I) D^-1/2``, whose rows do not sum to 1 (the two are similar matrices,
+``Pi_sym = D^1/2 Pi D^-1/2``). GCC's encoder (a GIN with sum aggregation and a degree embedding) takes no edge
+weights, so the dense diffusion is sparsified into an unweighted graph -- per row the top-``k`` PPR targets
+(:class:`TopK`) or the entries ``>= eps`` (:class:`Threshold`, MVGRL's own sparsification) -- symmetrised into
+undirected edges, and the view's eigen features are recomputed on that graph. Node set, centre and other
+features stay those of the structural view.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import dgl
+import numpy as np
+
+from gcc_sgcl.augment import functional as F
+from gcc_sgcl.sampling.view import PE
+
+Sparsifier = Callable[[np.ndarray, float], tuple[np.ndarray, np.ndarray]]
+"""``sparsify(ppr, mean_degree) -> (rows, cols)``: the kept off-diagonal entries of a PPR matrix."""
+
+
+class TopK:
+    """Keep each row's ``k`` largest off-diagonal PPR entries; ``k=None``: the structural view's mean degree
+    (rounded, at least 1), so the diffusion view has about the density of the view it replaces (the aim of
+    MVGRL's choice of ``eps`` on Citeseer).
+
+    >>> TopK(), TopK(8)
+    (TopK(k=None), TopK(k=8))
+    """
+
+    def __init__(self, k: int | None = None):
+        if k is not None and k < 1:
+            raise ValueError(f"k must be >= 1 or None, got {k}")
+        self.k = k
+
+    def __call__(self, ppr: np.ndarray, mean_degree: float) -> tuple[np.ndarray, np.ndarray]:
+        return F.topk_targets(ppr, self.k if self.k is not None else max(1, round(mean_degree)))
+
+    def __repr__(self) -> str:
+        return f"TopK(k={self.k})"
+
+
+class Threshold:
+    """Keep the off-diagonal PPR entries ``>= eps``.
+
+    >>> Threshold(0.01)
+    Threshold(eps=0.01)
+    """
+
+    def __init__(self, eps: float):
+        if not 0.0 < eps <= 1.0:
+            raise ValueError(f"eps must be in (0, 1], got {eps}")
+        self.eps = float(eps)
+
+    def __call__(self, ppr: np.ndarray, mean_degree: float) -> tuple[np.ndarray, np.ndarray]:
+        return F.threshold_targets(ppr, self.eps)
+
+    def __repr__(self) -> str:
+        return f"Threshold(eps={self.eps})"
+
+
+class Diffusion:
+    """Replace the view's edges by its sparsified PPR diffusion (deterministic: ``rng`` is not used).
+
+    >>> Diffusion(alpha=0.2, sparsify=TopK())
+    Diffusion(alpha=0.2, sparsify=TopK(k=None))
+    """
+
+    def __init__(self, alpha: float = 0.2, sparsify: Sparsifier | None = None):
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+        self.alpha = float(alpha)
+        self.sparsify = sparsify if sparsify is not None else TopK()
+
+    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
+        n = view.num_nodes()
+        u, v = F.undirected_edges(view)
+        rows, cols = self.sparsify(F.ppr_matrix(u, v, n, self.alpha), 2.0 * len(u) / n)
+        return F.edge_view(view, *F.undirected_pairs(rows, cols), view.ndata[PE].shape[1])
+
+    def __repr__(self) -> str:
+        return f"Diffusion(alpha={self.alpha}, sparsify={self.sparsify!r})"

@@ -1,0 +1,79 @@
+"""Training-free embeddings computed directly on a downstream dataset: the floors and classical baselines.
+
+Methods (:data:`METHODS`), one module each:
+
+- ``structural`` — handcrafted node statistics (8 columns) or graph statistics (24 columns), z-scored
+- ``spectral`` — normalised-Laplacian spectrum of each node's 2-hop ego net (40 columns) or of each whole
+  graph (33 columns)
+- ``prone`` — ProNE (Zhang et al. 2019), ``hidden`` columns, nodes only
+- ``graphwave`` — GraphWave (Donnat et al. 2018), ``hidden`` columns, nodes only
+
+Rows follow :mod:`gcc_sgcl.engine.generate`: one per node (node datasets), one per graph (graph datasets),
+graph_1's nodes then graph_2's (similarity datasets), so the task CLIs evaluate ``<dir>/<dataset>.npy``
+unchanged. ``python -m gcc_sgcl.classical --method prone --dataset usa_airport --out-dir DIR``; wrapped
+with the matching task by ``bash scripts/baseline.sh <hidden> <method> <dataset...>``.
+
+>>> emb = embed_dataset("structural", "synthetic-roles")
+>>> emb.shape
+(1620, 8)
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import dgl
+import numpy as np
+
+from gcc_sgcl.classical import graphwave, prone, spectral, structural
+from gcc_sgcl.data import dataset_kind, load_graph_dataset, load_node_dataset, load_similarity_dataset
+
+# (graphs, hidden, rng) -> rows: one per node of each graph in order, or one per graph
+Embedder = Callable[[Sequence[dgl.DGLGraph], int, np.random.Generator], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A training-free method: ``nodes`` embeds every node of the given graphs, ``graphs`` each whole graph
+    (``None`` for node-level methods)."""
+
+    nodes: Embedder
+    graphs: Embedder | None = None
+
+
+METHODS: dict[str, Method] = {
+    "structural": Method(structural.embed_nodes, structural.embed_graphs),
+    "spectral": Method(spectral.embed_nodes, spectral.embed_graphs),
+    "prone": Method(prone.embed_nodes),
+    "graphwave": Method(graphwave.embed_nodes),
+}
+
+
+def embed_dataset(
+    method: str, dataset: str, data_dir: str | None = None, hidden: int = 64, seed: int = 0
+) -> np.ndarray:
+    """The float32 ``method`` embedding of ``dataset``, rows laid out as :mod:`gcc_sgcl.engine.generate` writes
+    them; ``hidden`` sets the size of ``prone`` and ``graphwave`` (the floors have fixed sizes) and ``seed``
+    the ``numpy.random.default_rng`` every random choice is drawn from."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
+    embedder = METHODS[method]
+    rng = np.random.default_rng(seed)
+    kind = dataset_kind(dataset)
+    if kind == "node":
+        emb = embedder.nodes([load_node_dataset(dataset, data_dir).graph], hidden, rng)
+    elif kind == "similarity":
+        pair = load_similarity_dataset(dataset, data_dir)
+        emb = embedder.nodes([pair.graph_1, pair.graph_2], hidden, rng)
+    elif kind == "graph":
+        if embedder.graphs is None:
+            graph_level = [name for name, m in METHODS.items() if m.graphs is not None]
+            raise ValueError(
+                f"method {method!r} embeds nodes only, but {dataset!r} is a graph dataset; graph datasets are "
+                f"supported by {', '.join(graph_level)}"
+            )
+        emb = embedder.graphs(load_graph_dataset(dataset, data_dir).graphs, hidden, rng)
+    else:
+        raise ValueError(f"dataset {dataset!r} is a {kind} dataset; classical embeddings cover node, graph and "
+                         f"similarity datasets")
+    return emb.astype(np.float32)

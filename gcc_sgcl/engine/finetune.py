@@ -1,0 +1,303 @@
+"""Fine-tune a pre-trained encoder end to end on downstream labels (the paper's "fine-tuned" block).
+
+``python -m gcc_sgcl.engine.finetune --load-path saved/RUN --dataset imdb-binary``; wrapped by
+``scripts/finetune.sh <load_path> <gpu> <dataset...> [flags]``. Each fold of a stratified k-fold CV starts
+from the pre-trained query encoder plus a fresh linear head, trains both with Adam (lr 0.005, 3 epochs of
+linear warm-up and 3 of linear ramp-down, as the paper's appendix) and a cross-entropy loss, and is scored on
+its test fold after the last epoch: micro-F1 for node datasets (one RWR view per node, GCC's labelled
+subgraphs), accuracy for graph datasets (each whole graph as one view). The result is printed and appended to
+``<load_path>/results.csv`` as task ``node_classification_finetuned`` / ``graph_classification_finetuned``.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+from pathlib import Path
+from typing import Sequence
+
+import dgl
+import numpy as np
+import torch
+from sklearn.metrics import accuracy_score, f1_score
+from sklearn.model_selection import StratifiedKFold
+from torch import nn
+from tqdm import tqdm
+
+from gcc_sgcl.config import Config
+from gcc_sgcl.engine.generate import cached_views, load_encoder
+from gcc_sgcl.models import GraphEncoder
+from gcc_sgcl.sampling.dataset import batch_views, limit_threads
+from gcc_sgcl.tasks.common import RESULTS_FILE, TaskResult, append_results_csv, class_labels
+
+# dataset kind → (task name, metric name, sklearn scorer of (y_true, y_pred))
+TASKS = {
+    "node": ("node_classification_finetuned", "micro_f1", lambda y, p: f1_score(y, p, average="micro")),
+    "graph": ("graph_classification_finetuned", "accuracy", accuracy_score),
+}
+
+
+def finetune_lr(
+    step: int, steps_per_epoch: int, epochs: int, lr: float, warmup_epochs: int = 3, rampdown_epochs: int = 3
+) -> float:
+    """Learning rate of optimisation step ``step`` (0-based) out of ``epochs * steps_per_epoch``.
+
+    Linear warm-up from 0 to ``lr`` over the first ``warmup_epochs`` epochs (reached on their last step),
+    flat, then linear ramp-down to 0 over the last ``rampdown_epochs`` (the last step has ``lr`` divided by
+    the ramp's length). The schedule moves every step. When warm-up and ramp-down overlap (few epochs)
+    the smaller of the two applies.
+
+    >>> [round(finetune_lr(s, 1, 8, 0.006), 4) for s in range(8)]
+    [0.002, 0.004, 0.006, 0.006, 0.006, 0.006, 0.004, 0.002]
+    """
+    total = epochs * steps_per_epoch
+    if not 0 <= step < total:
+        raise ValueError(f"step must be in [0, {total}) for {epochs} epochs of {steps_per_epoch} steps, got {step}")
+    warmup, rampdown = warmup_epochs * steps_per_epoch, rampdown_epochs * steps_per_epoch
+    up = (step + 1) / warmup if warmup else 1.0
+    down = (total - step) / rampdown if rampdown else 1.0
+    return lr * min(1.0, up, down)
+
+
+class Classifier(nn.Module):
+    """The encoder followed by a linear head on its ``hidden``-dimensional graph embedding."""
+
+    def __init__(self, encoder: GraphEncoder, hidden: int, n_classes: int) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.head = nn.Linear(hidden, n_classes)
+
+    def forward(self, g: dgl.DGLGraph) -> torch.Tensor:
+        """(batch_size, n_classes) logits of the batched views ``g``."""
+        return self.head(self.encoder(g))
+
+
+def labelled_kind(name: str) -> str:
+    """``"node"`` or ``"graph"``: the kind of dataset ``name``; other kinds have no labels to fine-tune on."""
+    from gcc_sgcl.data import dataset_kind
+
+    kind = dataset_kind(name)
+    if kind not in TASKS:
+        raise ValueError(f"dataset {name!r} is a {kind} dataset; fine-tuning needs labels (a node or graph dataset)")
+    return kind
+
+
+def build_views(
+    name: str, data_dir: str | None, cfg: Config, seed: int, progress: bool = True
+) -> tuple[list[dgl.DGLGraph], np.ndarray, str]:
+    """``(views, labels, kind)`` of a node or graph dataset, every view built once (the eigendecompositions).
+
+    Node datasets give one RWR view per node (seeded by ``seed``, as ``generate``), graph datasets one
+    view per whole graph; the views follow ``cfg.sampling``, the encoder's pre-training settings. Sets
+    torch and BLAS to one thread (``limit_threads``), as pre-training and ``generate`` do.
+    """
+    from gcc_sgcl.data import load_graph_dataset, load_node_dataset
+
+    kind = labelled_kind(name)
+    data = load_node_dataset(name, data_dir) if kind == "node" else load_graph_dataset(name, data_dir)
+    limit_threads()
+    views = cached_views(name, cfg.sampling, data_dir, seed, progress=progress)[0]
+    return views, class_labels(data.labels), kind
+
+
+def _batches(indices: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """``ceil(n / batch_size)`` near-equal consecutive batches (no singleton tail for batch norm)."""
+    return np.array_split(indices, math.ceil(len(indices) / batch_size))
+
+
+def finetune_fold(
+    encoder: GraphEncoder,
+    cfg: Config,
+    views: Sequence[dgl.DGLGraph],
+    targets: np.ndarray,
+    train_idx: np.ndarray,
+    seed: int = 0,
+    fold: int = 0,
+    epochs: int = 30,
+    batch_size: int = 128,
+    lr: float = 0.005,
+    warmup_epochs: int = 3,
+    rampdown_epochs: int = 3,
+    progress: bool = True,
+) -> Classifier:
+    """A deep copy of ``encoder`` plus a fresh linear head, both trained on ``views[train_idx]``.
+
+    ``targets`` are the class indices ``0..C-1`` of all ``views``; the loss is cross-entropy. Adam takes
+    the pre-training run's betas, eps and weight decay (``cfg.train``) and gradients are clipped to its
+    ``clip_norm``; the learning rate follows :func:`finetune_lr` step by step; batches are reshuffled each
+    epoch. Head initialisation, dropout and batch order derive from ``(seed, fold)`` alone (the global
+    torch RNG is forked, not consumed); ``encoder`` itself is left untouched.
+    """
+    device = next(encoder.parameters()).device
+    rng = np.random.default_rng([seed, fold])
+    steps_per_epoch = math.ceil(len(train_idx) / batch_size)
+    y = torch.as_tensor(targets, dtype=torch.int64, device=device)
+    t = cfg.train
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(int(rng.integers(2**63)))
+        model = Classifier(copy.deepcopy(encoder), cfg.model.hidden_size, int(targets.max()) + 1).to(device)
+        optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(t.beta1, t.beta2), eps=t.eps,
+                                     weight_decay=t.weight_decay)
+        model.train()
+        step = 0
+        for _ in tqdm(range(epochs), desc=f"fold {fold}", disable=not progress, unit="epoch", leave=False):
+            for batch in _batches(rng.permutation(train_idx), batch_size):
+                logits = model(batch_views([views[i] for i in batch]).to(device))
+                loss = nn.functional.cross_entropy(logits, y[torch.from_numpy(batch).to(device)])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), t.clip_norm)
+                for group in optimizer.param_groups:
+                    group["lr"] = finetune_lr(step, steps_per_epoch, epochs, lr, warmup_epochs, rampdown_epochs)
+                optimizer.step()
+                step += 1
+    return model
+
+
+@torch.no_grad()
+def predict(model: Classifier, views: Sequence[dgl.DGLGraph], indices: np.ndarray, batch_size: int = 128) -> np.ndarray:
+    """Predicted class index of each of ``views[indices]``, in eval mode (running batch-norm statistics, no dropout)."""
+    device = next(model.parameters()).device
+    model.eval()
+    out = [model(batch_views([views[i] for i in batch]).to(device)).argmax(dim=1).cpu()
+           for batch in _batches(np.asarray(indices), batch_size)]
+    return torch.cat(out).numpy()
+
+
+def _check_settings(folds: int, epochs: int, batch_size: int, lr: float, warmup_epochs: int, rampdown_epochs: int,
+                    max_folds: int | None) -> None:
+    if folds < 2:
+        raise ValueError(f"folds must be >= 2, got {folds}")
+    if max_folds is not None and not 1 <= max_folds <= folds:
+        raise ValueError(f"max_folds must be in [1, folds={folds}], got {max_folds}")
+    if epochs < 1 or batch_size < 1:
+        raise ValueError(f"epochs and batch_size must be >= 1, got {epochs} and {batch_size}")
+    if lr <= 0 or warmup_epochs < 0 or rampdown_epochs < 0:
+        raise ValueError(f"need lr > 0 and warmup/rampdown epochs >= 0, got {lr}, {warmup_epochs}, {rampdown_epochs}")
+
+
+def finetune_cv(
+    encoder: GraphEncoder,
+    cfg: Config,
+    views: Sequence[dgl.DGLGraph],
+    labels: np.ndarray,
+    kind: str,
+    dataset: str = "",
+    folds: int = 10,
+    epochs: int = 30,
+    batch_size: int = 128,
+    lr: float = 0.005,
+    warmup_epochs: int = 3,
+    rampdown_epochs: int = 3,
+    seed: int = 0,
+    progress: bool = True,
+    max_folds: int | None = None,
+) -> TaskResult:
+    """Stratified ``folds``-fold CV of fine-tuning on pre-built ``views`` (see :func:`finetune`).
+
+    ``encoder`` (with its configuration ``cfg``) is never modified: each fold trains a deep copy plus a
+    fresh ``nn.Linear(hidden, n_classes)`` head. Fold ``f``'s head initialisation, dropout and batch order
+    derive from ``(seed, f)`` only, so a fold's score does not depend on the folds run before it.
+    """
+    _check_settings(folds, epochs, batch_size, lr, warmup_epochs, rampdown_epochs, max_folds)
+    labels = class_labels(labels)
+    if kind not in TASKS:
+        raise ValueError(f"kind must be one of {sorted(TASKS)}, got {kind!r}")
+    if len(views) != len(labels):
+        raise ValueError(f"{len(views)} views but {len(labels)} labels")
+    task, metric, score = TASKS[kind]
+    limit_threads()  # as pre-training and generate: batches of small graphs gain little from threads, lose a lot shared
+    targets = np.unique(labels, return_inverse=True)[1]
+    splits = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(np.zeros((len(labels), 1)), labels))
+    splits = splits[:max_folds]
+    scores, evaluated = [], 0
+    for fold, (train_idx, test_idx) in enumerate(tqdm(splits, desc=f"finetune {dataset}", disable=not progress,
+                                                      unit="fold")):
+        model = finetune_fold(encoder, cfg, views, targets, train_idx, seed, fold, epochs, batch_size, lr,
+                              warmup_epochs, rampdown_epochs, progress)
+        scores.append(float(score(targets[test_idx], predict(model, views, test_idx, batch_size))))
+        evaluated += len(test_idx)
+    scores = np.asarray(scores)
+    run = f"{len(splits)} folds" if len(splits) == folds else f"the first {len(splits)} of {folds} folds"
+    return TaskResult(
+        task=task,
+        dataset=dataset,
+        metric=metric,
+        scores=scores,
+        mean=float(scores.mean()),
+        std=float(scores.std()),
+        std_kind=f"std over {run}",
+        n=evaluated,
+        protocol=(
+            f"fine-tuned encoder + linear head, cross-entropy, Adam lr={lr:g} with {warmup_epochs}-epoch linear "
+            f"warm-up and {rampdown_epochs}-epoch ramp-down, {epochs} epochs, batch {batch_size}, stratified "
+            f"{folds}-fold CV ({run} run), scored after the last epoch"
+        ),
+        seed=seed,
+    )
+
+
+def finetune(
+    load_path: str | Path,
+    dataset: str,
+    device: str = "cpu",
+    data_dir: str | None = None,
+    folds: int = 10,
+    epochs: int = 30,
+    batch_size: int = 128,
+    lr: float = 0.005,
+    warmup_epochs: int = 3,
+    rampdown_epochs: int = 3,
+    seed: int = 0,
+    progress: bool = True,
+    max_folds: int | None = None,
+) -> TaskResult:
+    """Fine-tune the query encoder of the run ``load_path`` on ``dataset``'s labels, stratified k-fold CV.
+
+    ``seed`` fixes the CV splits, the node datasets' RWR views and each fold's head initialisation,
+    dropout and batch order: on CPU two calls with the same arguments give identical scores.
+    ``max_folds`` runs only the first ``max_folds`` of the ``folds`` splits (a budget-limited estimate;
+    ``std_kind`` and ``protocol`` say so, ``n`` counts the test examples actually scored). The checkpoint
+    is only read.
+    """
+    _check_settings(folds, epochs, batch_size, lr, warmup_epochs, rampdown_epochs, max_folds)
+    labelled_kind(dataset)
+    encoder, cfg = load_encoder(load_path, device)  # before the slow view building: a missing checkpoint fails fast
+    views, labels, kind = build_views(dataset, data_dir, cfg, seed, progress)
+    return finetune_cv(encoder, cfg, views, labels, kind, dataset, folds, epochs, batch_size, lr, warmup_epochs,
+                       rampdown_epochs, seed, progress, max_folds)
+
+
+def main(argv: list[str] | None = None) -> list[TaskResult]:
+    """Command-line entry point: fine-tune on each dataset, print a table line and log it to results.csv."""
+    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.finetune", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--load-path", required=True, help="run folder (or checkpoint file) of a pre-training run")
+    p.add_argument("--dataset", nargs="+", required=True, help="node or graph classification datasets")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--data-dir", default=None, help="data root (default: $GCC_SGCL_DATA, else ./data)")
+    p.add_argument("--folds", type=int, default=10, help="number of stratified CV folds")
+    p.add_argument("--max-folds", type=int, default=None, help="run only the first N folds (budget)")
+    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--lr", type=float, default=0.005, help="peak learning rate")
+    p.add_argument("--warmup-epochs", type=int, default=3)
+    p.add_argument("--rampdown-epochs", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0, help="seed of the CV splits, views, head init, dropout, batches")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="hide the progress bars")
+    a = p.parse_args(argv)
+    load_dir = Path(a.load_path) if Path(a.load_path).is_dir() else Path(a.load_path).parent
+    print(f"finetune  load_path={a.load_path}")
+    print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
+    results = []
+    for name in a.dataset:
+        result = finetune(a.load_path, name, a.device, a.data_dir, a.folds, a.epochs, a.batch_size, a.lr,
+                          a.warmup_epochs, a.rampdown_epochs, a.seed, a.progress, a.max_folds)
+        print(result.line(), flush=True)
+        append_results_csv(load_dir / RESULTS_FILE, [result], a.load_path)
+        results.append(result)
+    return results
+
+
+if __name__ == "__main__":
+    main()

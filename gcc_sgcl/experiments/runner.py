@@ -1,0 +1,361 @@
+"""Seeded experiment sweeps: pre-train, embed and evaluate every (method, mode, seed) on every dataset.
+
+``python -m gcc_sgcl.experiments run --methods gcc sgcl --seeds 0 1 2 --modes e2e moco --corpus ca-hepth
+--datasets usa_airport imdb-binary kdd_icdm`` (``scripts/reproduce.sh`` runs the whole recorded sweep).
+
+Results are rows of a JSON-lines store (one row per metric): method, mode, seed, dataset, task, metric, the
+per-repetition scores and their summary, the per-λ2-quintile accuracy of classification tasks, the full
+configuration and the git commit. A combination whose rows are already in the store is skipped and a finished
+pre-training run is reused (an unfinished one resumes from its checkpoint), so an interrupted sweep picks up
+where it stopped. Views of the downstream datasets do not depend on the encoder; they are built once and
+cached (:func:`gcc_sgcl.engine.generate.cached_views`). Every encoder is evaluated on the same CV splits
+(``eval_seed``), so methods are compared on identical folds.
+
+Methods are any ``pretrain.sh`` preset, or a training-free method of :mod:`gcc_sgcl.classical` (mode
+``none``: the embedding is computed on the downstream graph itself).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+import dgl
+import numpy as np
+from tqdm import tqdm
+
+from gcc_sgcl.config import Config, make_config
+from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
+from gcc_sgcl.sampling.view import EIGVAL
+from gcc_sgcl.tasks.common import TaskResult
+
+CLASSICAL_MODE = "none"
+QUINTILES = 5
+
+
+@dataclass
+class Sweep:
+    """What to run: every method × mode × seed, pre-trained on ``corpus`` for ``steps`` × ``batch_size``,
+    evaluated on every dataset with ``repeats`` × ``folds``-fold CV."""
+
+    methods: list[str]
+    seeds: list[int]
+    datasets: list[str]
+    modes: list[str] = field(default_factory=lambda: ["e2e"])
+    corpus: list[str] = field(default_factory=lambda: ["synthetic"])
+    steps: int = 100
+    batch_size: int = 128
+    moco_queue: int = 4096
+    num_workers: int = 2
+    save_freq: int = 50
+    output_dir: str = "saved/repro"
+    rows: str = "saved/repro/rows.jsonl"
+    data_dir: str | None = None
+    device: str = "cpu"
+    folds: int = 10
+    repeats: int = 10
+    eval_seed: int = 0
+    svc_search: bool = True
+
+    def encoder_config(self, method: str, mode: str, seed: int) -> Config:
+        """The pre-training configuration of one (method, mode, seed)."""
+        train: dict[str, Any] = {
+            "mode": mode, "steps": self.steps, "batch_size": self.batch_size, "seed": seed,
+            "corpus": list(self.corpus), "output_dir": self.output_dir, "num_workers": self.num_workers,
+            "save_freq": self.save_freq, "device": self.device,
+        }
+        if mode == "moco":
+            train["nce_k"] = self.moco_queue
+        return make_config(method, {"train": train})
+
+    def jobs(self) -> list[tuple[str, str, int]]:
+        """Every (method, mode, seed); training-free methods get the single mode ``none``."""
+        out = []
+        for method in self.methods:
+            modes = [CLASSICAL_MODE] if is_classical(method) else self.modes
+            out += [(method, mode, seed) for mode in modes for seed in self.seeds]
+        return out
+
+    def budget(self) -> dict[str, Any]:
+        """The fields that make two rows of the same (method, mode, seed, dataset) comparable."""
+        return {"steps": self.steps, "batch_size": self.batch_size, "corpus": "+".join(self.corpus),
+                "repeats": self.repeats, "folds": self.folds, "eval_seed": self.eval_seed,
+                "svc_search": self.svc_search}
+
+
+def is_classical(method: str) -> bool:
+    """Whether ``method`` is a training-free embedding of :mod:`gcc_sgcl.classical`."""
+    from gcc_sgcl.classical import METHODS
+
+    return method in METHODS
+
+
+def applicable(method: str, mode: str, dataset: str) -> bool:
+    """Whether (method, dataset) can be evaluated: node-level training-free methods skip graph datasets."""
+    if mode != CLASSICAL_MODE:
+        return True
+    from gcc_sgcl.classical import METHODS
+    from gcc_sgcl.data import dataset_kind
+
+    return dataset_kind(dataset) != "graph" or METHODS[method].graphs is not None
+
+
+def git_commit() -> str:
+    """``HEAD``'s hash of the repository holding this package, with ``-dirty`` if tracked files changed."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+class RowStore:
+    """Result rows in a JSON-lines file; each row is appended and flushed as soon as it exists."""
+
+    KEY = ("method", "mode", "seed", "dataset", "task", "steps", "batch_size", "corpus", "repeats", "folds",
+           "eval_seed", "svc_search")
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+
+    def load(self) -> list[dict[str, Any]]:
+        """Every stored row (a truncated last line, left by a kill mid-write, is ignored)."""
+        if not self.path.is_file():
+            return []
+        rows = []
+        for number, line in enumerate(self.path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                if number == len(self.path.read_text().splitlines()):
+                    break
+                raise ValueError(f"{self.path}, line {number}: not a JSON row ({err})") from err
+        return rows
+
+    def keys(self) -> set[tuple]:
+        """The identifying fields of every stored row."""
+        return {self.key(row) for row in self.load()}
+
+    @classmethod
+    def key(cls, row: dict[str, Any]) -> tuple:
+        """The identifying fields of ``row``."""
+        return tuple(row.get(name) for name in cls.KEY)
+
+    def append(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Append ``rows``, one JSON object per line, flushed to disk."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows)
+        with self.path.open("a") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def lambda2(views: list[dgl.DGLGraph]) -> np.ndarray:
+    """Second-smallest normalised-Laplacian eigenvalue of each view (0 for a disconnected view, NaN for a
+    view of fewer than two nodes), read from the views' eigen-features."""
+    out = np.full(len(views), np.nan)
+    for i, view in enumerate(views):
+        if view.num_nodes() >= 2:
+            values = np.sort(view.ndata[EIGVAL][0].numpy().astype(np.float64))
+            values = values[np.isfinite(values)]
+            if len(values) >= 2:
+                out[i] = max(values[1], 0.0)
+    return out
+
+
+def quintile_scores(lam: np.ndarray, correct: np.ndarray) -> tuple[list[float], list[list[float]]]:
+    """Mean out-of-fold correctness in each rank quintile of ``lam`` (ties broken by position) and each
+    quintile's λ2 range. ``correct`` is (repetitions, examples)."""
+    per_example = np.asarray(correct, dtype=np.float64).mean(axis=0)
+    parts = np.array_split(np.argsort(np.nan_to_num(lam, nan=-1.0), kind="stable"), QUINTILES)
+    scores = [float(per_example[p].mean()) for p in parts]
+    bounds = [[float(np.nanmin(lam[p])), float(np.nanmax(lam[p]))] if np.isfinite(lam[p]).any() else [np.nan] * 2
+              for p in parts]
+    return scores, bounds
+
+
+def evaluate_dataset(name: str, emb: np.ndarray, views: list[list[dgl.DGLGraph]], sweep: Sweep) -> list[dict]:
+    """The task of dataset ``name`` on ``emb``: the row fields of each metric (without method/config)."""
+    from gcc_sgcl.data import dataset_kind, load_graph_dataset, load_node_dataset, load_similarity_dataset
+    from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
+    from gcc_sgcl.tasks.node_classification import evaluate_node_classification
+    from gcc_sgcl.tasks.similarity_search import evaluate_similarity_search
+
+    kind = dataset_kind(name)
+    cv = {"folds": sweep.folds, "repeats": sweep.repeats, "seed": sweep.eval_seed, "dataset": name}
+    if kind == "similarity":
+        pair = load_similarity_dataset(name, sweep.data_dir)
+        n1 = pair.graph_1.num_nodes()
+        return [result_fields(r) for r in evaluate_similarity_search(emb[:n1], emb[n1:], pair.pairs,
+                                                                      seed=sweep.eval_seed, dataset=name)]
+    if kind == "node":
+        result = evaluate_node_classification(emb, load_node_dataset(name, sweep.data_dir).labels, **cv)
+    else:
+        result = evaluate_graph_classification(emb, load_graph_dataset(name, sweep.data_dir).labels,
+                                               search=sweep.svc_search, **cv)
+    scores, bounds = quintile_scores(lambda2(views[0]), result.correct)
+    return [{**result_fields(result), "lambda2_quintiles": scores, "lambda2_bounds": bounds}]
+
+
+def result_fields(result: TaskResult) -> dict[str, Any]:
+    """The row fields of a task result."""
+    return {
+        "task": result.task, "dataset": result.dataset, "metric": result.metric, "mean": result.mean,
+        "std": result.std, "std_kind": result.std_kind, "scores": [float(s) for s in np.ravel(result.scores)]
+        if result.task != "similarity_search" else [], "n": result.n, "protocol": result.protocol,
+    }
+
+
+def encoder_embeddings(cfg: Config, name: str, views: list[list[dgl.DGLGraph]], device: str) -> np.ndarray:
+    """Embeddings of ``views`` by the query encoder of ``cfg``'s finished run."""
+    from gcc_sgcl.engine.generate import embed, load_encoder
+
+    model, _ = load_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), device)
+    return np.concatenate([embed(model, v, 256, 0, name, progress=False) for v in views])
+
+
+def ensure_pretrained(cfg: Config) -> float | None:
+    """Pre-train ``cfg`` unless its run already finished; returns the seconds spent (None if reused)."""
+    from gcc_sgcl.engine.pretrain import pretrain
+
+    ckpt = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
+    if ckpt.exists() and load_checkpoint(ckpt)["step"] >= cfg.train.steps:
+        return None
+    start = time.time()
+    pretrain(cfg, resume=ckpt.exists(), progress=False)
+    return time.time() - start
+
+
+def present(datasets: list[str], data_dir: str | None) -> list[str]:
+    """The datasets whose files are under the data root; the others are reported on stderr and dropped
+    (an unknown name still raises)."""
+    from gcc_sgcl.data import DatasetNotFoundError, load_any
+
+    found = []
+    for name in datasets:
+        try:
+            load_any(name, data_dir)
+        except DatasetNotFoundError as err:
+            print(f"skipping dataset {name}: {err}", file=sys.stderr)
+            continue
+        found.append(name)
+    return found
+
+
+def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
+    """Run every missing (method, mode, seed, dataset) of ``sweep``; returns the rows it added."""
+    from gcc_sgcl.classical import embed_dataset
+    from gcc_sgcl.engine.generate import cached_views
+
+    store = RowStore(sweep.rows)
+    done = store.keys()
+    budget = sweep.budget()
+    commit = git_commit()
+    view_sampling = make_config("gcc").sampling
+    views_of: dict[str, list[list[dgl.DGLGraph]]] = {}
+    added: list[dict[str, Any]] = []
+    units = [(job, name) for job in sweep.jobs() for name in present(sweep.datasets, sweep.data_dir)
+             if applicable(job[0], job[1], name)]
+    bar = tqdm(units, desc="sweep", unit="eval", disable=not progress)
+    for (method, mode, seed), name in bar:
+        task_rows = [k for k in done if k[:4] == (method, mode, seed, name) and k[5:] == tuple(
+            budget[f] for f in RowStore.KEY[5:])]
+        if task_rows:
+            continue
+        bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
+        classical = mode == CLASSICAL_MODE
+        cfg = None if classical else sweep.encoder_config(method, mode, seed)
+        sampling = view_sampling if classical else cfg.sampling
+        if name not in views_of:
+            views_of[name] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False)
+        pretrain_s = None
+        start = time.time()
+        if classical:
+            emb = embed_dataset(method, name, sweep.data_dir, seed=seed)
+            config: dict[str, Any] = {"classical": method, "seed": seed}
+        else:
+            pretrain_s = ensure_pretrained(cfg)
+            start = time.time()
+            emb = encoder_embeddings(cfg, name, views_of[name], sweep.device)
+            config = cfg.to_dict()
+        fields = evaluate_dataset(name, emb, views_of[name], sweep)
+        rows = [{
+            **f, **budget, "method": method, "mode": mode, "seed": seed, "config": config, "commit": commit,
+            "time": datetime.now().isoformat(timespec="seconds"), "pretrain_seconds": pretrain_s,
+            "eval_seconds": time.time() - start, "columns": int(emb.shape[1]),
+        } for f in fields]
+        store.append(rows)
+        done |= {RowStore.key(r) for r in rows}
+        added += rows
+    return added
+
+
+def run_runtime(methods: list[str], corpus: list[str], rows: str, data_dir: str | None = None,
+                batch_size: int = 16, batches: int = 40, seed: int = 0) -> list[dict[str, Any]]:
+    """Seconds per mini-batch of each method, measured in one run (:mod:`gcc_sgcl.experiments.runtime`),
+    stored as rows of task ``runtime`` (replacing earlier runtime rows of the same corpus)."""
+    from gcc_sgcl.experiments.runtime import measure
+
+    start = time.time()
+    measured = measure(methods, corpus, batch_size, batches, data_dir, seed)
+    commit = git_commit()
+    now = datetime.now().isoformat(timespec="seconds")
+    new = [{
+        "method": m, "mode": "e2e", "seed": seed, "dataset": "+".join(corpus), "task": "runtime", "metric": metric,
+        "mean": value, "std": 0.0, "std_kind": f"mean over {batches} mini-batches", "scores": [], "n": batches,
+        "protocol": f"batch {batch_size}, methods alternate batch by batch in one process, one thread",
+        "corpus": "+".join(corpus), "batch_size": batch_size, "config": make_config(m).to_dict(),
+        "commit": commit, "time": now, "eval_seconds": time.time() - start,
+    } for m, result in measured.items() for metric, value in result.items()]
+    store = RowStore(rows)
+    kept = [r for r in store.load() if not (r["task"] == "runtime" and r["dataset"] == "+".join(corpus))]
+    store.path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = store.path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept + new))
+    os.replace(tmp, store.path)
+    return new
+
+
+def run_finetune(sweep: Sweep, epochs: int = 30, max_folds: int | None = None,
+                 progress: bool = True) -> list[dict[str, Any]]:
+    """Fine-tune every pre-trained (method, mode, seed) of ``sweep`` on each classification dataset
+    (:mod:`gcc_sgcl.engine.finetune`); rows of task ``*_finetuned``, skipped when already stored."""
+    from gcc_sgcl.data import dataset_kind
+    from gcc_sgcl.engine.finetune import finetune
+
+    store = RowStore(sweep.rows)
+    done = {k[:4] for k in store.keys() if str(k[4]).endswith("_finetuned")}
+    budget = {**sweep.budget(), "repeats": 1, "epochs": epochs, "max_folds": max_folds}
+    commit = git_commit()
+    units = [(job, name) for job in sweep.jobs() if job[1] != CLASSICAL_MODE
+             for name in present(sweep.datasets, sweep.data_dir) if dataset_kind(name) in ("node", "graph")]
+    added = []
+    bar = tqdm(units, desc="fine-tune", unit="run", disable=not progress)
+    for (method, mode, seed), name in bar:
+        if (method, mode, seed, name) in done:
+            continue
+        bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
+        cfg = sweep.encoder_config(method, mode, seed)
+        pretrain_s = ensure_pretrained(cfg)
+        start = time.time()
+        result = finetune(Path(cfg.train.output_dir) / cfg.run_dir_name(), name, device=sweep.device,
+                          data_dir=sweep.data_dir, folds=sweep.folds, epochs=epochs, seed=sweep.eval_seed,
+                          progress=False, max_folds=max_folds)
+        row = {**result_fields(result), **budget, "method": method, "mode": mode, "seed": seed,
+               "config": cfg.to_dict(), "commit": commit, "time": datetime.now().isoformat(timespec="seconds"),
+               "pretrain_seconds": pretrain_s, "eval_seconds": time.time() - start}
+        store.append([row])
+        added.append(row)
+    return added

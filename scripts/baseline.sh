@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Training-free baselines (GCC's baseline script): embed each dataset with a classical method, then run the
+# dataset's task on the embeddings (node_classification, graph_classification or similarity_search).
+#   bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...>
+# Writes saved/classical/<method>/<dataset>.npy (relative to the caller's cwd) and appends the scores to
+# saved/classical/<method>/results.csv. <hidden> sizes prone and graphwave; structural and spectral have
+# fixed sizes, and each task is given the size actually written.
+source "$(dirname "$0")/_env.sh"
+if [ $# -lt 3 ]; then
+  echo "usage: bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...>" >&2
+  exit 2
+fi
+hidden=$1 method=$2
+shift 2
+out="saved/classical/$method"
+for dataset in "$@"; do
+  # the embedding CLI prints: <path> <columns> <kind> <seconds>, tab-separated
+  line=$(python -m gcc_sgcl.classical --method "$method" --hidden "$hidden" --out-dir "$out" --dataset "$dataset")
+  echo "$line"
+  IFS=$'\t' read -r _ columns kind _ <<< "$line"
+  case $kind in
+    node) task=node_classification ;;
+    graph) task=graph_classification ;;
+    similarity) task=similarity_search ;;
+    *) echo "baseline.sh: unexpected dataset kind '$kind' for $dataset" >&2; exit 1 ;;
+  esac
+  python -m gcc_sgcl.tasks.$task --load-path "$out" --hidden "$columns" --dataset "$dataset"
+done

@@ -1,0 +1,143 @@
+"""The experiment runner: a tiny real sweep on the synthetic data, skip/resume, the view cache and the report."""
+import json
+
+import dgl
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+
+from gcc_sgcl.config import make_config
+from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
+from gcc_sgcl.engine.generate import cached_views, dataset_views
+from gcc_sgcl.experiments.__main__ import main as experiments_main
+from gcc_sgcl.experiments.report import build_report
+from gcc_sgcl.experiments.runner import RowStore, Sweep, lambda2, quintile_scores, run_sweep
+from gcc_sgcl.sampling.dataset import make_view
+
+DATASETS = ["synthetic-roles", "synthetic-graphs", "synthetic-similarity"]
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory):
+    """One tiny sweep (2 pre-trained methods × 2 seeds + a training-free row), shared by the tests below."""
+    root = tmp_path_factory.mktemp("sweep")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("GCC_SGCL_CACHE", str(root / "cache"))
+    sweep = Sweep(methods=["gcc", "sgcl", "structural"], seeds=[0, 1], datasets=DATASETS, steps=2, batch_size=8,
+                  num_workers=0, output_dir=str(root / "runs"), rows=str(root / "rows.jsonl"), folds=3, repeats=2)
+    added = run_sweep(sweep, progress=False)
+    yield root, sweep, added
+    mp.undo()
+
+
+def test_sweep_stores_one_row_per_metric_with_config_and_commit(sweep_dir):
+    _, sweep, added = sweep_dir
+    # per (method, seed): 1 node + 1 graph + 2 similarity metrics
+    assert len(added) == 3 * 2 * 4
+    gcc = [r for r in added if r["method"] == "gcc"]
+    assert {r["seed"] for r in gcc} == {0, 1} and {r["mode"] for r in gcc} == {"e2e"}
+    for r in gcc:
+        assert r["config"]["method"] == "gcc" and r["config"]["train"]["seed"] == r["seed"]
+        assert r["config"]["train"]["steps"] == 2 and len(r["commit"]) >= 7
+    node = next(r for r in added if r["task"] == "node_classification")
+    assert len(node["scores"]) == sweep.repeats and np.isclose(np.mean(node["scores"]), node["mean"])
+    assert len(node["lambda2_quintiles"]) == 5 and all(0 <= q <= 1 for q in node["lambda2_quintiles"])
+    assert {r["mode"] for r in added if r["method"] == "structural"} == {"none"}
+
+
+def test_seeds_give_different_encoders_and_same_seed_same_rows(sweep_dir):
+    _, _, added = sweep_dir
+    graph = {(r["method"], r["seed"]): r["mean"] for r in added if r["task"] == "graph_classification"}
+    node = {(r["method"], r["seed"]): r["mean"] for r in added if r["task"] == "node_classification"}
+    assert (graph[("gcc", 0)], node[("gcc", 0)]) != (graph[("gcc", 1)], node[("gcc", 1)])
+    # the training-free floor does not depend on the encoder seed
+    assert graph[("structural", 0)] == graph[("structural", 1)]
+
+
+def test_rerun_skips_stored_rows_and_reuses_trained_runs(sweep_dir):
+    root, sweep, _ = sweep_dir
+    ckpt = root / "runs" / sweep.encoder_config("gcc", "e2e", 0).run_dir_name() / CHECKPOINT_NAME
+    before = ckpt.stat().st_mtime_ns
+    assert run_sweep(sweep, progress=False) == []
+    # drop one dataset's rows of one encoder: only those come back, without re-training
+    store = RowStore(sweep.rows)
+    rows = store.load()
+    kept = [r for r in rows if not (r["method"] == "gcc" and r["seed"] == 0 and r["dataset"] == "synthetic-graphs")]
+    store.path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    again = run_sweep(sweep, progress=False)
+    assert [(r["method"], r["seed"], r["dataset"]) for r in again] == [("gcc", 0, "synthetic-graphs")]
+    old = next(r for r in rows if r["method"] == "gcc" and r["seed"] == 0 and r["dataset"] == "synthetic-graphs")
+    assert again[0]["mean"] == old["mean"] and ckpt.stat().st_mtime_ns == before
+
+
+def test_row_store_ignores_a_truncated_last_line_but_not_a_corrupt_middle_one(tmp_path):
+    store = RowStore(tmp_path / "rows.jsonl")
+    store.append([{"method": "a"}, {"method": "b"}])
+    with store.path.open("a") as f:
+        f.write('{"method": "c", "mea')
+    assert [r["method"] for r in store.load()] == ["a", "b"]
+    store.path.write_text('{"method": "a"}\nnot json\n{"method": "b"}\n')
+    with pytest.raises(ValueError, match="line 2"):
+        store.load()
+
+
+def test_cached_views_equal_freshly_built_views(tmp_path, monkeypatch):
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
+    sampling = make_config("gcc").sampling
+    fresh = dataset_views("synthetic-similarity", sampling, progress=False)
+    first = cached_views("synthetic-similarity", sampling, progress=False)
+    again = cached_views("synthetic-similarity", sampling, progress=False)
+    assert len(list((tmp_path / "views").iterdir())) == 1
+    assert [len(p) for p in fresh] == [len(p) for p in again] == [len(p) for p in first]
+    for a, b in zip(fresh[1][:20], again[1][:20]):
+        assert torch.equal(torch.stack(a.edges()), torch.stack(b.edges()))
+        assert set(a.ndata) == set(b.ndata)
+        assert all(torch.equal(a.ndata[k].nan_to_num(-9.0), b.ndata[k].nan_to_num(-9.0)) for k in a.ndata)
+
+
+def test_lambda2_of_a_view_is_the_second_smallest_normalized_laplacian_eigenvalue():
+    g = dgl.from_networkx(nx.path_graph(6))
+    view = make_view(g, np.arange(6), k=4)
+    expected = np.sort(np.linalg.eigvalsh(nx.normalized_laplacian_matrix(nx.path_graph(6)).toarray()))[1]
+    two_parts = make_view(dgl.from_networkx(nx.disjoint_union(nx.path_graph(3), nx.path_graph(3))), np.arange(6), 4)
+    single = make_view(g, np.array([0]), k=4)
+    got = lambda2([view, two_parts, single])
+    assert np.isclose(got[0], expected, atol=1e-5) and np.isclose(got[1], 0, atol=1e-6) and np.isnan(got[2])
+
+
+def test_quintile_scores_split_by_rank_of_lambda2():
+    lam = np.array([0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6, 0.0])
+    correct = np.stack([lam > 0.45, lam > 0.45])  # right exactly on the upper half
+    scores, bounds = quintile_scores(lam, correct)
+    assert scores == [0.0, 0.0, 0.5, 1.0, 1.0]
+    assert bounds[0] == [0.0, 0.1] and bounds[-1] == [0.8, 0.9]
+
+
+def test_report_has_every_table_and_writes_csvs_and_heatmap(sweep_dir, tmp_path):
+    root, sweep, _ = sweep_dir
+    out = tmp_path / "results.md"
+    text = build_report(sweep.rows, out, heatmap_dataset="synthetic-graphs")
+    assert out.read_text() == text
+    for heading in ("Node and graph classification", "Does pre-training beat structure alone",
+                    "SGCL against GCC", "Top-k similarity search", "Ablation", "Pairwise augmentations",
+                    "λ2 quintile", "Runtime"):
+        assert heading in text
+    table = [line for line in text.splitlines() if line.startswith("| gcc |")]
+    assert table and "± " in table[0]
+    assert "structural (training-free)" in text
+    for name in ("classification.csv", "statistics.csv", "similarity.csv", "lambda2_quintiles.csv"):
+        assert (root / name).stat().st_size > 0
+    assert (root / "heatmap_synthetic-graphs.png").stat().st_size > 1000
+
+
+def test_cli_run_then_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
+    rows = tmp_path / "rows.jsonl"
+    experiments_main(["run", "--methods", "gcc", "--seeds", "0", "--datasets", "synthetic-graphs", "--steps", "1",
+                      "--batch-size", "4", "--num-workers", "0", "--output-dir", str(tmp_path / "runs"),
+                      "--rows", str(rows), "--folds", "2", "--repeats", "1"])
+    assert len(RowStore(rows).load()) == 1
+    experiments_main(["report", "--rows", str(rows), "--out", str(tmp_path / "r.md"),
+                      "--heatmap-dataset", "synthetic-graphs"])
+    assert "synthetic-graphs" in (tmp_path / "r.md").read_text()

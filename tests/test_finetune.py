@@ -1,0 +1,143 @@
+"""End-to-end fine-tuning: the learning-rate schedule, seeded folds, what is trained, the CLI and the script."""
+import csv
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import dgl
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+
+from gcc_sgcl.config import make_config
+from gcc_sgcl.engine.finetune import finetune, finetune_cv, finetune_fold, finetune_lr, main
+from gcc_sgcl.engine.generate import load_encoder
+from gcc_sgcl.engine.pretrain import pretrain
+from gcc_sgcl.sampling.dataset import GraphViewDataset
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    """A tiny encoder pre-trained for 3 steps on the synthetic corpus."""
+    out = tmp_path_factory.mktemp("runs")
+    cfg = make_config("gcc", {
+        "sampling": {"rw_hops": 16, "positional_embedding_size": 8},
+        "model": {"hidden_size": 16, "num_layers": 3, "degree_embedding_size": 4},
+        "train": {"batch_size": 8, "steps": 3, "corpus": ["synthetic"], "output_dir": str(out), "run_name": "tiny"},
+    })
+    return pretrain(cfg, progress=False)
+
+
+@pytest.fixture(scope="module")
+def toy(run):
+    """A learnable 3-class task (cycles, stars, cliques of 6–11 nodes) as views of the tiny encoder."""
+    builders = (nx.cycle_graph, lambda n: nx.star_graph(n - 1), nx.complete_graph)
+    labels = np.tile(np.arange(3), 20)
+    sizes = np.random.default_rng(0).integers(6, 12, size=labels.size)
+    graphs = [dgl.to_bidirected(dgl.from_networkx(builders[c](int(n)))) for c, n in zip(labels, sizes)]
+    encoder, cfg = load_encoder(run)
+    dataset = GraphViewDataset(graphs, cfg.sampling)
+    return encoder, cfg, [dataset[i] for i in range(len(dataset))], labels
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _last_row(run: Path) -> dict[str, str]:
+    with open(run / "results.csv", newline="") as f:
+        return list(csv.DictReader(f))[-1]
+
+
+def test_lr_warms_up_linearly_stays_flat_and_ramps_down_to_zero_per_step():
+    lr, spe = 0.005, 4
+    lrs = np.array([finetune_lr(s, spe, 10, lr) for s in range(40)])
+    assert lrs[0] == pytest.approx(lr / 12) and lrs[11] == pytest.approx(lr)
+    np.testing.assert_allclose(np.diff(lrs[:12]), lr / 12)  # 0 → lr over 3 epochs, one increment per step
+    np.testing.assert_allclose(lrs[11:29], lr)
+    np.testing.assert_allclose(np.diff(lrs[28:]), -lr / 12)  # lr → 0 over the last 3 epochs
+    assert lrs[-1] == pytest.approx(lr / 12)
+    short = [finetune_lr(s, 1, 2, lr) for s in range(2)]  # warm-up and ramp-down overlap: the smaller applies
+    assert short == pytest.approx([lr / 3, lr / 3])
+    assert finetune_lr(3, 2, 5, lr, warmup_epochs=0, rampdown_epochs=0) == lr
+    with pytest.raises(ValueError, match="step must be in"):
+        finetune_lr(40, spe, 10, lr)
+
+
+def test_a_fold_is_a_function_of_seed_and_fold_and_leaves_the_global_rng_alone(toy):
+    encoder, cfg, views, labels = toy
+    train = np.arange(45)
+    rng_state = torch.get_rng_state()
+    first, again, other = (
+        finetune_fold(encoder, cfg, views, labels, train, seed=0, fold=f, epochs=2, batch_size=16, progress=False)
+        for f in (1, 1, 2)
+    )
+    assert torch.equal(torch.get_rng_state(), rng_state)
+    a, b, c = (m.state_dict() for m in (first, again, other))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+    scores = [finetune_cv(encoder, cfg, views, labels, "graph", folds=3, epochs=2, batch_size=16, seed=4,
+                          progress=False, max_folds=2).scores for _ in range(2)]
+    np.testing.assert_array_equal(*scores)
+
+
+def test_the_encoder_is_trained_end_to_end_on_a_copy(toy):
+    encoder, cfg, views, labels = toy
+    before = {k: v.clone() for k, v in encoder.state_dict().items()}
+    model = finetune_fold(encoder, cfg, views, labels, np.arange(45), epochs=2, batch_size=16, progress=False)
+    tuned = dict(model.encoder.named_parameters())
+    frozen = [k for k, v in tuned.items() if torch.allclose(before[k], v)]
+    assert len(tuned) == 23 and not frozen  # every parameter of every layer moved
+    assert all(torch.equal(v, encoder.state_dict()[k]) for k, v in before.items())  # the original is untouched
+    assert model.head.out_features == 3
+
+
+def test_a_learnable_toy_task_is_learned_well_above_chance(toy):
+    encoder, cfg, views, labels = toy
+    result = finetune_cv(encoder, cfg, views, labels, "graph", "toy", folds=3, epochs=10, batch_size=16,
+                         progress=False)
+    assert result.task == "graph_classification_finetuned" and result.metric == "accuracy"
+    assert result.scores.shape == (3,) and result.n == 60 and result.std_kind == "std over 3 folds"
+    assert result.mean >= 0.8  # chance is 1/3
+
+
+def test_cli_appends_a_node_classification_row_and_leaves_the_checkpoint_unchanged(run, capsys):
+    checkpoint = _sha256(run / "checkpoint.pt")
+    results = main(["--load-path", str(run), "--dataset", "synthetic-roles", "--folds", "3", "--max-folds", "1",
+                    "--epochs", "1", "--no-progress"])
+    assert _sha256(run / "checkpoint.pt") == checkpoint
+    assert "synthetic-roles" in capsys.readouterr().out
+    row = _last_row(run)
+    assert row["task"] == "node_classification_finetuned" and row["metric"] == "micro_f1"
+    assert row["n"] == "540" and row["n_scores"] == "1"  # one test fold of the 1620 nodes
+    assert row["std_kind"] == "std over the first 1 of 3 folds"
+    assert float(row["mean"]) == pytest.approx(results[0].mean)
+
+
+def test_datasets_without_labels_a_missing_checkpoint_and_bad_folds_are_refused(run, tmp_path):
+    with pytest.raises(ValueError, match="similarity dataset"):
+        finetune(run, "synthetic-similarity", progress=False)
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        finetune(tmp_path, "synthetic-graphs", progress=False)
+    with pytest.raises(ValueError, match="max_folds"):
+        finetune(run, "synthetic-graphs", folds=3, max_folds=4, progress=False)
+
+
+def test_the_shell_script_fine_tunes_with_load_path_first(run, tmp_path):
+    env = {**os.environ, "CI": "true"}
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts/finetune.sh"), str(run), "-1", "synthetic-graphs", "--epochs", "1", "--folds",
+         "3", "--max-folds", "1", "--no-progress"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "synthetic-graphs" in out.stdout and "accuracy" in out.stdout and "±" in out.stdout
+    row = _last_row(run)
+    assert row["task"] == "graph_classification_finetuned" and row["n"] == "100"  # one test fold of 300 graphs
+    usage = subprocess.run(["bash", str(ROOT / "scripts/finetune.sh"), str(run)], env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert usage.returncode == 2 and "usage" in usage.stderr
