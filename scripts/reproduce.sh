@@ -18,8 +18,8 @@ if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   SEEDS5=(0 1); SEEDS3=(0 1); FT=(--epochs 2 --max-folds 2); RT=(--batches 5)
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
-  NODE=(usa_airport h-index); GRAPH=(imdb-binary imdb-multi collab rdt-b rdt-m); SIM=(kdd_icdm sigir_cikm sigmod_icde)
-  ABL=(imdb-binary imdb-multi rdt-b rdt-m); HEAT=rdt-b
+  NODE=(usa_airport h-index); GRAPH=(imdb-binary imdb-multi collab rdt-b rdt-5k); SIM=(kdd_icdm sigir_cikm sigmod_icde)
+  ABL=(imdb-binary imdb-multi rdt-b rdt-5k); HEAT=rdt-b
   BUDGET=(--steps 100 --batch-size 128 --repeats 3 --no-svc-search)
   ROWS=docs/results/rows.jsonl; OUT=docs/results.md; RUNS=saved/repro
   SEEDS5=(0 1 2 3 4); SEEDS3=(0 1 2); FT=(--epochs 10 --max-folds 3); RT=(--batches 40)

@@ -204,3 +204,20 @@ def test_large_graphs_use_lobpcg_with_the_same_subspaces(monkeypatch):
         p_dense = dense.eigvec[:, grp] @ dense.eigvec[:, grp].T
         p_sparse = sparse.eigvec[:, grp] @ sparse.eigvec[:, grp].T
         np.testing.assert_allclose(p_sparse, p_dense, atol=1e-6)
+
+
+def test_formats_the_sampler_reads_exist_before_workers_fork():
+    """Forked DataLoader workers share the parent's graph arrays only if no worker has to build a format of its
+    own: the dataset must create CSR (walks, induced edges) and CSC (in-degrees) up front, and sampling must
+    not create any other."""
+    src, dst = (t.numpy() for t in _dgl(nx.barabasi_albert_graph(300, 3, seed=0)).edges())
+    g = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=300)  # COO only, as loaders build it
+    assert g.formats()["created"] == ["coo"]
+    ds = PretrainPairDataset([g], SamplingConfig(rw_hops=32), seed=0, length=4)
+    created = sorted(g.formats()["created"])
+    assert {"csr", "csc"} <= set(created)
+    _, indices = ds.csrs[0]
+    assert indices.ctypes.data == g.adj_tensors("csr")[1].data_ptr()  # the dataset keeps DGL's arrays, no copy
+    for i in range(4):
+        ds[i]
+    assert sorted(g.formats()["created"]) == created

@@ -29,7 +29,7 @@ ABLATION_METHODS = ("sgcl", "sgcl-random-crop", "sgcl-random-permute")
 STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
 DATASET_LABELS = {
     "usa_airport": "US-Airport", "h-index": "H-index", "imdb-binary": "IMDB-B", "imdb-multi": "IMDB-M",
-    "collab": "COLLAB", "rdt-b": "RDT-B", "rdt-m": "RDT-M", "kdd_icdm": "KDD-ICDM", "sigir_cikm": "SIGIR-CIKM",
+    "collab": "COLLAB", "rdt-b": "RDT-B", "rdt-5k": "RDT-M", "kdd_icdm": "KDD-ICDM", "sigir_cikm": "SIGIR-CIKM",
     "sigmod_icde": "SIGMOD-ICDE",
 }
 

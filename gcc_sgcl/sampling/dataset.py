@@ -129,6 +129,8 @@ class PretrainPairDataset(torch.utils.data.Dataset):
         self.length = length
         self.pipeline = pipeline
         self.global_embeddings = global_embeddings
+        # in_degrees() and out_csr() build each graph's CSC and CSR here, in the parent process: forked
+        # DataLoader workers then share them (copy-on-write) instead of each building its own copy.
         weights = np.concatenate([g.in_degrees().double().numpy() ** 0.75 for g in self.graphs])
         if weights.sum() <= 0:
             raise ValueError("pre-training corpus has no edges")
