@@ -2,14 +2,14 @@
 # Reproduce the comparison tables: pre-train, embed, evaluate, then regenerate the report from stored rows.
 #   bash scripts/reproduce.sh                    # every stage of the recorded CPU reproduction
 #   bash scripts/reproduce.sh report             # only rebuild docs/results.md from docs/results/rows.jsonl
-#   bash scripts/reproduce.sh main report        # chosen stages: main ablation classical pairs moco finetune runtime report
+#   bash scripts/reproduce.sh main report        # chosen stages: main ablation classical finetune runtime pairs baselines moco report
 #   PROFILE=smoke bash scripts/reproduce.sh      # the same sweep on the synthetic data in a few minutes (saved/smoke)
 # Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are skipped, finished runs reused, an
 # interrupted run resumes from its checkpoint: re-running after a kill continues where it stopped.
 source "$(dirname "$0")/_env.sh"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
-stages=${*:-main ablation classical pairs moco finetune runtime report}
+stages=${*:-main ablation classical finetune runtime pairs baselines moco report}
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
@@ -37,6 +37,7 @@ for stage in $stages; do
   echo "=== stage $stage ($(date +%T))"
   case $stage in
     main)      run run --methods gcc sgcl --modes e2e --seeds "${SEEDS5[@]}" --datasets "${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}" ;;
+    baselines) run run --methods graphcl grace mvgrl gca --modes e2e --seeds 0 --datasets "${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}" ;;
     moco)      run run --methods gcc sgcl --modes moco --seeds "${SEEDS3[@]}" --datasets "${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}" ;;
     ablation)  run run --methods sgcl-random-crop sgcl-random-permute --modes e2e --seeds "${SEEDS3[@]}" \
                    --datasets "${NODE[@]}" "${ABL[@]}" ;;
@@ -47,6 +48,6 @@ for stage in $stages; do
                    graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
     report)    python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" \
                    --intro docs/results/intro.md ;;
-    *) echo "unknown stage $stage (main moco ablation pairs classical finetune runtime report)" >&2; exit 2 ;;
+    *) echo "unknown stage $stage (main ablation classical finetune runtime pairs baselines moco report)" >&2; exit 2 ;;
   esac
 done

@@ -141,3 +141,16 @@ def test_cli_run_then_report(tmp_path, monkeypatch):
     experiments_main(["report", "--rows", str(rows), "--out", str(tmp_path / "r.md"),
                       "--heatmap-dataset", "synthetic-graphs"])
     assert "synthetic-graphs" in (tmp_path / "r.md").read_text()
+
+
+def test_baseline_presets_run_through_the_runner_into_one_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
+    methods = ["gcc", "graphcl", "grace", "mvgrl", "gca"]
+    sweep = Sweep(methods=methods, seeds=[0], datasets=["synthetic-graphs"], steps=1, batch_size=4, num_workers=0,
+                  output_dir=str(tmp_path / "runs"), rows=str(tmp_path / "rows.jsonl"), folds=2, repeats=1)
+    rows = run_sweep(sweep, progress=False)
+    assert [r["method"] for r in rows] == methods
+    assert all(r["config"]["augment"]["baseline"] == ("" if m == "gcc" else m) for r, m in zip(rows, methods))
+    text = build_report(sweep.rows, tmp_path / "r.md", heatmap_dataset="synthetic-graphs")
+    table = text.split("## Node and graph classification")[1].split("###")[0]
+    assert all(f"| {m} | 1 |" in table for m in methods)

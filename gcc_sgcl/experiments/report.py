@@ -332,9 +332,9 @@ def evidence(rows: Rows, mode: str) -> list[str]:
             a, b = paired(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
             if a:
                 parts.append(f"{stage} {100 * (np.mean(a) - np.mean(b)):+.2f}")
-        verdict = "ahead of" if np.mean(x) > np.mean(y) else "not ahead of"
-        out.append(f"- {label(d)}: SGCL is {verdict} GCC by {100 * (np.mean(x) - np.mean(y)):+.2f} pp "
-                   f"({len(x)} paired seeds); single stages vs GCC: " + (", ".join(parts) or "none run"))
+        verdict = "ahead of" if np.mean(x) > np.mean(y) else "behind"
+        out.append(f"- {label(d)}: SGCL − GCC = {100 * (np.mean(x) - np.mean(y)):+.2f} pp, SGCL {verdict} "
+                   f"({len(x)} paired seeds); each stage alone − GCC: " + (", ".join(parts) or "none run"))
     return out
 
 
