@@ -1,0 +1,12 @@
+"""Performance benchmarks, run together by ``python -m gcc_sgcl.bench`` (``scripts/bench.sh``).
+
+- ``memory``: peak RSS/PSS of the whole process tree while pre-training ``gcc`` with DataLoader workers on a
+  generated 1 M-node power-law graph (:mod:`gcc_sgcl.data.powerlaw`), and the time to generate + train;
+- ``pe``: positional embeddings of RWR subgraphs — GCC's ARPACK reference vs the default per-view path vs the
+  batched path (:func:`gcc_sgcl.sampling.spectral.batched_eigen_features`);
+- ``sampler``: pairs per second of ``PretrainPairDataset`` through a DataLoader per method and worker count;
+- ``runtime``: seconds per mini-batch per method (:mod:`gcc_sgcl.experiments.runtime`);
+- ``scaling``: positional-embedding and sampler cost for several ``rw_hops``.
+
+Absolute numbers depend on the machine and its load; ratios are taken within one run.
+"""

@@ -1,0 +1,100 @@
+"""The benchmark entry point run tiny, the process-tree memory sampler, and the power-law generator."""
+import multiprocessing
+import os
+import re
+
+import numpy as np
+import pytest
+
+import gcc_sgcl.data
+from gcc_sgcl.bench.cli import main
+from gcc_sgcl.bench.memory import format_bytes, tree_memory
+from gcc_sgcl.data.graphs import check_simple_undirected
+from gcc_sgcl.data.powerlaw import powerlaw_graph, powerlaw_weights
+
+MIB = 2**20
+
+
+def test_bench_runs_every_part_tiny_and_reports_each(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))  # sgcl's global embeddings of the tiny corpus
+    tiny = [powerlaw_graph(300, 1200, np.random.default_rng(1))]
+    monkeypatch.setattr(gcc_sgcl.data, "load_pretrain_corpus", lambda names, data_dir=None: tiny)
+    main(["--corpus", "tiny", "--nodes", "2000", "--edges", "8000", "--steps", "2", "--mem-batch-size", "4",
+          "--mem-workers", "1", "--pe-graphs", "8", "--pe-batch", "4", "--pe-repeats", "1", "--workers", "0", "1",
+          "--batch-size", "4", "--sampler-batches", "1", "--sampler-rounds", "1", "--runtime-batches", "1",
+          "--runtime-batch-size", "2", "--hops", "16", "32", "--scaling-views", "4"])
+    out = capsys.readouterr().out
+    for title in ("## memory", "## positional embeddings", "## sampler throughput", "## seconds per mini-batch",
+                  "## cost vs subgraph size"):
+        assert title in out
+    assert "2,000 nodes" in out and "2 steps of gcc" in out
+    peak = re.search(r"peak tree PSS ([\d,]+) MiB \| peak tree RSS \(sum[^)]*\) ([\d,]+) MiB", out)
+    pss, rss = (float(x.replace(",", "")) for x in peak.groups())
+    assert 0 < pss <= rss  # one worker shares the main process's pages: RSS double-counts them
+    assert re.search(r"pid \d+: RSS .*; pid \d+: RSS", out)  # main process and its worker at the peak
+    speedups = [float(x) for x in re.findall(r"\| ([\d.]+)x \|", out)]
+    assert len(speedups) == 3 and speedups[0] == 1.0 and all(s > 0 for s in speedups)
+    for method in ("gcc", "sgcl"):  # pairs/s (first batch s) for 0 workers, then with the speed-up for 1 worker
+        assert re.search(rf"\| {method} \| [\d.]+ \([\d.]+ s\) \| [\d.]+ \([\d.]+ s\) [\d.]+x \|", out)
+    assert re.search(r"sgcl/gcc total s/batch [\d.]+ \(target <= 1.10\)", out)
+    assert re.search(r"\| 16 \| [\d.]+ \(\d+\) \|", out) and re.search(r"\| 32 \| [\d.]+ \(\d+\) \|", out)
+
+
+def test_bench_runs_only_the_chosen_parts(monkeypatch, capsys):
+    tiny = [powerlaw_graph(200, 600, np.random.default_rng(2))]
+    monkeypatch.setattr(gcc_sgcl.data, "load_pretrain_corpus", lambda names, data_dir=None: tiny)
+    main(["--only", "pe", "--pe-graphs", "4", "--pe-batch", "2"])
+    out = capsys.readouterr().out
+    assert "## positional embeddings" in out and "## memory" not in out and "## sampler" not in out
+
+
+def _read_block_and_wait(block, ready, done):
+    block.sum()  # the child only reads the inherited pages: they stay shared
+    ready.set()
+    done.wait(30)
+
+
+def test_tree_pss_counts_pages_shared_with_a_forked_child_once():
+    block = np.ones(64 * MIB // 8)  # written, so resident in the parent
+    ctx = multiprocessing.get_context("fork")
+    ready, done = ctx.Event(), ctx.Event()
+    child = ctx.Process(target=_read_block_and_wait, args=(block, ready, done))
+    child.start()
+    try:
+        assert ready.wait(30)
+        usage = tree_memory(os.getpid())
+    finally:
+        done.set()
+        child.join(30)
+    assert child.pid in usage and os.getpid() in usage
+    rss = sum(u["rss"] for u in usage.values())
+    pss = sum(u["pss"] for u in usage.values())
+    assert rss - pss > 0.8 * block.nbytes  # RSS counts the block in both processes, PSS once
+    assert usage[child.pid]["private"] < block.nbytes / 2
+
+
+def test_format_bytes_counts_the_arrays_of_each_sparse_format():
+    g = powerlaw_graph(500, 2000, np.random.default_rng(3))
+    g.create_formats_()
+    for fmt in ("coo", "csr", "csc"):
+        assert format_bytes(g, fmt) == sum(t.numel() * t.element_size() for t in g.adj_tensors(fmt))
+
+
+def test_powerlaw_graph_is_simple_seeded_and_heavy_tailed():
+    g = powerlaw_graph(5000, 25000, np.random.default_rng(0))
+    check_simple_undirected(g, "power-law graph")
+    assert g.num_nodes() == 5000 and 0.9 * 25000 < g.num_edges() // 2 <= 25000
+    again = powerlaw_graph(5000, 25000, np.random.default_rng(0))
+    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(g.edges(), again.edges()))
+    deg = g.in_degrees().numpy()
+    w = powerlaw_weights(5000, 25000)
+    assert deg.max() > 10 * np.median(deg)  # hubs
+    assert np.corrcoef(deg, w)[0, 1] > 0.9  # degrees follow the expected-degree sequence
+    assert w.max() == np.sqrt(2 * 25000)  # Chung–Lu cap: sqrt of the expected degree sum
+
+
+def test_powerlaw_graph_rejects_bad_parameters():
+    with pytest.raises(ValueError, match="exponent"):
+        powerlaw_weights(100, 200, exponent=2.0)
+    with pytest.raises(ValueError, match="num_nodes"):
+        powerlaw_weights(1, 200)
