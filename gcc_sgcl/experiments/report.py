@@ -108,6 +108,9 @@ def cell(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: st
     if not scores:
         return "–"
     s = summarize(list(scores.values()))
+    if len(scores) == 1:  # one seed: the spread is that of its CV repetitions, marked ᶜ
+        row = next(iter(rows.by_key[(method, mode, dataset, task, metric)].values()))
+        return f"{100 * s.mean:.2f} ± {100 * float(row['std']):.2f}ᶜ"
     text = f"{100 * s.mean:.2f} ± {100 * s.std:.2f}"
     if versus_gcc and method != BASELINE:
         x, y = pooled(rows, method, mode, dataset, task, metric)
@@ -193,8 +196,8 @@ def statistics_table(rows: Rows, method: str, modes: Sequence[str], tasks: Seque
     return markdown_table(header, body) if body else "_fewer than two paired seeds_"
 
 
-def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str]) -> list[str]:
-    """Per column: the best pre-trained mean against the best training-free mean."""
+def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: Sequence[str]) -> list[str]:
+    """Per column: the best seed-mean of ``methods`` (pre-trained) against the best training-free mean."""
     out = []
     for d in rows.datasets(tasks):
         task = rows.task_of(d, tasks)
@@ -202,7 +205,7 @@ def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str]) -> li
             floors = {m: np.mean(list(v.values())) for m in rows.methods(classical=True)
                       if (v := rows.seeds(m, "none", d, task, metric))}
             for mode in modes:
-                trained = {m: np.mean(list(v.values())) for m in rows.methods(classical=False)
+                trained = {m: np.mean(list(v.values())) for m in methods
                            if (v := rows.seeds(m, mode, d, task, metric))}
                 if not floors or not trained:
                     continue
@@ -317,6 +320,30 @@ def runtime_table(rows: Rows, csv_path: Path) -> str:
     return "\n\n".join(out)
 
 
+def headline(rows: Rows, mode: str, tasks: Sequence[str]) -> str:
+    """One plain sentence: in how many columns SGCL is ahead of / behind GCC, and which differences pass
+    the paper's threshold or p < 0.05 (pooled samples)."""
+    ahead, behind, strict, loose = [], [], [], []
+    for d in rows.datasets(tasks):
+        task = rows.task_of(d, tasks)
+        for metric in dict.fromkeys(r["metric"] for r in rows.rows if r["dataset"] == d and r["task"] == task):
+            x, y = pooled(rows, "sgcl", mode, d, task, metric)
+            if len(x) < 2:
+                continue
+            c = compare(x, y)
+            name = f"{label(d)} {metric}"
+            (ahead if c.mean_diff > 0 else behind).append(name)
+            if marker(c, PAPER_ALPHA):
+                strict.append(f"{name} {marker(c, PAPER_ALPHA)}")
+            elif marker(c, LOOSE_ALPHA):
+                loose.append(f"{name} {marker(c, LOOSE_ALPHA)}")
+    if not ahead and not behind:
+        return ""
+    return (f"**{mode.upper()}: SGCL is ahead of GCC in {len(ahead)} of {len(ahead) + len(behind)} columns "
+            f"({', '.join(ahead) or 'none'}) and behind in {len(behind)}.** At the paper's threshold (all p < 1e-6) "
+            f"significant: {', '.join(strict) or 'none'}; at p < 0.05: {', '.join(loose) or 'none'}.")
+
+
 def evidence(rows: Rows, mode: str) -> list[str]:
     """For each classification column, SGCL − GCC and the single-stage presets' differences, as sentences."""
     out = []
@@ -332,7 +359,7 @@ def evidence(rows: Rows, mode: str) -> list[str]:
             a, b = paired(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
             if a:
                 parts.append(f"{stage} {100 * (np.mean(a) - np.mean(b)):+.2f}")
-        verdict = "ahead of" if np.mean(x) > np.mean(y) else "behind"
+        verdict = "ahead" if np.mean(x) > np.mean(y) else "behind"
         out.append(f"- {label(d)}: SGCL − GCC = {100 * (np.mean(x) - np.mean(y)):+.2f} pp, SGCL {verdict} "
                    f"({len(x)} paired seeds); each stage alone − GCC: " + (", ".join(parts) or "none run"))
     return out
@@ -381,17 +408,21 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
         "repetition) — repetitions share splits and bootstrap draws across methods. Repetitions of one encoder "
         "are not independent encoders, so the last column of the statistics table also gives the Wilcoxon p "
         f"of the seed means: with n seeds it cannot fall below 2/2^n (n = {n_main}: "
-        f"{min_wilcoxon_p(n_main):.3g})." if n_main else "",
+        f"{min_wilcoxon_p(n_main):.3g}). ᶜ: a single seed (training-free rows, one-seed presets); its ± is the "
+        "std over that encoder's CV repetitions." if n_main else "",
         classification_table(rows, present_modes, CLASSIFICATION, folder / "classification.csv", main_methods),
         "### Does pre-training beat structure alone?",
-        "\n".join(floor_verdicts(rows, present_modes, CLASSIFICATION)) or "_no training-free rows_",
+        "Best seed-mean of the methods in the table above (ablation and pair presets left out) against the best "
+        "training-free row, per column:",
+        "\n".join(floor_verdicts(rows, present_modes, CLASSIFICATION, main_methods)) or "_no training-free rows_",
         "### SGCL against GCC",
+        "\n\n".join(h for m in present_modes if (h := headline(rows, m, CLASSIFICATION + ("similarity_search",)))),
         statistics_table(rows, "sgcl", present_modes, CLASSIFICATION, folder / "statistics.csv"),
         "Per-augmentation evidence (E2E, seed-paired mean differences to GCC, pp):",
         "\n".join(evidence(rows, "e2e")) or "_none_",
         "## Top-k similarity search (HITS@20 / HITS@40)",
         similarity_table(rows, present_modes, main_methods, folder / "similarity.csv"),
-        "\n".join(floor_verdicts(rows, present_modes, ("similarity_search",))) or "",
+        "\n".join(floor_verdicts(rows, present_modes, ("similarity_search",), main_methods)) or "",
         "## Fine-tuned encoders",
         classification_table(rows, present_modes, FINETUNED, folder / "finetuned.csv", main_methods)
         if rows.datasets(FINETUNED) else "_no fine-tuning rows_",
