@@ -144,7 +144,7 @@ def classification_table(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
         return "_no rows_"
     pretrained = [m for m in (methods or rows.methods(classical=False))]
     classical = rows.methods(classical=True)
-    header = ["method", "seeds"] + [f"{label(d)} {mode.upper() if mode != 'none' else ''}".strip()
+    header = ["method", "max seeds"] + [f"{label(d)} {mode.upper() if mode != 'none' else ''}".strip()
                                     for d in datasets for mode in modes]
     body, flat = [], []
     for method, method_modes in [(m, modes) for m in pretrained] + [(m, ["none"]) for m in classical]:
@@ -453,7 +453,7 @@ def similarity_table(rows: Rows, modes: Sequence[str], methods: Sequence[str], c
     if not datasets:
         return "_no rows_"
     metrics = ("hits@20", "hits@40")
-    header = ["method", "seeds"] + [f"{label(d)} {mode.upper()} {m}" for d in datasets for mode in modes
+    header = ["method", "max seeds"] + [f"{label(d)} {mode.upper()} {m}" for d in datasets for mode in modes
                                     for m in metrics]
     body, flat = [], []
     for method, classical in [(m, False) for m in methods] + [(m, True) for m in rows.methods(classical=True)]:
