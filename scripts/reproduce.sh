@@ -15,7 +15,7 @@ if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
   ABL=("${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 20 --batch-size 32 --repeats 2 --no-svc-search)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
-  SEEDS5=(0 1); SEEDS3=(0 1); FT=(--epochs 2 --max-folds 2); RT=(--batches 5)
+  SEEDS5=(0 1); SEEDS3=(0 1); FT=(--epochs 2 --max-folds 2); RT=(--batches 5); INTRO=()
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
   NODE=(usa_airport h-index); GRAPH=(imdb-binary imdb-multi collab rdt-b rdt-5k); SIM=(kdd_icdm sigir_cikm sigmod_icde)
@@ -23,6 +23,7 @@ else
   BUDGET=(--steps 100 --batch-size 128 --repeats 3 --no-svc-search)
   ROWS=docs/results/rows.jsonl; OUT=docs/results.md; RUNS=saved/repro
   SEEDS5=(0 1 2 3 4); SEEDS3=(0 1 2); FT=(--epochs 10 --max-folds 3); RT=(--batches 40)
+  INTRO=(--intro docs/results/intro.md)
 fi
 run() { python -m gcc_sgcl.experiments "$@" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" "${BUDGET[@]}"; }
 SINGLES=(sgcl-crop sgcl-reorder sgcl-mask sgcl-align sgcl-similar sgcl-diverse)
@@ -46,8 +47,7 @@ for stage in $stages; do
     finetune)  run finetune --methods gcc sgcl --modes e2e --seeds "${SEEDS3[@]}" --datasets "${NODE[0]}" "${GRAPH[0]}" "${FT[@]}" ;;
     runtime)   python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
                    graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
-    report)    python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" \
-                   --intro docs/results/intro.md ;;
+    report)    python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" ;;
     *) echo "unknown stage $stage (main ablation classical finetune runtime pairs baselines moco report)" >&2; exit 2 ;;
   esac
 done
