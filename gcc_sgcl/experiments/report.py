@@ -48,13 +48,6 @@ class Rows:
         """Score of each seed (the row's mean over its CV repetitions)."""
         return {s: float(r["mean"]) for s, r in self.by_key.get((method, mode, dataset, task, metric), {}).items()}
 
-    def values(self, *key: str) -> list[str]:
-        """Distinct values of one row field, in first-seen order (``key`` is the field name)."""
-        seen: dict[str, None] = {}
-        for r in self.rows:
-            seen.setdefault(r[key[0]], None)
-        return list(seen)
-
     def datasets(self, tasks: Sequence[str]) -> list[str]:
         """Datasets that have rows of any of ``tasks``, in first-seen order."""
         return list(dict.fromkeys(r["dataset"] for r in self.rows if r["task"] in tasks))
@@ -142,7 +135,7 @@ def classification_table(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
     datasets = rows.datasets(tasks)
     if not datasets:
         return "_no rows_"
-    pretrained = [m for m in (methods or rows.methods(classical=False))]
+    pretrained = list(methods or rows.methods(classical=False))
     classical = rows.methods(classical=True)
     header = ["method", "max seeds"] + [f"{label(d)} {mode.upper() if mode != 'none' else ''}".strip()
                                     for d in datasets for mode in modes]

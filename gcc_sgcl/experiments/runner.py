@@ -131,14 +131,15 @@ class RowStore:
         """Every stored row (a truncated last line, left by a kill mid-write, is ignored)."""
         if not self.path.is_file():
             return []
+        lines = self.path.read_text().splitlines()
         rows = []
-        for number, line in enumerate(self.path.read_text().splitlines(), 1):
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as err:
-                if number == len(self.path.read_text().splitlines()):
+                if number == len(lines):
                     break
                 raise ValueError(f"{self.path}, line {number}: not a JSON row ({err})") from err
         return rows
@@ -186,9 +187,10 @@ def quintile_scores(lam: np.ndarray, correct: np.ndarray) -> tuple[list[float], 
     return scores, bounds
 
 
-def evaluate_dataset(name: str, emb: np.ndarray, views: list[list[dgl.DGLGraph]], sweep: Sweep) -> list[dict]:
-    """The task of dataset ``name`` on ``emb``: the row fields of each metric (without method/config)."""
-    from gcc_sgcl.data import dataset_kind, load_graph_dataset, load_node_dataset, load_similarity_dataset
+def evaluate_dataset(name: str, data: Any, emb: np.ndarray, lam: np.ndarray | None, sweep: Sweep) -> list[dict]:
+    """The task of dataset ``name`` (loaded as ``data``) on ``emb``: the row fields of each metric (without
+    method/config); ``lam`` is the λ2 of each example's view, for the quintile split of classification."""
+    from gcc_sgcl.data import dataset_kind
     from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
     from gcc_sgcl.tasks.node_classification import evaluate_node_classification
     from gcc_sgcl.tasks.similarity_search import evaluate_similarity_search
@@ -196,16 +198,14 @@ def evaluate_dataset(name: str, emb: np.ndarray, views: list[list[dgl.DGLGraph]]
     kind = dataset_kind(name)
     cv = {"folds": sweep.folds, "repeats": sweep.repeats, "seed": sweep.eval_seed, "dataset": name}
     if kind == "similarity":
-        pair = load_similarity_dataset(name, sweep.data_dir)
-        n1 = pair.graph_1.num_nodes()
-        return [result_fields(r) for r in evaluate_similarity_search(emb[:n1], emb[n1:], pair.pairs,
+        n1 = data.graph_1.num_nodes()
+        return [result_fields(r) for r in evaluate_similarity_search(emb[:n1], emb[n1:], data.pairs,
                                                                       seed=sweep.eval_seed, dataset=name)]
     if kind == "node":
-        result = evaluate_node_classification(emb, load_node_dataset(name, sweep.data_dir).labels, **cv)
+        result = evaluate_node_classification(emb, data.labels, **cv)
     else:
-        result = evaluate_graph_classification(emb, load_graph_dataset(name, sweep.data_dir).labels,
-                                               search=sweep.svc_search, **cv)
-    scores, bounds = quintile_scores(lambda2(views[0]), result.correct)
+        result = evaluate_graph_classification(emb, data.labels, search=sweep.svc_search, **cv)
+    scores, bounds = quintile_scores(lam, result.correct)
     return [{**result_fields(result), "lambda2_quintiles": scores, "lambda2_bounds": bounds}]
 
 
@@ -216,14 +216,6 @@ def result_fields(result: TaskResult) -> dict[str, Any]:
         "std": result.std, "std_kind": result.std_kind, "scores": [float(s) for s in np.ravel(result.scores)]
         if result.task != "similarity_search" else [], "n": result.n, "protocol": result.protocol,
     }
-
-
-def encoder_embeddings(cfg: Config, name: str, views: list[list[dgl.DGLGraph]], device: str) -> np.ndarray:
-    """Embeddings of ``views`` by the query encoder of ``cfg``'s finished run."""
-    from gcc_sgcl.engine.generate import embed, load_encoder
-
-    model, _ = load_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), device)
-    return np.concatenate([embed(model, v, 256, 0, name, progress=False) for v in views])
 
 
 def ensure_pretrained(cfg: Config) -> float | None:
@@ -238,67 +230,76 @@ def ensure_pretrained(cfg: Config) -> float | None:
     return time.time() - start
 
 
-def present(datasets: list[str], data_dir: str | None) -> list[str]:
-    """The datasets whose files are under the data root; the others are reported on stderr and dropped
-    (an unknown name still raises)."""
+def load_present(datasets: list[str], data_dir: str | None) -> dict[str, Any]:
+    """Each dataset whose files are under the data root, loaded once; the others are reported on stderr and
+    dropped (an unknown name still raises)."""
     from gcc_sgcl.data import DatasetNotFoundError, load_any
 
-    found = []
+    found = {}
     for name in datasets:
         try:
-            load_any(name, data_dir)
+            found[name] = load_any(name, data_dir)
         except DatasetNotFoundError as err:
             print(f"skipping dataset {name}: {err}", file=sys.stderr)
-            continue
-        found.append(name)
     return found
 
 
 def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
-    """Run every missing (method, mode, seed, dataset) of ``sweep``; returns the rows it added."""
+    """Run every missing (method, mode, seed, dataset) of ``sweep``; returns the rows it added.
+
+    Each dataset is loaded and its views (and their λ2) built once for the whole sweep; each encoder is
+    pre-trained (if needed) and loaded once for all its datasets.
+    """
     from gcc_sgcl.classical import embed_dataset
-    from gcc_sgcl.engine.generate import cached_views
+    from gcc_sgcl.engine.generate import cached_views, embed, load_encoder
 
     store = RowStore(sweep.rows)
     done = store.keys()
     budget = sweep.budget()
+    budget_key = tuple(budget[f] for f in RowStore.KEY[5:])
+    done_units = {k[:4] for k in done if k[5:] == budget_key}
     commit = git_commit()
-    view_sampling = make_config("gcc").sampling
+    sampling = make_config("gcc").sampling  # presets share the sampling settings, so views are shared too
+    data = load_present(sweep.datasets, sweep.data_dir)
     views_of: dict[str, list[list[dgl.DGLGraph]]] = {}
+    lambda2_of: dict[str, np.ndarray] = {}
+    todo = [(job, [n for n in data if applicable(*job[:2], n) and (*job, n) not in done_units])
+            for job in sweep.jobs()]
     added: list[dict[str, Any]] = []
-    units = [(job, name) for job in sweep.jobs() for name in present(sweep.datasets, sweep.data_dir)
-             if applicable(job[0], job[1], name)]
-    bar = tqdm(units, desc="sweep", unit="eval", disable=not progress)
-    for (method, mode, seed), name in bar:
-        task_rows = [k for k in done if k[:4] == (method, mode, seed, name) and k[5:] == tuple(
-            budget[f] for f in RowStore.KEY[5:])]
-        if task_rows:
+    bar = tqdm(total=sum(len(names) for _, names in todo), desc="sweep", unit="eval", disable=not progress)
+    for (method, mode, seed), names in todo:
+        if not names:
             continue
-        bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
         classical = mode == CLASSICAL_MODE
         cfg = None if classical else sweep.encoder_config(method, mode, seed)
-        sampling = view_sampling if classical else cfg.sampling
-        if name not in views_of:
-            views_of[name] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False)
-        pretrain_s = None
-        start = time.time()
-        if classical:
-            emb = embed_dataset(method, name, sweep.data_dir, seed=seed)
-            config: dict[str, Any] = {"classical": method, "seed": seed}
-        else:
-            pretrain_s = ensure_pretrained(cfg)
+        if cfg is not None and cfg.sampling != sampling:
+            raise ValueError(f"{method}: its sampling settings differ from the shared downstream views'")
+        bar.set_postfix_str(f"{method} {mode} s{seed} pre-training")
+        pretrain_s = None if classical else ensure_pretrained(cfg)
+        model = None if classical else load_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), sweep.device)[0]
+        for name in names:
+            bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
+            if name not in views_of:
+                views_of[name] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False)
+                lambda2_of[name] = lambda2(views_of[name][0])
             start = time.time()
-            emb = encoder_embeddings(cfg, name, views_of[name], sweep.device)
-            config = cfg.to_dict()
-        fields = evaluate_dataset(name, emb, views_of[name], sweep)
-        rows = [{
-            **f, **budget, "method": method, "mode": mode, "seed": seed, "config": config, "commit": commit,
-            "time": datetime.now().isoformat(timespec="seconds"), "pretrain_seconds": pretrain_s,
-            "eval_seconds": time.time() - start, "columns": int(emb.shape[1]),
-        } for f in fields]
-        store.append(rows)
-        done |= {RowStore.key(r) for r in rows}
-        added += rows
+            if classical:
+                emb = embed_dataset(method, name, sweep.data_dir, seed=seed)
+                config: dict[str, Any] = {"classical": method, "seed": seed}
+            else:
+                emb = np.concatenate([embed(model, v, 256, 0, name, progress=False) for v in views_of[name]])
+                config = cfg.to_dict()
+            fields = evaluate_dataset(name, data[name], emb, lambda2_of[name], sweep)
+            rows = [{
+                **f, **budget, "method": method, "mode": mode, "seed": seed, "config": config, "commit": commit,
+                "time": datetime.now().isoformat(timespec="seconds"), "pretrain_seconds": pretrain_s,
+                "eval_seconds": time.time() - start, "columns": int(emb.shape[1]),
+            } for f in fields]
+            store.append(rows)
+            added += rows
+            pretrain_s = None  # counted once, on the encoder's first row
+            bar.update(1)
+    bar.close()
     return added
 
 
@@ -339,8 +340,8 @@ def run_finetune(sweep: Sweep, epochs: int = 30, max_folds: int | None = None,
     done = {k[:4] for k in store.keys() if str(k[4]).endswith("_finetuned")}
     budget = {**sweep.budget(), "repeats": 1, "epochs": epochs, "max_folds": max_folds}
     commit = git_commit()
-    units = [(job, name) for job in sweep.jobs() if job[1] != CLASSICAL_MODE
-             for name in present(sweep.datasets, sweep.data_dir) if dataset_kind(name) in ("node", "graph")]
+    labelled = [n for n in load_present(sweep.datasets, sweep.data_dir) if dataset_kind(n) in ("node", "graph")]
+    units = [(job, name) for job in sweep.jobs() if job[1] != CLASSICAL_MODE for name in labelled]
     added = []
     bar = tqdm(units, desc="fine-tune", unit="run", disable=not progress)
     for (method, mode, seed), name in bar:
