@@ -20,7 +20,6 @@ import dgl
 import numpy as np
 import torch
 from sklearn.metrics import accuracy_score, f1_score
-from sklearn.model_selection import StratifiedKFold
 from torch import nn
 from tqdm import tqdm
 
@@ -28,7 +27,13 @@ from gcc_sgcl.config import Config
 from gcc_sgcl.engine.generate import cached_views, load_encoder
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.dataset import batch_views, limit_threads
-from gcc_sgcl.tasks.common import RESULTS_FILE, TaskResult, append_results_csv, class_labels
+from gcc_sgcl.tasks.common import (
+    RESULTS_FILE,
+    TaskResult,
+    append_results_csv,
+    class_labels,
+    repeated_stratified_folds,
+)
 
 # dataset kind → (task name, metric name, sklearn scorer of (y_true, y_pred))
 TASKS = {
@@ -208,8 +213,7 @@ def finetune_cv(
     task, metric, score = TASKS[kind]
     limit_threads()  # as pre-training and generate: batches of small graphs gain little from threads, lose a lot shared
     targets = np.unique(labels, return_inverse=True)[1]
-    splits = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(np.zeros((len(labels), 1)), labels))
-    splits = splits[:max_folds]
+    splits = repeated_stratified_folds(labels, folds, 1, seed)[0][:max_folds]
     scores, evaluated = [], 0
     for fold, (train_idx, test_idx) in enumerate(tqdm(splits, desc=f"finetune {dataset}", disable=not progress,
                                                       unit="fold")):
