@@ -1,7 +1,8 @@
-"""All configuration in one place: dataclass groups, method presets, and the argparse built from them.
+"""All configuration in one place: dataclass groups and the argparse built from them.
 
 Every field becomes a command-line flag (``rw_hops`` → ``--rw-hops``); the full configuration is stored in
-each checkpoint, so ``generate`` needs only the run folder.
+each checkpoint, so ``generate`` needs only the run folder. This module imports nothing from the package; the
+method presets (``gcc``, ``sgcl``, …) that fill these dataclasses live in :mod:`gcc_sgcl.presets`.
 """
 from __future__ import annotations
 
@@ -11,11 +12,30 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from gcc_sgcl.augment.config import STAGES, AugmentConfig
-from gcc_sgcl.augment.functional import Box
-from gcc_sgcl.augment.pipeline import BASELINES
-
 MODES = ("e2e", "moco")
+PE_SIGNS = ("random", "canonical")
+STAGES = ("filter", "crop", "align", "mask", "reorder")
+
+Box = tuple[float, float, float, float]
+"""``(x_min, x_max, y_min, y_max)`` as rank percentiles in ``[0, 1]`` (``0.2`` means ``R_0.2``)."""
+
+PAPER_CROP_TABLE: tuple[tuple[Box, float], ...] = (
+    ((0.2, 0.8, 0.2, 0.8), 0.1),
+    ((0.1, 0.9, 0.1, 0.9), 0.1),
+    ((0.0, 0.8, 0.0, 0.8), 0.05),
+    ((0.2, 1.0, 0.2, 1.0), 0.05),
+)
+"""The appendix's crops ``c_1..c_4`` as ``(box, probability)``; "no crop" takes the rest (``c_5 = 0.7``)."""
+
+# Fields added after checkpoints were first written, with the behaviour those older checkpoints had (a missing
+# field means "written before the field existed", not "the current default").
+LEGACY_DEFAULTS: dict[str, dict[str, Any]] = {"sampling": {"pe_sign": "canonical"}}
+
+
+def _check_probability(name: str, p: float) -> float:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {p}")
+    return float(p)
 
 
 @dataclass
@@ -26,6 +46,7 @@ class SamplingConfig:
     restart_prob: float = 0.8
     walk_length: int = 10  # per-walk cap; P(no restart in 10 steps) = 0.2^10, so walks are effectively untruncated
     positional_embedding_size: int = 32
+    pe_sign: str = "random"  # random: GCC's ARPACK random start (a ±1 per column per view); canonical: fixed signs
 
 
 @dataclass
@@ -59,6 +80,7 @@ class TrainConfig:
     decay_frac: float = 0.1
     clip_norm: float = 1.0
     num_workers: int = 0
+    threads: int = 0  # torch threads of the model step (0: all CPU cores); results depend on it, workers do not
     seed: int = 0
     save_freq: int = 1000
     log_freq: int = 10
@@ -73,6 +95,121 @@ class TrainConfig:
         if self.batch_size > 0:
             return self.batch_size
         return 1024 if self.mode == "e2e" else 32
+
+
+@dataclass
+class AugmentConfig:
+    """Settings of :func:`~gcc_sgcl.augment.pipeline.build_pair_pipeline` (appendix, "Augmentation details
+    and sequences"); each stage has a ``use_*`` flag so single-augmentation presets are expressible.
+
+    From the paper: the crop table (``p_crop = 0.3``) and the grid for ``c`` (0.2 ... 0.45). *Not* stated
+    in the paper, chosen here: ``p_filter``, ``t_max``, ``p_align``, ``p_mask``, ``p_reorder``, ``r_max``,
+    ``max_masked`` (the appendix's ``M``), ``c`` (middle of the grid) and the crop ``basis`` (the paper's text
+    reads as the normalised Laplacian of the embedding; its grid/path theorems hold for ``D - A``).
+
+    The global embedding ``E_t`` (filter, align) must have as many columns as the positional embedding for
+    ``Align``.
+
+    ``baseline`` replaces SGCL's sequence by a contrastive baseline's view generation, re-implemented in GCC's
+    structure-only setting (appendix, "Position of our work": GCC's encoder and training loop, ``PE`` as node
+    features); the SGCL stages must then be off. Defaults and their sources:
+
+    * ``graphcl`` (You et al., 2020): one of node dropping / subgraph / edge perturbation / attribute masking
+      per view, uniformly, all at ratio 0.2 -- Shen-Lab/GraphCL ``semisupervised_TU/pre-training/main.py``
+      (``--aug_ratio1/2 0.2``) and ``tu_dataset.py`` (``random4``).
+    * ``grace`` (Zhu et al., 2020): edge removing 0.2 / 0.4 and feature masking 0.3 / 0.4 for the query /
+      key view -- CRIPAC-DIG/GRACE ``config.yaml``, Cora (the script's default dataset, DBLP, uses
+      0.1 / 0.4 and 0.1 / 0.0).
+    * ``mvgrl`` (Hassani & Khasahmadi, 2020): the key view is the PPR diffusion of the key's structural view,
+      ``alpha = 0.2`` (kavehhassani/mvgrl ``utils.compute_ppr``); MVGRL feeds the dense diffusion to its
+      own encoder, GCC's ignores edge weights, so it is sparsified: top-``k`` per row with ``k`` = the view's
+      mean degree (``mvgrl_topk = 0``) by default, or ``mvgrl_sparsify="threshold"`` at ``mvgrl_eps``
+      (MVGRL's Citeseer threshold, chosen there from 1e-5 ... 1e-2 to match the mean degree; 1e-2 here).
+    * ``gca`` (Zhu et al., 2021): degree-centrality scheme, edge dropping 0.3 / 0.4, feature masking
+      0.1 / 0.0, cap ``p_tau = 0.7`` for both -- CRIPAC-DIG/GCA ``train.py`` ``default_param``
+      (``drop_scheme='degree'``; ``drop_edge_weighted(threshold=0.7)``, ``drop_feature_weighted_2``'s default
+      threshold 0.7).
+    """
+
+    # similar / diverse filter of the candidate random-walk pairs (before views are built)
+    use_filter: bool = True
+    filter_mode: str = "similar"  # or "diverse"
+    p_filter: float = 0.5
+    c: float = 0.3
+    t_max: int = 5
+    # crop, each view independently; crop_table rows are (box, probability), "no crop" takes the rest
+    use_crop: bool = True
+    crop_kind: str = "spectral"  # or "random" (control)
+    crop_table: tuple[tuple[Box, float], ...] = PAPER_CROP_TABLE
+    crop_basis: str = "normalized"  # or "combinatorial"
+    recompute_pe: bool = True
+    # alignment to E_t, one draw for the pair
+    use_align: bool = True
+    p_align: float = 0.5
+    # mask | reorder | nothing, each view independently (mask and reorder are mutually exclusive)
+    use_mask: bool = True
+    p_mask: float = 0.25
+    max_masked: int = 8
+    use_reorder: bool = True
+    p_reorder: float = 0.25
+    r_max: int = 10
+    permute_kind: str = "spectral"  # or "random" (control)
+    # global embedding E_t (see gcc_sgcl.augment.global_embedding)
+    global_method: str = "netmf"
+    global_window: int = 1
+    # baseline view generation instead of SGCL's ("" = none); key of gcc_sgcl.augment.pipeline.BASELINES
+    baseline: str = ""
+    graphcl_ratio: float = 0.2
+    grace_drop_edge_q: float = 0.2
+    grace_drop_edge_k: float = 0.4
+    grace_drop_feature_q: float = 0.3
+    grace_drop_feature_k: float = 0.4
+    mvgrl_alpha: float = 0.2
+    mvgrl_sparsify: str = "topk"  # or "threshold"; key of gcc_sgcl.augment.pipeline.SPARSIFIERS
+    mvgrl_topk: int = 0  # 0: the structural view's mean degree (rounded, at least 1)
+    mvgrl_eps: float = 1e-2
+    gca_drop_edge_q: float = 0.3
+    gca_drop_edge_k: float = 0.4
+    gca_drop_feature_q: float = 0.1
+    gca_drop_feature_k: float = 0.0
+    gca_p_tau: float = 0.7
+
+    def __post_init__(self) -> None:
+        used = self.p_mask * self.use_mask + self.p_reorder * self.use_reorder
+        if used > 1.0 + 1e-9:
+            raise ValueError(f"p_mask + p_reorder must be <= 1 (they are exclusive), got {used}")
+        stages = [stage for stage in STAGES if getattr(self, f"use_{stage}")]
+        if self.baseline and stages:
+            on = ", ".join(f"use_{stage}" for stage in stages)
+            raise ValueError(f"baseline {self.baseline!r} replaces the SGCL stages: use its preset or switch off {on}")
+        for f in dataclasses.fields(self):
+            if f.name.startswith(("graphcl_", "grace_", "gca_")):
+                _check_probability(f.name, getattr(self, f.name))
+        if not 0.0 < self.mvgrl_alpha <= 1.0:
+            raise ValueError(f"mvgrl_alpha must be in (0, 1], got {self.mvgrl_alpha}")
+        if self.mvgrl_topk < 0:
+            raise ValueError(f"mvgrl_topk must be >= 0 (0: the view's mean degree), got {self.mvgrl_topk}")
+        if not 0.0 < self.mvgrl_eps <= 1.0:
+            raise ValueError(f"mvgrl_eps must be in (0, 1], got {self.mvgrl_eps}")
+
+    @property
+    def p_crop(self) -> float:
+        """Probability that a view is cropped (the appendix's ``c_1 + ... + c_4``)."""
+        return sum(p for _, p in self.crop_table)
+
+    @classmethod
+    def only(cls, *stages: str, **overrides: Any) -> AugmentConfig:
+        """Config with just ``stages`` (names from :data:`STAGES`) enabled.
+
+        >>> cfg = AugmentConfig.only("crop", crop_kind="random")
+        >>> cfg.use_crop, cfg.use_filter, cfg.crop_kind
+        (True, False, 'random')
+        """
+        unknown = set(stages) - set(STAGES)
+        if unknown:
+            raise ValueError(f"stages must be among {STAGES}, got {sorted(unknown)}")
+        flags = {f"use_{stage}": stage in stages for stage in STAGES}
+        return dataclasses.replace(cls(), **{**flags, **overrides})
 
 
 GROUPS = {"sampling": SamplingConfig, "model": ModelConfig, "train": TrainConfig, "augment": AugmentConfig}
@@ -90,12 +227,17 @@ class Config:
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the offending parameter."""
-        preset_overrides(self.method)  # raises for an unknown method
         t, s = self.train, self.sampling
         if t.mode not in MODES:
             raise ValueError(f"--mode must be one of {MODES}, got {t.mode!r}")
+        if t.threads < 0:
+            raise ValueError(f"--threads must be >= 0 (0: all CPU cores), got {t.threads}")
+        if t.num_workers < 0:
+            raise ValueError(f"--num-workers must be >= 0, got {t.num_workers}")
         if t.steps < 1:
             raise ValueError(f"--steps must be >= 1, got {t.steps}")
+        if s.pe_sign not in PE_SIGNS:
+            raise ValueError(f"--pe-sign must be one of {PE_SIGNS}, got {s.pe_sign!r}")
         if not 0.0 < s.restart_prob < 1.0:
             raise ValueError(f"--restart-prob must be in (0, 1), got {s.restart_prob}")
         if t.warmup_frac + t.decay_frac > 1.0 or min(t.warmup_frac, t.decay_frac) < 0:
@@ -127,7 +269,7 @@ class Config:
             extra = set(d.get(name, {})) - known
             if extra:
                 raise ValueError(f"unknown {name} config keys: {sorted(extra)}")
-            values = dict(d.get(name, {}))
+            values = {**LEGACY_DEFAULTS.get(name, {}), **d.get(name, {})}
             if "crop_table" in values:
                 values["crop_table"] = tuple((tuple(box), float(p)) for box, p in values["crop_table"])
             groups[name] = klass(**values)
@@ -136,49 +278,6 @@ class Config:
     def augmented(self) -> bool:
         """Whether any augmentation is enabled: an SGCL stage or a baseline's (``gcc`` has none)."""
         return bool(self.augment.baseline) or any(getattr(self.augment, f"use_{stage}") for stage in STAGES)
-
-
-# Method presets: name → overrides applied to the defaults before command-line flags. ``gcc`` switches
-# every SGCL stage off, ``sgcl`` keeps them all (the appendix's sequence); ``sgcl-<stage>`` keeps one stage;
-# the two controls replace the spectral crop / reorder by their random analogues; ``sgcl-<a>+<b>`` keeps two
-# stages (the pairwise ablation), e.g. ``sgcl-crop+reorder``. ``graphcl``, ``grace``, ``mvgrl`` and ``gca`` keep
-# GCC's encoder and loop and replace only the view generation (Table 2's re-implemented baselines).
-_ALL_OFF = {f"use_{stage}": False for stage in STAGES}
-SINGLE_STAGES: dict[str, dict[str, Any]] = {
-    "crop": {"use_crop": True},
-    "reorder": {"use_reorder": True},
-    "mask": {"use_mask": True},
-    "align": {"use_align": True},
-    "similar": {"use_filter": True, "filter_mode": "similar"},
-    "diverse": {"use_filter": True, "filter_mode": "diverse"},
-    "random-crop": {"use_crop": True, "crop_kind": "random"},
-    "random-permute": {"use_reorder": True, "permute_kind": "random"},
-}
-PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    "gcc": {"augment": dict(_ALL_OFF)},
-    "sgcl": {},
-    **{f"sgcl-{name}": {"augment": {**_ALL_OFF, **stage}} for name, stage in SINGLE_STAGES.items()},
-    **{name: {"augment": {**_ALL_OFF, "baseline": name}} for name in BASELINES},
-}
-
-
-def method_names() -> str:
-    """Human-readable list of valid ``<method>`` values."""
-    return ", ".join(PRESETS) + ", sgcl-<a>+<b> (any two of: " + ", ".join(SINGLE_STAGES) + ")"
-
-
-def preset_overrides(method: str) -> dict[str, dict[str, Any]]:
-    """The config overrides of ``method``; ``sgcl-a+b`` merges two single-stage presets."""
-    if method in PRESETS:
-        return {group: dict(values) for group, values in PRESETS[method].items()}
-    parts = method[len("sgcl-"):].split("+") if method.startswith("sgcl-") else []
-    if len(parts) != 2 or not all(p in SINGLE_STAGES for p in parts) or parts[0] == parts[1]:
-        raise ValueError(f"unknown method {method!r}; valid methods: {method_names()}")
-    first, second = (SINGLE_STAGES[p] for p in parts)
-    clash = {k for k in set(first) & set(second) if first[k] != second[k]}
-    if clash:
-        raise ValueError(f"method {method!r} combines contradictory settings of {sorted(clash)}")
-    return {"augment": {**_ALL_OFF, **first, **second}}
 
 
 def parse_crop_entry(text: str) -> tuple[Box, float]:
@@ -203,10 +302,11 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def build_parser(description: str = "gcc_sgcl pre-training") -> argparse.ArgumentParser:
-    """An argparse parser with one flag per config field (defaults left as ``None`` = not given)."""
+def build_parser(description: str = "gcc_sgcl pre-training", methods: str = "") -> argparse.ArgumentParser:
+    """An argparse parser with one flag per config field (defaults left as ``None`` = not given); ``methods``
+    describes the valid ``--method`` values."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--method", default="gcc", help=f"one of: {method_names()}")
+    parser.add_argument("--method", default="gcc", help=f"one of: {methods}" if methods else "method preset")
     parser.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
     for group_name, klass in GROUPS.items():
         group = parser.add_argument_group(group_name)
@@ -227,30 +327,3 @@ def build_parser(description: str = "gcc_sgcl pre-training") -> argparse.Argumen
     return parser
 
 
-def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None = None) -> Config:
-    """Defaults ← the method's preset ← ``overrides`` (``{"train": {"steps": 10}, …}``); validated."""
-    cfg = Config(method=method)
-    merged = preset_overrides(method)
-    for group, values in (overrides or {}).items():
-        if group not in GROUPS:
-            raise ValueError(f"unknown config group {group!r}; groups: {', '.join(GROUPS)}")
-        merged.setdefault(group, {}).update(values)
-    for group, values in merged.items():
-        if "crop_table" in values:
-            values["crop_table"] = tuple(values["crop_table"])
-        setattr(cfg, group, dataclasses.replace(getattr(cfg, group), **values))
-    cfg.validate()
-    return cfg
-
-
-def config_from_args(args: argparse.Namespace) -> Config:
-    """Defaults ← method preset ← explicitly given flags; an unknown method exits listing the valid ones."""
-    overrides: dict[str, dict[str, Any]] = {}
-    for key, value in vars(args).items():
-        if "." in key and value is not None:
-            group, name = key.split(".", 1)
-            overrides.setdefault(group, {})[name] = value
-    try:
-        return make_config(args.method, overrides)
-    except ValueError as err:
-        raise SystemExit(f"error: {err}") from None

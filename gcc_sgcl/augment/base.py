@@ -1,38 +1,28 @@
 """Transform protocols, torchvision-style combinators and the name -> class registry.
 
-Two protocols, both drawing every random parameter from the ``numpy.random.Generator`` they are given:
+A :class:`Transform` acts on a whole :class:`~gcc_sgcl.sampling.batch.ViewBatch`: ``make_params(views, rng)``
+draws every random parameter (per view, from the batch's :class:`~gcc_sgcl.sampling.keys.KeyedRandom`), then
+``apply(views, params)`` is deterministic (torchvision v2's split). Calling a transform does both; it also
+accepts a ``DGLGraph`` view (or a batched one) and a numpy ``Generator``, and then returns a ``DGLGraph``.
 
-* :class:`ViewTransform` -- ``t(view, rng) -> view``: one view in, a new view out.
-* :class:`PairTransform` -- ``t(q, k, rng) -> (q, k)``: steps that need both views of a positive pair
-  (alignment).
-
-No transform mutates its input: a result either is the input itself (nothing changed) or a new graph whose
-changed features are new tensors (query and key views come from the same subgraph and may share tensors).
+Pair steps (:class:`PairTransform`: alignment, or a view transform applied to both views) map ``(q, k, rng)`` to
+``(q, k)``. No transform mutates its input: results are new batches whose changed arrays are new arrays.
 """
 from __future__ import annotations
 
+import inspect
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import dgl
 import numpy as np
 
+from gcc_sgcl.sampling.batch import ViewBatch
+from gcc_sgcl.sampling.keys import KeyedRandom
+from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, NID, PE, SEED
+
 T = TypeVar("T")
-
-
-class ViewTransform(Protocol):
-    """``t(view, rng) -> view``; random parameters come from ``rng`` only; the input is never mutated."""
-
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph: ...
-
-
-class PairTransform(Protocol):
-    """``t(q, k, rng) -> (q, k)`` for steps that look at both views of a positive pair."""
-
-    def __call__(
-        self, q: dgl.DGLGraph, k: dgl.DGLGraph, rng: np.random.Generator
-    ) -> tuple[dgl.DGLGraph, dgl.DGLGraph]: ...
 
 
 def check_probability(name: str, p: float) -> float:
@@ -50,54 +40,94 @@ def block_repr(name: str, children: Sequence[object], notes: Sequence[str] | Non
     return f"{name}(\n" + textwrap.indent("\n".join(lines), "    ") + "\n)"
 
 
-class Identity:
-    """Returns the view unchanged (the "no augmentation" outcome of a :class:`RandomChoice`)."""
+class Transform:
+    """Base of view transforms: subclasses define ``make_params`` (random draws) and ``apply`` (deterministic).
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        return view
+    The ``repr`` lists the constructor's arguments, read from the attributes of the same names.
+    """
+
+    def make_params(self, views: ViewBatch, rng: KeyedRandom) -> Any:
+        """The random parameters of every view (row ``b`` of ``rng`` for view ``b``)."""
+        return None
+
+    def apply(self, views: ViewBatch, params: Any) -> ViewBatch:
+        """The transformed views for the drawn ``params``."""
+        raise NotImplementedError
+
+    def transform(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
+        """Draw, then apply."""
+        return self.apply(views, self.make_params(views, rng))
+
+    def __call__(self, views: ViewBatch | dgl.DGLGraph, rng: KeyedRandom | np.random.Generator) -> Any:
+        batch = ViewBatch.from_dgl(views) if isinstance(views, dgl.DGLGraph) else views
+        if isinstance(rng, np.random.Generator):
+            rng = KeyedRandom.from_generator(rng, len(batch))
+        out = self.transform(batch, rng)
+        return out.to_dgl((PE, EIGVEC, EIGVAL, SEED, NID)) if isinstance(views, dgl.DGLGraph) else out
 
     def __repr__(self) -> str:
-        return "Identity()"
+        params = inspect.signature(type(self).__init__).parameters.values()
+        names = [p.name for p in params if p.name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD]
+        return f"{type(self).__name__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in names) + ")"
 
 
-class Compose:
-    """Apply view transforms in order.
+class Identity(Transform):
+    """Returns the views unchanged (the "no augmentation" outcome of a :class:`RandomChoice`)."""
+
+    def apply(self, views: ViewBatch, params: Any) -> ViewBatch:
+        return views
+
+
+class Compose(Transform):
+    """Apply view transforms in order (transform ``i`` draws from stream ``i``).
 
     >>> Compose([Identity(), RandomApply(Identity(), p=0.5)])
     Compose(
         Identity()
-        RandomApply(Identity(), p=0.5)
+        RandomApply(transform=Identity(), p=0.5)
     )
     """
 
-    def __init__(self, transforms: Sequence[ViewTransform]):
+    def __init__(self, transforms: Sequence[Transform]):
         self.transforms = list(transforms)
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        for t in self.transforms:
-            view = t(view, rng)
-        return view
+    def transform(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
+        for i, t in enumerate(self.transforms):
+            views = t.transform(views, rng.child(i))
+        return views
 
     def __repr__(self) -> str:
         return block_repr("Compose", self.transforms)
 
 
-class RandomApply:
-    """Apply ``transform`` with probability ``p`` (one uniform draw per call, whatever ``p``)."""
+def apply_by_group(
+    views: ViewBatch, groups: np.ndarray, transforms: Sequence[Transform], rng: KeyedRandom
+) -> ViewBatch:
+    """Views of group ``j`` (``groups[b] == j``) transformed by ``transforms[j]`` (stream ``j``), the rest kept."""
+    for j, t in enumerate(transforms):
+        rows = np.flatnonzero(groups == j)
+        if len(rows) and not isinstance(t, Identity):
+            views = views.update(rows, t.transform(views.select(rows), rng.take(rows).child(j)))
+    return views
 
-    def __init__(self, transform: ViewTransform, p: float):
-        self.transform = transform
+
+class RandomApply(Transform):
+    """Apply ``transform`` to each view with probability ``p``."""
+
+    def __init__(self, transform: Transform, p: float):
+        self.inner = transform
         self.p = check_probability("p", p)
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        return self.transform(view, rng) if rng.random() < self.p else view
+    def transform(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
+        chosen = rng.child("apply").uniform() < self.p
+        return apply_by_group(views, np.where(chosen, 0, -1), [self.inner], rng)
 
     def __repr__(self) -> str:
-        return f"RandomApply({self.transform!r}, p={self.p})"
+        return f"RandomApply(transform={self.inner!r}, p={self.p})"
 
 
-class RandomChoice:
-    """Apply one of ``transforms``, picked with probabilities proportional to ``weights``.
+class RandomChoice(Transform):
+    """Apply one of ``transforms`` to each view, picked with probabilities proportional to ``weights``.
 
     >>> RandomChoice([Identity(), Identity()], weights=[0.25, 0.75])
     RandomChoice(
@@ -106,7 +136,7 @@ class RandomChoice:
     )
     """
 
-    def __init__(self, transforms: Sequence[ViewTransform], weights: Sequence[float] | None = None):
+    def __init__(self, transforms: Sequence[Transform], weights: Sequence[float] | None = None):
         if not transforms:
             raise ValueError("transforms must not be empty")
         w = np.ones(len(transforms)) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -116,16 +146,64 @@ class RandomChoice:
             raise ValueError(f"weights must be non-negative with a positive sum, got {w.tolist()}")
         self.transforms = list(transforms)
         self.probs = w / w.sum()
-        # ``rng.choice(len(transforms), p=probs)`` bisects this cumulative sum with one ``rng.random()``
-        # draw; doing so directly is the same draw without rebuilding and re-checking ``probs`` per call.
         self._cdf = self.probs.cumsum()
         self._cdf /= self._cdf[-1]
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        return self.transforms[int(self._cdf.searchsorted(rng.random(), side="right"))](view, rng)
+    def choose(self, rng: KeyedRandom) -> np.ndarray:
+        """Index of the transform picked for each row."""
+        return self._cdf.searchsorted(rng.child("choice").uniform(), side="right").clip(max=len(self.transforms) - 1)
+
+    def transform(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
+        return apply_by_group(views, self.choose(rng), self.transforms, rng)
 
     def __repr__(self) -> str:
         return block_repr("RandomChoice", self.transforms, [f"p={p:.4g}" for p in self.probs])
+
+
+class PairTransform(Protocol):
+    """``t(q, k, rng) -> (q, k)`` for steps that look at both views of a positive pair."""
+
+    def __call__(self, q: ViewBatch, k: ViewBatch, rng: KeyedRandom) -> tuple[ViewBatch, ViewBatch]: ...
+
+
+class Both:
+    """A pair step applying one view transform to the query and the key views independently.
+
+    >>> Both(Identity())
+    Both(
+        Identity()
+    )
+    """
+
+    def __init__(self, transform: Transform):
+        self.transform = transform
+
+    def __call__(self, q: ViewBatch, k: ViewBatch, rng: KeyedRandom) -> tuple[ViewBatch, ViewBatch]:
+        return self.transform.transform(q, rng.child("q")), self.transform.transform(k, rng.child("k"))
+
+    def __repr__(self) -> str:
+        return block_repr("Both", [self.transform])
+
+
+class Split:
+    """A pair step with one view transform for the query views and another for the keys.
+
+    >>> Split(Identity(), Identity())
+    Split(
+        Identity()  # query
+        Identity()  # key
+    )
+    """
+
+    def __init__(self, query: Transform, key: Transform):
+        self.query = query
+        self.key = key
+
+    def __call__(self, q: ViewBatch, k: ViewBatch, rng: KeyedRandom) -> tuple[ViewBatch, ViewBatch]:
+        return self.query.transform(q, rng.child("q")), self.key.transform(k, rng.child("k"))
+
+    def __repr__(self) -> str:
+        return block_repr("Split", [self.query, self.key], ["query", "key"])
 
 
 class Registry(Generic[T]):

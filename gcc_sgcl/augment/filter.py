@@ -1,11 +1,10 @@
 """Similar / diverse filtering of candidate view pairs (SGCL's augmentation filter).
 
-Runs *before* views are built: the sampler passes a ``draw()`` that returns the parent-graph node ids of two
-candidate random-walk views, so a rejected candidate costs no eigendecomposition. The pair is scored by
-:func:`~gcc_sgcl.augment.functional.view_similarity` (cosine of the summed global-embedding rows).
-
-On rejection a new pair is drawn; after ``t_max`` tries the last pair is used anyway (the appendix: "If
-``G'_i, G''_i`` do not pass in ``t_max`` tries, we proceed to the next step").
+Runs *before* views are built, on the node sets of candidate random-walk pairs, so a rejected candidate costs
+no eigendecomposition. A pair is scored by the cosine of its views' summed global-embedding rows
+(:func:`~gcc_sgcl.augment.functional.view_similarity`). Rejected pairs -- only those -- are redrawn; after
+``t_max`` tries the last pair is used anyway (the appendix: "If ``G'_i, G''_i`` do not pass in ``t_max`` tries,
+we proceed to the next step").
 """
 from __future__ import annotations
 
@@ -16,9 +15,14 @@ import numpy as np
 
 from gcc_sgcl.augment import functional as F
 from gcc_sgcl.augment.base import check_probability
+from gcc_sgcl.sampling.batch import NodeSets
+from gcc_sgcl.sampling.keys import KeyedRandom
 
 # similar: cos > 1 - c (avoid noisy pairs); diverse: cos < 1 - c (the ablation's alternative).
-_ACCEPTS: dict[str, Callable[[float, float], bool]] = {"similar": operator.gt, "diverse": operator.lt}
+_ACCEPTS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {"similar": operator.gt, "diverse": operator.lt}
+
+Walk = Callable[[np.ndarray, KeyedRandom], NodeSets]
+"""``walk(rows, rng) -> node sets`` of candidate views for the pairs ``rows`` (``rng`` rows align with ``rows``)."""
 
 
 class ViewFilter:
@@ -27,8 +31,8 @@ class ViewFilter:
     Args:
         mode: ``"similar"`` (accept ``cos > 1 - c``) or ``"diverse"`` (accept ``cos < 1 - c``).
         c: threshold constant in ``[0, 1]``.
-        t_max: most candidate pairs drawn per call of :meth:`select`.
-        p: probability of filtering at all; otherwise the first candidate is used.
+        t_max: most candidate pairs drawn per pair.
+        p: probability of filtering a pair at all; otherwise its first candidate is used.
 
     >>> ViewFilter("similar", c=0.3, t_max=5, p=0.5)
     ViewFilter(mode='similar', c=0.3, t_max=5, p=0.5)
@@ -46,28 +50,32 @@ class ViewFilter:
         self.t_max = int(t_max)
         self.p = check_probability("p", p)
 
-    def accept(self, emb_q_rows: np.ndarray, emb_k_rows: np.ndarray) -> bool:
-        """Whether the views with these global-embedding rows pass the threshold."""
-        return _ACCEPTS[self.mode](F.view_similarity(emb_q_rows, emb_k_rows), 1.0 - self.c)
+    def accept(self, q: NodeSets, k: NodeSets, global_emb: np.ndarray) -> np.ndarray:
+        """Whether each pair's views, with these global-embedding rows, pass the threshold."""
+        sims = F.view_similarity(F.segment_sums(global_emb[q.nodes], q.num_nodes),
+                                 F.segment_sums(global_emb[k.nodes], k.num_nodes))
+        return _ACCEPTS[self.mode](sims, 1.0 - self.c)
 
-    def select(
-        self,
-        draw: Callable[[], tuple[np.ndarray, np.ndarray]],
-        global_emb: np.ndarray,
-        rng: np.random.Generator,
-    ) -> tuple[np.ndarray, np.ndarray, int]:
-        """``(nodes_q, nodes_k, tries)``: the first accepted candidate, or the last of ``t_max`` tries.
+    def select(self, walk: Walk, rows: int, global_emb: np.ndarray, rng: KeyedRandom) -> tuple[NodeSets, NodeSets, np.ndarray]:
+        """``(q, k, tries)``: each pair's first accepted candidate, or its last of ``t_max`` tries.
 
-        With probability ``1 - p`` (one draw from ``rng``, taken before any candidate) the first candidate is
-        returned unscored. ``tries`` counts the calls of ``draw``.
+        Pair ``r`` is filtered with probability ``p`` (stream ``"filter"``); try ``t`` of pair ``r`` draws its
+        query / key walks from streams ``("try t", "q" / "k")``. ``tries`` counts the candidates drawn per pair.
         """
-        filtering = rng.random() < self.p
-        nodes_q, nodes_k = draw()
-        tries = 1
-        while filtering and tries < self.t_max and not self.accept(global_emb[nodes_q], global_emb[nodes_k]):
-            nodes_q, nodes_k = draw()
-            tries += 1
-        return nodes_q, nodes_k, tries
+        everyone = np.arange(rows)
+        q, k = (walk(everyone, rng.child("try0").child(side)) for side in ("q", "k"))
+        tries = np.ones(rows, dtype=np.int64)
+        pending = np.flatnonzero(rng.child("filter").uniform() < self.p)
+        pending = pending[~self.accept(q.select(pending), k.select(pending), global_emb)]
+        for t in range(1, self.t_max):
+            if len(pending) == 0:
+                break
+            sub = rng.take(pending).child(f"try{t}")
+            new_q, new_k = walk(pending, sub.child("q")), walk(pending, sub.child("k"))
+            q, k = q.update(pending, new_q), k.update(pending, new_k)
+            tries[pending] += 1
+            pending = pending[~self.accept(new_q, new_k, global_emb)]
+        return q, k, tries
 
     def __repr__(self) -> str:
         return f"ViewFilter(mode={self.mode!r}, c={self.c}, t_max={self.t_max}, p={self.p})"

@@ -1,223 +1,261 @@
 """Deterministic operations behind the augmentations: no randomness, no mutation of inputs.
 
-The transform classes draw their random parameters and call these; every function returning a view returns
-either the input itself (when the operation changes nothing) or a new graph (``view.local_var()`` or an induced
-subgraph) with changed features written as new tensors.
-Feature names and shapes are documented in :mod:`gcc_sgcl.sampling.view`.
+Batch operations take a :class:`~gcc_sgcl.sampling.batch.ViewBatch` (or its arrays) and return new arrays or a
+new batch; per-view helpers (used by the baselines' structural edits) take one view's edge arrays. The transform
+classes draw their random parameters and call these.
 """
 from __future__ import annotations
 
-import dgl
 import numpy as np
 import scipy.linalg
 import torch
 
-from gcc_sgcl.sampling.spectral import edge_arrays, edge_eigen_features, eigen_feature_tensors
-from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, PE
+from gcc_sgcl.config import Box
+from gcc_sgcl.sampling.batch import ViewBatch, offsets, positions, segment_ids
+from gcc_sgcl.sampling.keys import KeyedRandom
+from gcc_sgcl.sampling.views import with_eigen_features
 
-Box = tuple[float, float, float, float]
-"""``(x_min, x_max, y_min, y_max)`` as rank percentiles in ``[0, 1]`` (``0.2`` means ``R_0.2``)."""
-
-# Coordinate values closer than this (relative to the largest |value|) to a crop threshold count as on it:
-# nodes that tie in exact arithmetic (e.g. a grid column) are kept or dropped together.
+# Coordinate values closer than this (relative to the view's largest |value|) to a crop threshold count as on
+# it: nodes that tie in exact arithmetic (e.g. a grid column) are kept or dropped together.
 _TIE_RTOL = 1e-5
 
 
-def view_eigvals(view: dgl.DGLGraph) -> np.ndarray:
-    """``(k,)`` float64 eigenvalue of each PE column of ``view``; NaN marks padded columns."""
-    return view.ndata[EIGVAL][0].detach().cpu().numpy().astype(np.float64)
-
-
-def num_valid(view: dgl.DGLGraph) -> int:
-    """Number of real (non-padded) eigen columns of ``view``."""
-    return int((~np.isnan(view_eigvals(view))).sum())
-
-
-def with_features(view: dgl.DGLGraph, **features: torch.Tensor) -> dgl.DGLGraph:
-    """New graph with ``view``'s structure and node features, ``features`` replacing or adding columns.
-
-    ``local_var`` shares the (immutable) structure and gives the new graph its own feature frame, so the
-    input view is left untouched at a fraction of the cost of ``clone``.
-    """
-    out = view.local_var()
-    for name, value in features.items():
-        out.ndata[name] = value
-    return out
-
-
 def fix_signs(u: np.ndarray) -> np.ndarray:
-    """Flip columns so that each column's largest-magnitude entry is positive (a function of the graph)."""
+    """Flip columns so that each column's largest-magnitude entry is positive (a function of the matrix)."""
     return u * np.sign(u[np.abs(u).argmax(axis=0), np.arange(u.shape[1])])
 
 
-def normalized_coordinates(view: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray]:
-    """Crop coordinates from the view's own embedding: ``EIGVEC`` columns 1 and 2 (``lambda_2, lambda_3`` of
-    ``I - D^-1/2 A D^-1/2``), as the paper's text (no extra eigendecomposition)."""
-    u = view.ndata[EIGVEC].detach().cpu().numpy().astype(np.float64)
-    return u[:, 1], u[:, 2]
+# ------------------------------------------------------------------------------------------------------------
+# Crop
 
 
-def combinatorial_coordinates(view: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray]:
-    """Crop coordinates: eigenvectors of ``lambda_2, lambda_3`` of the combinatorial Laplacian ``D - A``.
+def segment_quantiles(values: np.ndarray, counts: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``(B, Q)`` quantiles ``q`` (``(B, Q)`` or ``(Q,)`` in [0, 1]) of each segment of ``values``, computed as
+    ``np.quantile``'s default (linear interpolation between order statistics). Segments must be non-empty.
 
-    This is the Laplacian of the paper's product-graph theorem: on a grid the two vectors are exactly the
-    two axes, so the crop is an image crop (not true of the normalised Laplacian's eigenvectors, whose
-    boundary rows are damped by ``D^1/2``). Costs one dense ``eigh`` of the view.
+    >>> segment_quantiles(np.array([3.0, 1.0, 2.0, 10.0, 20.0]), np.array([3, 2]), np.array([0.0, 0.5, 1.0]))
+    array([[ 1.,  2.,  3.],
+           [10., 15., 20.]])
     """
-    a = view.adj_external(transpose=False, scipy_fmt="csr").astype(np.float64)
-    a = a.maximum(a.T).toarray()
-    np.fill_diagonal(a, 0.0)
-    lap = np.diag(a.sum(axis=1)) - a
-    _, u = scipy.linalg.eigh(lap, subset_by_index=[0, 2])
-    u = fix_signs(u)
-    return u[:, 1], u[:, 2]
+    b = len(counts)
+    q = np.broadcast_to(np.asarray(q, dtype=np.float64), (b,) + np.shape(q)[-1:])
+    padded = np.full((b, int(counts.max(initial=1))), np.inf)
+    padded[segment_ids(counts), positions(counts)] = values
+    padded.sort(axis=1)
+    h = (counts[:, None] - 1) * q
+    lo = np.floor(h).astype(np.int64)
+    hi = np.minimum(lo + 1, counts[:, None] - 1)
+    a, c = np.take_along_axis(padded, lo, axis=1), np.take_along_axis(padded, hi, axis=1)
+    return a + (h - lo) * (c - a)
 
 
-def box_nodes(x: np.ndarray, y: np.ndarray, box: Box, center: int = 0) -> np.ndarray:
-    """Sorted ids of ``center`` and the nodes with ``R_x_min <= x <= R_x_max``, ``R_y_min <= y <= R_y_max``.
+def box_keep(x: np.ndarray, y: np.ndarray, views: ViewBatch, box: Box) -> np.ndarray:
+    """``(N,)`` whether each node lies in its view's percentile box (``R_x_min <= x <= R_x_max`` and the same for
+    ``y``, ``R_p`` the ``p``-quantile of the view's values, ties within ``_TIE_RTOL``); centres are always kept."""
+    n = views.num_nodes
+    view = views.node_view
+    rx = segment_quantiles(x, n, np.array(box[:2]))
+    ry = segment_quantiles(y, n, np.array(box[2:]))
+    scale = np.zeros((len(views), 2))
+    np.maximum.at(scale, view, np.abs(np.stack([x, y], axis=1)))
+    tol = _TIE_RTOL * scale[view]
+    keep = ((x >= rx[view, 0] - tol[:, 0]) & (x <= rx[view, 1] + tol[:, 0])
+            & (y >= ry[view, 0] - tol[:, 1]) & (y <= ry[view, 1] + tol[:, 1]))
+    keep[views.node_ptr[:-1] + views.seed_pos] = True
+    return keep
 
-    ``R_p`` is the ``p``-quantile (``np.quantile``, linear interpolation) of the coordinate over all nodes.
 
-    >>> box_nodes(np.arange(10.0), np.zeros(10), (0.2, 0.8, 0.0, 1.0))
-    array([0, 2, 3, 4, 5, 6, 7])
+def normalized_coordinates(views: ViewBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Crop coordinates from the views' own embedding: ``EIGVEC`` columns 1 and 2 (``lambda_2, lambda_3`` of
+    ``I - D^-1/2 A D^-1/2``, signs as drawn), as the paper's text (no extra eigendecomposition)."""
+    return views.eigvec[:, 1].astype(np.float64), views.eigvec[:, 2].astype(np.float64)
+
+
+def combinatorial_coordinates(views: ViewBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Crop coordinates: eigenvectors of ``lambda_2, lambda_3`` of the combinatorial Laplacian ``D - A`` (of the
+    symmetrised simple graph), signs fixed; one dense ``eigh`` per view.
+
+    This is the Laplacian of the paper's product-graph theorem: on a grid the two vectors are exactly the two
+    axes, so the crop is an image crop.
     """
-    xy = np.stack([x, y])
-    # one quantile call for both coordinates (the same values as one call each, at about 2/3 of the cost)
-    r = np.quantile(xy, box, axis=1)
-    lo, hi = np.array([r[0, 0], r[2, 1]]), np.array([r[1, 0], r[3, 1]])
-    tol = _TIE_RTOL * np.abs(xy).max(axis=1)
-    keep = ((xy >= (lo - tol)[:, None]) & (xy <= (hi + tol)[:, None])).all(axis=0)
-    keep[center] = True
-    return np.flatnonzero(keep)
+    x, y = np.zeros(int(views.num_nodes.sum())), np.zeros(int(views.num_nodes.sum()))
+    ptr = views.node_ptr
+    for b in range(len(views)):
+        n = int(views.num_nodes[b])
+        if n < 3:
+            continue
+        src, dst = views.edges_of(b)
+        a = np.zeros((n, n))
+        a[src, dst] = a[dst, src] = 1.0
+        np.fill_diagonal(a, 0.0)
+        _, u = scipy.linalg.eigh(np.diag(a.sum(axis=1)) - a, subset_by_index=[0, 2])
+        u = fix_signs(u)
+        x[ptr[b]:ptr[b + 1]], y[ptr[b]:ptr[b + 1]] = u[:, 1], u[:, 2]
+    return x, y
 
 
-def induced_view(view: dgl.DGLGraph, nodes: np.ndarray, recompute_pe: bool, k: int) -> dgl.DGLGraph:
-    """The view induced on sorted ``nodes`` (so node 0 stays the centre), parent ids kept.
-
-    With ``recompute_pe`` the eigen features are computed afresh for the smaller graph (``k`` columns);
-    otherwise the rows of the old ``PE``/``EIGVEC``/``EIGVAL`` are kept (an ablation). Structure and other
-    features are those of ``dgl.node_subgraph(view, nodes, store_ids=False)`` (edges by source, then edge
-    id), built from the edge arrays without DGL's subgraph machinery.
-    """
-    src, dst = edge_arrays(view)
-    local = np.full(view.num_nodes(), -1)
-    local[nodes] = np.arange(len(nodes))
-    eids = np.flatnonzero((local[src] >= 0) & (local[dst] >= 0))
-    eids = eids[np.argsort(src[eids], kind="stable")]
-    sub_src, sub_dst = local[src[eids]], local[dst[eids]]
-    n = len(nodes)
-    sub = dgl.graph((torch.from_numpy(sub_src), torch.from_numpy(sub_dst)), num_nodes=n, idtype=view.idtype)
-    fresh = eigen_feature_tensors(edge_eigen_features(sub_src, sub_dst, n, k)) if recompute_pe else {}
-    index = torch.as_tensor(nodes, dtype=torch.int64)
-    features = {  # features recomputed for the crop are not sliced from the view
-        name: fresh[name] if name in fresh else t.index_select(0, index) for name, t in view.ndata.items()
-    }
-    sub.ndata.update({**features, **fresh})
-    sub.edata.update({name: t.index_select(0, torch.from_numpy(eids)) for name, t in view.edata.items()})
-    return sub
+def random_keep(views: ViewBatch, keep_counts: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``(N,)`` mask keeping each view's centre and ``keep_counts[b] - 1`` other nodes: those with the smallest
+    ``u`` (one uniform per node), i.e. a uniformly random subset."""
+    score = np.asarray(u, dtype=np.float64).copy()
+    score[views.node_ptr[:-1] + views.seed_pos] = -1.0
+    order = np.lexsort((score, views.node_view))
+    rank = np.empty(len(score), dtype=np.int64)
+    rank[order] = positions(views.num_nodes)
+    return rank < np.repeat(keep_counts, views.num_nodes)
 
 
-def valid_permutation(eigvals: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Full column permutation: the valid columns taken in ``order`` (positions among them), padding last.
+def crop_views(views: ViewBatch, keep: np.ndarray, recompute_pe: bool, sign_rng: KeyedRandom | None) -> ViewBatch:
+    """Views induced on ``keep``; the eigen-features of changed views recomputed (``recompute_pe``) with
+    signs as the batch draws them (``sign_rng`` rows align with the views), else sliced from the old ones."""
+    changed = np.flatnonzero(np.bincount(views.node_view[~keep], minlength=len(views)) > 0)
+    out = views.induce(keep)
+    if not recompute_pe or len(changed) == 0:
+        return out
+    return with_eigen_features(out, changed, None if sign_rng is None else sign_rng.take(changed))
 
-    >>> valid_permutation(np.array([0.0, 0.5, 1.0, np.nan]), np.array([2, 0, 1]))
-    array([2, 0, 1, 3])
-    """
-    valid = ~np.isnan(eigvals)
-    return np.concatenate([np.flatnonzero(valid)[order], np.flatnonzero(~valid)])
+
+# ------------------------------------------------------------------------------------------------------------
+# Columns: reorder, mask, alignment
 
 
-def reorder_permutation(eigvals: np.ndarray, r: int) -> np.ndarray:
-    """Column order sorting the valid columns by ``sum_{j=1..r} (1 - lambda)^j``, descending (stable).
+def valid_order(eigval: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """``(B, k)`` column permutations: valid columns by ascending ``key`` (stable), padded (NaN) columns last."""
+    return np.argsort(np.where(np.isnan(eigval), np.inf, key), axis=1, kind="stable")
+
+
+def reorder_permutations(eigval: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``(B, k)``: each view's valid columns sorted by ``sum_{j=1..r_b} (1 - lambda)^j``, descending (stable).
 
     ``1 - lambda`` are the eigenvalues of ``D^-1/2 A D^-1/2``; the key is the eigenvalue of the r-th order
-    diffusion matrix, so the result is the embedding NetMF's window-``r`` matrix would give. For odd ``r``
-    the key is increasing in ``1 - lambda`` and the order does not change.
+    diffusion matrix, so the result is the embedding NetMF's window-``r`` matrix would give. For odd ``r`` the
+    key is increasing in ``1 - lambda`` and the order does not change.
 
-    >>> lam = np.array([0.0, 1.5, 1.8, np.nan])
-    >>> reorder_permutation(lam, 1), reorder_permutation(lam, 2)
-    (array([0, 1, 2, 3]), array([0, 2, 1, 3]))
+    >>> lam = np.array([[0.0, 1.5, 1.8, np.nan]] * 2)
+    >>> reorder_permutations(lam, np.array([1, 2]))
+    array([[0, 1, 2, 3],
+           [0, 2, 1, 3]])
     """
-    if r < 1:
-        raise ValueError(f"r must be >= 1, got {r}")
-    mu = 1.0 - eigvals[~np.isnan(eigvals)]
-    key = np.power.outer(mu, np.arange(1, r + 1)).sum(axis=1)
-    return valid_permutation(eigvals, np.argsort(-key, kind="stable"))
+    r = np.asarray(r, dtype=np.int64)
+    if (r < 1).any():
+        raise ValueError(f"r must be >= 1, got {r.min()}")
+    mu = 1.0 - np.nan_to_num(eigval.astype(np.float64))
+    powers = mu[:, :, None] ** np.arange(1, int(r.max(initial=1)) + 1)
+    key = (powers * (np.arange(1, powers.shape[2] + 1) <= r[:, None, None])).sum(axis=2)
+    return valid_order(eigval, -key)
 
 
-def masked_columns(eigvals: np.ndarray, z: int) -> np.ndarray:
-    """Sorted indices of the columns of the ``z`` largest valid eigenvalues (``z`` clipped to their count).
+def masked_columns(eigval: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """``(B, k)`` bool: each view's columns of its ``z_b`` largest valid eigenvalues (``z`` clipped to their count).
 
-    >>> masked_columns(np.array([0.0, 0.7, 0.3, np.nan]), 2)
-    array([1, 2])
+    >>> masked_columns(np.array([[0.0, 0.7, 0.3, np.nan]]), np.array([2]))
+    array([[False,  True,  True, False]])
     """
-    valid = np.flatnonzero(~np.isnan(eigvals))
-    z = min(z, valid.size)
-    return np.sort(valid[np.argsort(-eigvals[valid], kind="stable")[:z]])
+    order = valid_order(eigval, -np.nan_to_num(eigval.astype(np.float64)))
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :].repeat(len(order), 0), axis=1)
+    return (rank < np.asarray(z)[:, None]) & ~np.isnan(eigval)
 
 
-def permute_columns(view: dgl.DGLGraph, perm: np.ndarray) -> dgl.DGLGraph:
-    """New view whose ``PE``, ``EIGVEC`` and ``EIGVAL`` columns are taken in order ``perm`` (``view`` itself
-    when ``perm`` keeps the order, as reorder's permutation does for every odd ``r``)."""
-    if np.array_equal(perm, np.arange(len(perm))):
-        return view
-    index = torch.as_tensor(perm, dtype=torch.int64, device=view.device)
-    permuted = {name: view.ndata[name].index_select(1, index) for name in (PE, EIGVEC, EIGVAL)}
-    return with_features(view, **permuted)
+def permute_columns(views: ViewBatch, perm: np.ndarray) -> ViewBatch:
+    """Views whose ``PE``, ``EIGVEC`` and ``EIGVAL`` columns are taken in order ``perm`` (``(B, k)``)."""
+    node_perm = perm[views.node_view]
+    return views.replace(
+        pe=np.take_along_axis(views.pe, node_perm, axis=1),
+        eigvec=np.take_along_axis(views.eigvec, node_perm, axis=1),
+        eigval=np.take_along_axis(views.eigval, perm, axis=1),
+    )
 
 
-def mask_columns(view: dgl.DGLGraph, columns: np.ndarray) -> dgl.DGLGraph:
-    """New view whose ``PE`` has ``columns`` set to zero (``view`` itself when ``columns`` is empty)."""
-    if len(columns) == 0:
-        return view
-    pe = view.ndata[PE]
-    index = torch.as_tensor(columns, dtype=torch.int64, device=pe.device)
-    return with_features(view, **{PE: pe.index_fill(1, index, 0)})
+def mask_columns(views: ViewBatch, mask: np.ndarray) -> ViewBatch:
+    """Views whose ``PE`` columns ``mask`` (``(B, k)`` bool) are zero."""
+    return views.replace(pe=np.where(mask[views.node_view], np.float32(0), views.pe))
 
 
 def procrustes(x: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Orthogonal ``Q`` minimising ``||x Q - n||_F``: ``U V^T`` from the SVD ``x^T n = U S V^T``.
+    """Orthogonal ``Q`` minimising ``||x Q - n||_F`` per batch entry: ``U V^T`` from the SVD ``x^T n = U S V^T``
+    (``x``, ``n``: ``(..., rows, k)``; one batched ``torch.linalg.svd``).
 
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=(6, 3)); q = np.linalg.qr(rng.normal(size=(3, 3)))[0]
     >>> bool(np.allclose(procrustes(x, x @ q), q))
     True
     """
-    if x.ndim != 2 or x.shape != n.shape:
+    if x.shape != n.shape or x.ndim < 2:
         raise ValueError(f"x and n must be matrices of the same shape, got {x.shape} and {n.shape}")
-    u, _, vt = np.linalg.svd(x.T @ n)
-    return u @ vt
+    u, _, vt = torch.linalg.svd(torch.from_numpy(np.swapaxes(x, -1, -2) @ n))
+    return (u @ vt).numpy()
 
 
-def rotate_pe(view: dgl.DGLGraph, q: np.ndarray) -> dgl.DGLGraph:
-    """New view whose ``PE`` is ``PE @ q``."""
-    pe = view.ndata[PE]
-    return with_features(view, **{PE: pe @ torch.as_tensor(q, dtype=pe.dtype, device=pe.device)})
+def align_views(views: ViewBatch) -> ViewBatch:
+    """Views whose ``PE`` is rotated by the Procrustes ``Q`` onto their global-embedding rows."""
+    if views.global_rows is None:
+        raise ValueError("Align needs the global embedding rows of the views (ViewBatch.global_rows)")
+    if views.global_rows.shape[1] != views.k:
+        raise ValueError(
+            f"Align needs the global embedding size to equal the positional embedding size, "
+            f"got d={views.global_rows.shape[1]} and k={views.k}"
+        )
+    x = views.padded(views.pe.astype(np.float64))
+    q = procrustes(x, views.padded(views.global_rows.astype(np.float64)))
+    rotated = np.einsum("nk,nkj->nj", views.pe.astype(np.float64), q[views.node_view])
+    return views.replace(pe=rotated.astype(np.float32))
 
 
-def view_similarity(emb_q_rows: np.ndarray, emb_k_rows: np.ndarray) -> float:
-    """Cosine between the sums of the two views' global-embedding rows (0 when a sum is the zero vector).
+def view_similarity(sum_q: np.ndarray, sum_k: np.ndarray) -> np.ndarray:
+    """Row-wise cosine between summed global-embedding rows (0 where a sum is the zero vector).
 
-    >>> view_similarity(np.array([[1.0, 0.0]]), np.array([[1.0, 1.0], [2.0, 3.0]]))
-    0.6
+    >>> view_similarity(np.array([[1.0, 0.0]]), np.array([[3.0, 4.0]]))
+    array([0.6])
     """
-    a, b = emb_q_rows.sum(axis=0), emb_k_rows.sum(axis=0)
-    denom = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(a @ b) / denom if denom > 0 else 0.0
+    denom = np.linalg.norm(sum_q, axis=1) * np.linalg.norm(sum_k, axis=1)
+    dots = (sum_q * sum_k).sum(axis=1)
+    return np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 0)
+
+
+def segment_sums(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``(B, d)`` sums of consecutive row segments of ``x`` (``counts`` rows each)."""
+    out = np.zeros((len(counts), x.shape[1]))
+    np.add.at(out, segment_ids(counts), x)
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------------
-# Operations behind the re-implemented baselines (GraphCL, GRACE, MVGRL, GCA): edge lists, PPR, centralities.
+# Structural edits of the re-implemented baselines (GraphCL, GRACE, MVGRL, GCA): one view's edge arrays.
 
 
-def stochastic_count(x: float, u: float) -> int:
+def with_edges(
+    views: ViewBatch, rows: np.ndarray, edges: list[tuple[np.ndarray, np.ndarray]], sign_rng: KeyedRandom | None
+) -> ViewBatch:
+    """Views ``rows`` with new undirected edge lists ``(u, v)`` (stored in both directions, sorted by source
+    then destination) and recomputed eigen-features; node sets and the other views unchanged."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) == 0:
+        return views
+    part = views.select(rows)
+    pairs = [_both_directions(u, v) for u, v in edges]
+    part = part.replace(num_edges=np.array([len(s) for s, _ in pairs], dtype=np.int64),
+                        src=np.concatenate([s for s, _ in pairs]), dst=np.concatenate([d for _, d in pairs]))
+    part = with_eigen_features(part, np.arange(len(rows)), sign_rng)
+    return views.update(rows, part)
+
+
+def _both_directions(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
+    src, dst = np.concatenate([u, v]), np.concatenate([v, u])
+    order = np.lexsort((dst, src))
+    return src[order], dst[order]
+
+
+def stochastic_count(x: np.ndarray | float, u: np.ndarray | float) -> np.ndarray:
     """``floor(x + u)``: for ``u ~ U[0, 1)`` an integer with expectation ``x`` (so a rate holds on tiny views,
     where ``int(x)`` would round a 20 % rate down to nothing below 5 nodes).
 
     >>> stochastic_count(4.6, 0.3), stochastic_count(4.6, 0.5)
     (4, 5)
     """
-    return int(np.floor(x + u))
+    out = np.floor(np.asarray(x) + np.asarray(u)).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
 
 
 def undirected_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -234,11 +272,6 @@ def undirected_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.n
     return codes // n, codes % n
 
 
-def undirected_edges(view: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray]:
-    """The undirected edges of the (bidirected) ``view`` as :func:`undirected_pairs`; self-loops are dropped."""
-    return undirected_pairs(*edge_arrays(view))
-
-
 def non_edges(u: np.ndarray, v: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``(a, b)`` with ``a < b``: the node pairs of an ``n``-node graph that are not among the edges ``(u, v)``.
 
@@ -252,34 +285,17 @@ def non_edges(u: np.ndarray, v: np.ndarray, n: int) -> tuple[np.ndarray, np.ndar
     return a[absent], b[absent]
 
 
-def edge_view(view: dgl.DGLGraph, u: np.ndarray, v: np.ndarray, k: int) -> dgl.DGLGraph:
-    """New view on ``view``'s nodes with the undirected edges ``(u, v)`` and fresh eigen features.
-
-    Both directions of every edge are stored, sorted by source then destination; ``PE``/``EIGVEC``/``EIGVAL``
-    are those of the new graph (``k`` columns), the other node features are ``view``'s. Edge features are not
-    carried over (sampled views have none).
-    """
-    u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
-    src, dst = np.concatenate([u, v]), np.concatenate([v, u])
-    order = np.lexsort((dst, src))
-    src, dst = src[order], dst[order]
-    n = view.num_nodes()
-    out = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=n, idtype=view.idtype)
-    out.ndata.update({**view.ndata, **eigen_feature_tensors(edge_eigen_features(src, dst, n, k))})
-    return out
-
-
-def grow_subgraph(view: dgl.DGLGraph, target: int, draws: np.ndarray) -> np.ndarray:
-    """Sorted ids of a connected node set grown from node 0 (the centre) up to ``target`` nodes.
+def grow_subgraph(src: np.ndarray, dst: np.ndarray, n: int, center: int, target: int, draws: np.ndarray) -> np.ndarray:
+    """Sorted ids of a connected node set grown from ``center`` up to ``target`` nodes in an ``n``-node view.
 
     Each step adds the node at position ``floor(draws[t] * f)`` of the sorted frontier (the ``f`` neighbours of
     the set not yet in it); growth stops early when the frontier is empty (the centre's component is used up).
     ``draws`` holds at least ``target - 1`` numbers in ``[0, 1)``.
     """
-    indptr, indices, _ = view.adj_tensors("csr")
-    indptr, indices = indptr.numpy(), indices.numpy()
-    selected = {0}
-    frontier = set(indices[indptr[0]:indptr[1]].tolist()) - selected
+    order = np.argsort(src, kind="stable")
+    indptr, indices = offsets(np.bincount(src, minlength=n)), dst[order]
+    selected = {center}
+    frontier = set(indices[indptr[center]:indptr[center + 1]].tolist()) - selected
     for t in range(target - 1):
         if not frontier:
             break
@@ -289,17 +305,6 @@ def grow_subgraph(view: dgl.DGLGraph, target: int, draws: np.ndarray) -> np.ndar
         frontier |= set(indices[indptr[node]:indptr[node + 1]].tolist())
         frontier -= selected
     return np.array(sorted(selected), dtype=np.int64)
-
-
-def mask_rows(view: dgl.DGLGraph, rows: np.ndarray) -> dgl.DGLGraph:
-    """New view whose ``PE`` rows ``rows`` are replaced by the mean ``PE`` row of ``view`` (GraphCL's mask token);
-    ``view`` itself when ``rows`` is empty."""
-    if len(rows) == 0:
-        return view
-    pe = view.ndata[PE]
-    index = torch.as_tensor(rows, dtype=torch.int64, device=pe.device)
-    token = pe.mean(dim=0, keepdim=True).expand(len(rows), -1)
-    return with_features(view, **{PE: pe.index_copy(0, index, token)})
 
 
 def ppr_matrix(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> np.ndarray:
@@ -360,14 +365,12 @@ def centrality_drop_probabilities(s: np.ndarray, p: float, p_tau: float) -> np.n
     >>> centrality_drop_probabilities(np.array([0.0, 1.0, 2.0]), 0.3, 0.5)
     array([0.5, 0.3, 0. ])
     """
-    if np.ptp(s) == 0:
+    if s.size == 0 or np.ptp(s) == 0:
         return np.full(s.shape, min(p, p_tau))
     return np.minimum(p * (s.max() - s) / (s.max() - s.mean()), p_tau)
 
 
-def edge_drop_probabilities(
-    u: np.ndarray, v: np.ndarray, degree: np.ndarray, p: float, p_tau: float
-) -> np.ndarray:
+def edge_drop_probabilities(u: np.ndarray, v: np.ndarray, degree: np.ndarray, p: float, p_tau: float) -> np.ndarray:
     """GCA's degree-centrality edge-drop probabilities of the undirected edges ``(u, v)``.
 
     Edge centrality is the mean degree of the two endpoints (GCA's rule for undirected graphs), taken as
@@ -383,3 +386,4 @@ def feature_drop_probabilities(x: np.ndarray, degree: np.ndarray, p: float, p_ta
     carried by central nodes weigh more), then :func:`centrality_drop_probabilities` of ``w``.
     """
     return centrality_drop_probabilities(np.log1p(np.abs(x).T @ degree), p, p_tau)
+

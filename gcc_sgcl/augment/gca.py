@@ -2,7 +2,7 @@
 
 * :class:`AdaptiveEdgeDrop` -- undirected edge ``(u, v)`` is dropped with probability
   ``min(p_e (s_max - s_uv) / (s_max - mean s), p_tau)``, ``s_uv = log(1 + (deg u + deg v) / 2)``: edges between
-  low-degree nodes go first, hub edges are kept. The edited view's eigen features are recomputed.
+  low-degree nodes go first, hub edges are kept. The edited views' eigen features are recomputed.
 * :class:`AdaptiveFeatureMask` -- ``PE`` column ``j`` is zeroed with probability
   ``min(p_f (w_max - w_j) / (w_max - mean w), p_tau)``, ``w_j = log(1 + sum_u |PE_uj| deg u)``, over the
   valid columns (GCA's dense-feature weights): columns carried by central nodes are kept.
@@ -12,15 +12,16 @@ view stands in for); the feature mask therefore weighs the edge-dropped view's o
 """
 from __future__ import annotations
 
-import dgl
 import numpy as np
 
 from gcc_sgcl.augment import functional as F
-from gcc_sgcl.augment.base import Compose, check_probability
-from gcc_sgcl.sampling.view import PE
+from gcc_sgcl.augment.base import Compose, Transform, check_probability
+from gcc_sgcl.augment.grace import drop_edges, undirected_edge_lists
+from gcc_sgcl.sampling.batch import ViewBatch
+from gcc_sgcl.sampling.keys import KeyedRandom
 
 
-class AdaptiveEdgeDrop:
+class AdaptiveEdgeDrop(Transform):
     """GCA's degree-centrality edge dropping at mean rate ``p`` with cap ``p_tau``.
 
     >>> AdaptiveEdgeDrop(0.3, p_tau=0.7)
@@ -31,25 +32,21 @@ class AdaptiveEdgeDrop:
         self.p = check_probability("p", p)
         self.p_tau = check_probability("p_tau", p_tau)
 
-    def probabilities(self, view: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(u, v, prob)``: the undirected edges of ``view`` and their drop probabilities."""
-        u, v = F.undirected_edges(view)
-        degree = view.in_degrees().numpy().astype(np.float64)
-        probs = F.edge_drop_probabilities(u, v, degree, self.p, self.p_tau) if len(u) else np.empty(0)
-        return u, v, probs
+    def probabilities(self, views: ViewBatch) -> list[np.ndarray]:
+        """Drop probability of each undirected edge of each view (:func:`undirected_edge_lists` order)."""
+        degree = views.in_degrees().astype(np.float64)
+        ptr = views.node_ptr
+        return [F.edge_drop_probabilities(u, v, degree[ptr[b]:ptr[b + 1]], self.p, self.p_tau)
+                for b, (u, v) in enumerate(undirected_edge_lists(views))]
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        u, v, probs = self.probabilities(view)
-        kept = rng.random(len(u)) >= probs
-        if kept.all():
-            return view
-        return F.edge_view(view, u[kept], v[kept], view.ndata[PE].shape[1])
+    def make_params(self, views: ViewBatch, rng: KeyedRandom) -> tuple:
+        return drop_edges(views, rng, self.probabilities(views))
 
-    def __repr__(self) -> str:
-        return f"AdaptiveEdgeDrop(p={self.p}, p_tau={self.p_tau})"
+    def apply(self, views: ViewBatch, params: tuple) -> ViewBatch:
+        return F.with_edges(views, *params)
 
 
-class AdaptiveFeatureMask:
+class AdaptiveFeatureMask(Transform):
     """GCA's centrality-weighted masking of the valid ``PE`` columns at mean rate ``p`` with cap ``p_tau``.
 
     >>> AdaptiveFeatureMask(0.1, p_tau=0.7)
@@ -60,21 +57,23 @@ class AdaptiveFeatureMask:
         self.p = check_probability("p", p)
         self.p_tau = check_probability("p_tau", p_tau)
 
-    def probabilities(self, view: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray]:
-        """``(columns, prob)``: the valid ``PE`` columns of ``view`` and their masking probabilities."""
-        columns = np.flatnonzero(~np.isnan(F.view_eigvals(view)))
-        if columns.size == 0:
-            return columns, np.empty(0)
-        pe = view.ndata[PE].detach().cpu().numpy().astype(np.float64)[:, columns]
-        degree = view.in_degrees().numpy().astype(np.float64)
-        return columns, F.feature_drop_probabilities(pe, degree, self.p, self.p_tau)
+    def probabilities(self, views: ViewBatch) -> np.ndarray:
+        """``(B, k)`` masking probability of each column (0 for padded columns)."""
+        degree = views.in_degrees().astype(np.float64)
+        ptr = views.node_ptr
+        out = np.zeros((len(views), views.k))
+        for b in range(len(views)):
+            columns = np.flatnonzero(~np.isnan(views.eigval[b]))
+            if columns.size:
+                pe = views.pe[ptr[b]:ptr[b + 1], columns].astype(np.float64)
+                out[b, columns] = F.feature_drop_probabilities(pe, degree[ptr[b]:ptr[b + 1]], self.p, self.p_tau)
+        return out
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        columns, probs = self.probabilities(view)
-        return F.mask_columns(view, columns[rng.random(len(columns)) < probs])
+    def make_params(self, views: ViewBatch, rng: KeyedRandom) -> np.ndarray:
+        return rng.child("columns").uniform(views.k) < self.probabilities(views)
 
-    def __repr__(self) -> str:
-        return f"AdaptiveFeatureMask(p={self.p}, p_tau={self.p_tau})"
+    def apply(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
+        return F.mask_columns(views, params)
 
 
 def gca_view(drop_edge: float, drop_feature: float, p_tau: float = 0.7) -> Compose:

@@ -4,28 +4,25 @@ Node dropping, subgraph, edge perturbation and attribute masking, one picked uni
 (:func:`graphcl_view`, GraphCL's ``--aug random4``), each at GraphCL's ratio (``aug_ratio = 0.2``; Shen-Lab/GraphCL
 ``semisupervised_TU``). Differences from GraphCL's code, all forced by the GCC setting or its small views:
 
-* the centre (node 0) is never dropped and the subgraph grows from it;
+* the centre is never dropped and the subgraph grows from it;
 * counts are ``floor(ratio * size + u)``, ``u ~ U[0, 1)`` (expectation ``ratio * size``), not ``int(ratio * size)``;
 * edges are undirected (dropped / added in both directions), added edges are distinct non-edges, no self-loops;
-* structural edits recompute the eigen features of the edited view (GCC's features are the view's own
-  Laplacian eigenvectors); attribute masking acts on ``PE`` rows, replaced by their mean (GraphCL's token).
+* structural edits recompute the eigen features of the edited views (GCC's features are the view's own
+  Laplacian eigenvectors, one batched decomposition); attribute masking acts on ``PE`` rows, replaced by their
+  mean (GraphCL's token).
 """
 from __future__ import annotations
 
-import dgl
 import numpy as np
 
 from gcc_sgcl.augment import functional as F
-from gcc_sgcl.augment.base import RandomChoice, check_probability
-from gcc_sgcl.sampling.view import PE
+from gcc_sgcl.augment.base import RandomChoice, Transform, check_probability
+from gcc_sgcl.sampling.batch import ViewBatch, positions
+from gcc_sgcl.sampling.keys import KeyedRandom
 
 
-def _pe_size(view: dgl.DGLGraph) -> int:
-    return view.ndata[PE].shape[1]
-
-
-class NodeDrop:
-    """Drop ``floor(ratio * n + u)`` uniformly chosen non-centre nodes (GraphCL's ``drop_nodes``).
+class NodeDrop(Transform):
+    """Drop ``floor(ratio * n + u)`` uniformly chosen non-centre nodes of each view (GraphCL's ``drop_nodes``).
 
     >>> NodeDrop(0.2)
     NodeDrop(ratio=0.2)
@@ -34,19 +31,17 @@ class NodeDrop:
     def __init__(self, ratio: float):
         self.ratio = check_probability("ratio", ratio)
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        n = view.num_nodes()
-        count = min(F.stochastic_count(self.ratio * n, rng.random()), n - 1)
-        if count <= 0:
-            return view
-        dropped = rng.choice(np.arange(1, n), size=count, replace=False)
-        return F.induced_view(view, np.setdiff1d(np.arange(n), dropped), True, _pe_size(view))
+    def make_params(self, views: ViewBatch, rng: KeyedRandom) -> tuple[np.ndarray, KeyedRandom]:
+        n = views.num_nodes
+        dropped = np.minimum(F.stochastic_count(self.ratio * n, rng.child("count").uniform()), n - 1)
+        return F.random_keep(views, n - dropped, rng.child("nodes").ragged(n)), rng.child("pe")
 
-    def __repr__(self) -> str:
-        return f"NodeDrop(ratio={self.ratio})"
+    def apply(self, views: ViewBatch, params: tuple[np.ndarray, KeyedRandom]) -> ViewBatch:
+        keep, signs = params
+        return F.crop_views(views, keep, True, signs)
 
 
-class Subgraph:
+class Subgraph(Transform):
     """Keep ``max(1, floor(keep_ratio * n + u))`` nodes grown from the centre (GraphCL's ``subgraph``).
 
     GraphCL grows the node set by adding a uniformly chosen neighbour of the set (its "random walk"); its
@@ -60,19 +55,26 @@ class Subgraph:
     def __init__(self, keep_ratio: float):
         self.keep_ratio = check_probability("keep_ratio", keep_ratio)
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        n = view.num_nodes()
-        target = max(1, F.stochastic_count(self.keep_ratio * n, rng.random()))
-        nodes = F.grow_subgraph(view, target, rng.random(target - 1))
-        return view if nodes.size == n else F.induced_view(view, nodes, True, _pe_size(view))
+    def make_params(self, views: ViewBatch, rng: KeyedRandom) -> tuple[np.ndarray, KeyedRandom]:
+        n = views.num_nodes
+        targets = np.maximum(1, F.stochastic_count(self.keep_ratio * n, rng.child("count").uniform()))
+        draws = rng.child("grow").ragged(n)
+        keep = np.zeros(int(n.sum()), dtype=bool)
+        ptr = views.node_ptr
+        for b in range(len(views)):
+            nodes = F.grow_subgraph(*views.edges_of(b), int(n[b]), int(views.seed_pos[b]), int(targets[b]),
+                                    draws[ptr[b]:ptr[b + 1]])
+            keep[ptr[b] + nodes] = True
+        return keep, rng.child("pe")
 
-    def __repr__(self) -> str:
-        return f"Subgraph(keep_ratio={self.keep_ratio})"
+    def apply(self, views: ViewBatch, params: tuple[np.ndarray, KeyedRandom]) -> ViewBatch:
+        keep, signs = params
+        return F.crop_views(views, keep, True, signs)
 
 
-class EdgePerturb:
-    """Remove ``c = floor(ratio * m + u)`` of the ``m`` undirected edges and add ``c`` non-edges, both uniformly
-    (GraphCL's ``permute_edges``; fewer are added when the view has fewer non-edges).
+class EdgePerturb(Transform):
+    """Remove ``c = floor(ratio * m + u)`` of the ``m`` undirected edges of each view and add ``c`` non-edges, both
+    uniformly (GraphCL's ``permute_edges``; fewer are added when the view has fewer non-edges).
 
     >>> EdgePerturb(0.2)
     EdgePerturb(ratio=0.2)
@@ -81,26 +83,31 @@ class EdgePerturb:
     def __init__(self, ratio: float):
         self.ratio = check_probability("ratio", ratio)
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        u, v = F.undirected_edges(view)
-        count = F.stochastic_count(self.ratio * len(u), rng.random())
-        if count == 0:
-            return view
-        a, b = F.non_edges(u, v, view.num_nodes())
-        removed = rng.choice(len(u), size=count, replace=False)
-        added = rng.choice(len(a), size=min(count, len(a)), replace=False)
-        kept = np.setdiff1d(np.arange(len(u)), removed)
-        return F.edge_view(
-            view, np.concatenate([u[kept], a[added]]), np.concatenate([v[kept], b[added]]), _pe_size(view)
-        )
+    def make_params(self, views: ViewBatch, rng: KeyedRandom) -> tuple[np.ndarray, list, KeyedRandom]:
+        count_u = rng.child("count").uniform()
+        rows, edges = [], []
+        for b in range(len(views)):
+            u, v = F.undirected_pairs(*views.edges_of(b))
+            count = F.stochastic_count(self.ratio * len(u), count_u[b])
+            if count == 0:
+                continue
+            gen = rng.generator(b)
+            a, c = F.non_edges(u, v, int(views.num_nodes[b]))
+            removed = gen.choice(len(u), size=count, replace=False)
+            added = gen.choice(len(a), size=min(count, len(a)), replace=False)
+            kept = np.setdiff1d(np.arange(len(u)), removed)
+            rows.append(b)
+            edges.append((np.concatenate([u[kept], a[added]]), np.concatenate([v[kept], c[added]])))
+        rows = np.array(rows, dtype=np.int64)
+        return rows, edges, rng.child("pe").take(rows)
 
-    def __repr__(self) -> str:
-        return f"EdgePerturb(ratio={self.ratio})"
+    def apply(self, views: ViewBatch, params: tuple[np.ndarray, list, KeyedRandom]) -> ViewBatch:
+        return F.with_edges(views, *params)
 
 
-class AttributeMask:
-    """Replace the ``PE`` rows of ``floor(ratio * n + u)`` uniformly chosen nodes by the mean row (GraphCL's
-    ``mask_nodes`` with its mean-feature token).
+class AttributeMask(Transform):
+    """Replace the ``PE`` rows of ``floor(ratio * n + u)`` uniformly chosen nodes of each view by the view's mean
+    row (GraphCL's ``mask_nodes`` with its mean-feature token).
 
     >>> AttributeMask(0.2)
     AttributeMask(ratio=0.2)
@@ -109,17 +116,21 @@ class AttributeMask:
     def __init__(self, ratio: float):
         self.ratio = check_probability("ratio", ratio)
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        n = view.num_nodes()
-        count = min(F.stochastic_count(self.ratio * n, rng.random()), n)
-        return F.mask_rows(view, np.sort(rng.choice(n, size=count, replace=False)))
+    def make_params(self, views: ViewBatch, rng: KeyedRandom) -> np.ndarray:
+        n = views.num_nodes
+        count = np.minimum(F.stochastic_count(self.ratio * n, rng.child("count").uniform()), n)
+        order = np.lexsort((rng.child("nodes").ragged(n), views.node_view))
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = positions(n)
+        return rank < np.repeat(count, n)
 
-    def __repr__(self) -> str:
-        return f"AttributeMask(ratio={self.ratio})"
+    def apply(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
+        mean = F.segment_sums(views.pe.astype(np.float64), views.num_nodes) / views.num_nodes[:, None]
+        return views.replace(pe=np.where(params[:, None], mean[views.node_view].astype(np.float32), views.pe))
 
 
 def graphcl_view(ratio: float = 0.2) -> RandomChoice:
-    """One of GraphCL's four augmentations per call, uniformly (``random4``), all at ``ratio``.
+    """One of GraphCL's four augmentations per view, uniformly (``random4``), all at ``ratio``.
 
     >>> graphcl_view()
     RandomChoice(

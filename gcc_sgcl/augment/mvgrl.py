@@ -7,18 +7,19 @@ symmetric ``D^-1/2 (A + I) D^-1/2``, whose rows do not sum to 1 (the two are sim
 ``Pi_sym = D^1/2 Pi D^-1/2``). GCC's encoder (a GIN with sum aggregation and a degree embedding) takes no edge
 weights, so the dense diffusion is sparsified into an unweighted graph -- per row the top-``k`` PPR targets
 (:class:`TopK`) or the entries ``>= eps`` (:class:`Threshold`, MVGRL's own sparsification) -- symmetrised into
-undirected edges, and the view's eigen features are recomputed on that graph. Node set, centre and other
+undirected edges, and the views' eigen features are recomputed on that graph. Node set, centre and other
 features stay those of the structural view.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import dgl
 import numpy as np
 
 from gcc_sgcl.augment import functional as F
-from gcc_sgcl.sampling.view import PE
+from gcc_sgcl.augment.base import Transform
+from gcc_sgcl.sampling.batch import ViewBatch
+from gcc_sgcl.sampling.keys import KeyedRandom
 
 Sparsifier = Callable[[np.ndarray, float], tuple[np.ndarray, np.ndarray]]
 """``sparsify(ppr, mean_degree) -> (rows, cols)``: the kept off-diagonal entries of a PPR matrix."""
@@ -64,8 +65,8 @@ class Threshold:
         return f"Threshold(eps={self.eps})"
 
 
-class Diffusion:
-    """Replace the view's edges by its sparsified PPR diffusion (deterministic: ``rng`` is not used).
+class Diffusion(Transform):
+    """Replace each view's edges by its sparsified PPR diffusion (deterministic apart from the eigenvector signs).
 
     >>> Diffusion(alpha=0.2, sparsify=TopK())
     Diffusion(alpha=0.2, sparsify=TopK(k=None))
@@ -77,11 +78,14 @@ class Diffusion:
         self.alpha = float(alpha)
         self.sparsify = sparsify if sparsify is not None else TopK()
 
-    def __call__(self, view: dgl.DGLGraph, rng: np.random.Generator) -> dgl.DGLGraph:
-        n = view.num_nodes()
-        u, v = F.undirected_edges(view)
-        rows, cols = self.sparsify(F.ppr_matrix(u, v, n, self.alpha), 2.0 * len(u) / n)
-        return F.edge_view(view, *F.undirected_pairs(rows, cols), view.ndata[PE].shape[1])
+    def make_params(self, views: ViewBatch, rng: KeyedRandom) -> KeyedRandom:
+        return rng.child("pe")
 
-    def __repr__(self) -> str:
-        return f"Diffusion(alpha={self.alpha}, sparsify={self.sparsify!r})"
+    def apply(self, views: ViewBatch, params: KeyedRandom) -> ViewBatch:
+        edges = []
+        for b in range(len(views)):
+            n = int(views.num_nodes[b])
+            u, v = F.undirected_pairs(*views.edges_of(b))
+            rows, cols = self.sparsify(F.ppr_matrix(u, v, n, self.alpha), 2.0 * len(u) / n)
+            edges.append(F.undirected_pairs(rows, cols))
+        return F.with_edges(views, np.arange(len(views)), edges, params)

@@ -1,23 +1,21 @@
-"""Augmentation pipelines built from an :class:`AugmentConfig`: SGCL's sequence or a baseline's.
+"""Pair pipelines built from an :class:`~gcc_sgcl.config.AugmentConfig`: GCC's plain pairs, SGCL's sequence or a
+baseline's view generation -- one protocol for all.
 
-SGCL (appendix, "Sequence of augmentations"): after the two random walks (and the optional filter, which the
-sampler runs through ``pipeline.filter``): crop each view independently -> align the pair -> per view,
-independently, mask | reorder | nothing.
-
-Baselines (``cfg.baseline``, a key of :data:`BASELINES`): a :class:`BaselinePipeline` transforms the query and
-the key view, each with its own view transform (GRACE and GCA use different rates for the two views, MVGRL
-diffuses only the key view).
+A :class:`PairPipeline` turns a batch of start nodes into ``(query, key)`` view batches. It asks the sampler
+(:class:`~gcc_sgcl.sampling.dataset.ViewSampler`) for walks and views and owns everything else: the optional
+similar/diverse filter on the candidate walks, the global-embedding rows the views carry (alignment), and the
+pair steps. SGCL (appendix, "Sequence of augmentations"): filter -> crop each view -> align the pair -> per view
+mask | reorder | nothing. Baselines: one view transform for the query views and one for the keys (GRACE and GCA
+use different rates, MVGRL diffuses only the key view).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-import dgl
 import numpy as np
 
 from gcc_sgcl.augment.align import Align
-from gcc_sgcl.augment.base import Identity, RandomChoice, Registry, ViewTransform, block_repr
-from gcc_sgcl.augment.config import AugmentConfig
+from gcc_sgcl.augment.base import Both, Identity, PairTransform, RandomChoice, Registry, Split, Transform, block_repr
 from gcc_sgcl.augment.crop import paper_crop
 from gcc_sgcl.augment.filter import ViewFilter
 from gcc_sgcl.augment.gca import gca_view
@@ -25,150 +23,121 @@ from gcc_sgcl.augment.grace import grace_view
 from gcc_sgcl.augment.graphcl import graphcl_view
 from gcc_sgcl.augment.mvgrl import Diffusion, Sparsifier, Threshold, TopK
 from gcc_sgcl.augment.spectral_order import Mask, RandomPermute, Reorder
-
-PERMUTE_KINDS: Registry[Callable[[AugmentConfig], ViewTransform]] = Registry("permute_kind")
-"""``"spectral"`` -> :class:`Reorder`, ``"random"`` -> :class:`RandomPermute` (the control)."""
-PERMUTE_KINDS.register("spectral")(lambda cfg: Reorder(cfg.r_max))
-PERMUTE_KINDS.register("random")(lambda cfg: RandomPermute())
-
-
-class SGCLPipeline:
-    """``pipeline(q, k, rng) -> (q, k)``: crop -> align -> mask | reorder | nothing (absent stages: ``None``).
-
-    ``filter`` is not applied here: it selects the candidate node sets before the views exist
-    (:meth:`ViewFilter.select`). ``needs_global`` tells the sampler to compute the global embedding ``E_t``
-    (for the filter or alignment), ``needs_global_rows`` to store its rows in each view's ``GLOBAL`` feature
-    (for alignment only: the filter reads ``E_t`` itself).
-    """
-
-    def __init__(
-        self,
-        filter: ViewFilter | None = None,
-        crop: ViewTransform | None = None,
-        align: Align | None = None,
-        perturb: ViewTransform | None = None,
-    ):
-        self.filter = filter
-        self.crop = crop
-        self.align = align
-        self.perturb = perturb
-
-    @property
-    def needs_global(self) -> bool:
-        return self.filter is not None or self.align is not None
-
-    @property
-    def needs_global_rows(self) -> bool:
-        return self.align is not None
-
-    def __call__(
-        self, q: dgl.DGLGraph, k: dgl.DGLGraph, rng: np.random.Generator
-    ) -> tuple[dgl.DGLGraph, dgl.DGLGraph]:
-        if self.crop is not None:
-            q, k = self.crop(q, rng), self.crop(k, rng)
-        if self.align is not None:
-            q, k = self.align(q, k, rng)
-        if self.perturb is not None:
-            q, k = self.perturb(q, rng), self.perturb(k, rng)
-        return q, k
-
-    def __repr__(self) -> str:
-        stages = {"filter": self.filter, "crop": self.crop, "align": self.align, "perturb": self.perturb}
-        return block_repr("SGCLPipeline", list(stages.values()), list(stages))
+from gcc_sgcl.config import AugmentConfig
+from gcc_sgcl.sampling.batch import ViewBatch
+from gcc_sgcl.sampling.dataset import ViewSampler
+from gcc_sgcl.sampling.keys import KeyedRandom
 
 
-class BaselinePipeline:
-    """``pipeline(q, k, rng) -> (query(q, rng), key(k, rng))``: a baseline's view generation on GCC's views.
+class PairPipeline:
+    """``pipeline(sampler, starts, rng) -> (q, k)``: filtered walks -> views -> pair steps, in order.
 
-    Offers the sampler the same hooks as :class:`SGCLPipeline`: no candidate filter, no global embedding.
-
-    >>> BaselinePipeline(Identity(), Identity())
-    BaselinePipeline(
-        Identity()  # query
-        Identity()  # key
+    >>> PairPipeline(None, [Split(Identity(), Identity())])
+    PairPipeline(
+        None  # filter
+        Split(
+            Identity()  # query
+            Identity()  # key
+        )  # step 0
     )
     """
 
-    filter = None
-    needs_global = False
-    needs_global_rows = False
+    def __init__(self, filter: ViewFilter | None = None, steps: Sequence[PairTransform] = ()):
+        self.filter = filter
+        self.steps = list(steps)
 
-    def __init__(self, query: ViewTransform, key: ViewTransform):
-        self.query = query
-        self.key = key
+    @property
+    def needs_global_rows(self) -> bool:
+        """Whether the views must carry their global-embedding rows (alignment)."""
+        return any(getattr(step, "needs_global_rows", False) for step in self.steps)
 
-    def __call__(
-        self, q: dgl.DGLGraph, k: dgl.DGLGraph, rng: np.random.Generator
-    ) -> tuple[dgl.DGLGraph, dgl.DGLGraph]:
-        return self.query(q, rng), self.key(k, rng)  # query first: the rng stream is fixed
+    @property
+    def needs_global(self) -> bool:
+        """Whether the global embedding ``E_t`` of the corpus is needed (filter or alignment)."""
+        return self.filter is not None or self.needs_global_rows
+
+    def __call__(self, sampler: ViewSampler, starts: np.ndarray, rng: KeyedRandom) -> tuple[ViewBatch, ViewBatch]:
+        if self.needs_global and sampler.global_embedding is None:
+            raise ValueError("this augmentation pipeline needs the corpus' global embedding E_t (filter/align)")
+
+        def walk(rows: np.ndarray, walk_rng: KeyedRandom):
+            return sampler.walk(starts[rows], walk_rng)
+
+        if self.filter is not None:
+            sets_q, sets_k, _ = self.filter.select(walk, len(starts), sampler.global_embedding, rng.child("walks"))
+        else:
+            everyone = np.arange(len(starts))
+            sets_q, sets_k = (walk(everyone, rng.child("walks").child("try0").child(side)) for side in ("q", "k"))
+        q = sampler.build(sets_q, rng.child("q"), self.needs_global_rows)
+        k = sampler.build(sets_k, rng.child("k"), self.needs_global_rows)
+        for i, step in enumerate(self.steps):
+            q, k = step(q, k, rng.child(f"step{i}"))
+        return q, k
 
     def __repr__(self) -> str:
-        return block_repr("BaselinePipeline", [self.query, self.key], ["query", "key"])
+        return block_repr("PairPipeline", [self.filter, *self.steps],
+                          ["filter"] + [f"step {i}" for i in range(len(self.steps))])
 
+
+PERMUTE_KINDS: Registry[Callable[[AugmentConfig], Transform]] = Registry("permute_kind")
+"""``"spectral"`` -> :class:`Reorder`, ``"random"`` -> :class:`RandomPermute` (the control)."""
+PERMUTE_KINDS.register("spectral")(lambda cfg: Reorder(cfg.r_max))
+PERMUTE_KINDS.register("random")(lambda cfg: RandomPermute())
 
 SPARSIFIERS: Registry[Callable[[AugmentConfig], Sparsifier]] = Registry("mvgrl_sparsify")
 """How MVGRL's diffusion becomes a graph: ``"topk"`` -> :class:`TopK`, ``"threshold"`` -> :class:`Threshold`."""
 SPARSIFIERS.register("topk")(lambda cfg: TopK(cfg.mvgrl_topk or None))
 SPARSIFIERS.register("threshold")(lambda cfg: Threshold(cfg.mvgrl_eps))
 
-BASELINES: Registry[Callable[[AugmentConfig], BaselinePipeline]] = Registry("baseline")
-"""Baseline name -> builder of its :class:`BaselinePipeline` (defaults and sources: :class:`AugmentConfig`)."""
+BASELINES: Registry[Callable[[AugmentConfig], Split]] = Registry("baseline")
+"""Baseline name -> builder of its query/key view transforms (defaults and sources: :class:`AugmentConfig`)."""
 
 
 @BASELINES.register("graphcl")
-def _graphcl(cfg: AugmentConfig) -> BaselinePipeline:
+def _graphcl(cfg: AugmentConfig) -> Split:
     view = graphcl_view(cfg.graphcl_ratio)
-    return BaselinePipeline(view, view)
+    return Split(view, view)
 
 
 @BASELINES.register("grace")
-def _grace(cfg: AugmentConfig) -> BaselinePipeline:
-    return BaselinePipeline(
-        grace_view(cfg.grace_drop_edge_q, cfg.grace_drop_feature_q),
-        grace_view(cfg.grace_drop_edge_k, cfg.grace_drop_feature_k),
-    )
+def _grace(cfg: AugmentConfig) -> Split:
+    return Split(grace_view(cfg.grace_drop_edge_q, cfg.grace_drop_feature_q),
+                 grace_view(cfg.grace_drop_edge_k, cfg.grace_drop_feature_k))
 
 
 @BASELINES.register("mvgrl")
-def _mvgrl(cfg: AugmentConfig) -> BaselinePipeline:
-    return BaselinePipeline(Identity(), Diffusion(cfg.mvgrl_alpha, SPARSIFIERS[cfg.mvgrl_sparsify](cfg)))
+def _mvgrl(cfg: AugmentConfig) -> Split:
+    return Split(Identity(), Diffusion(cfg.mvgrl_alpha, SPARSIFIERS[cfg.mvgrl_sparsify](cfg)))
 
 
 @BASELINES.register("gca")
-def _gca(cfg: AugmentConfig) -> BaselinePipeline:
-    return BaselinePipeline(
-        gca_view(cfg.gca_drop_edge_q, cfg.gca_drop_feature_q, cfg.gca_p_tau),
-        gca_view(cfg.gca_drop_edge_k, cfg.gca_drop_feature_k, cfg.gca_p_tau),
-    )
+def _gca(cfg: AugmentConfig) -> Split:
+    return Split(gca_view(cfg.gca_drop_edge_q, cfg.gca_drop_feature_q, cfg.gca_p_tau),
+                 gca_view(cfg.gca_drop_edge_k, cfg.gca_drop_feature_k, cfg.gca_p_tau))
 
 
-def build_sgcl_pipeline(cfg: AugmentConfig) -> SGCLPipeline | BaselinePipeline:
-    """The pipeline described by ``cfg``: SGCL's stages, or ``BASELINES[cfg.baseline]`` when one is named.
+def build_pair_pipeline(cfg: AugmentConfig) -> PairPipeline:
+    """The pipeline described by ``cfg``: SGCL's stages that are on, or ``BASELINES[cfg.baseline]``.
 
-    >>> build_sgcl_pipeline(AugmentConfig.only("align"))
-    SGCLPipeline(
+    >>> build_pair_pipeline(AugmentConfig.only("align"))
+    PairPipeline(
         None  # filter
-        None  # crop
-        Align(p=0.5)  # align
-        None  # perturb
+        Align(p=0.5)  # step 0
     )
     """
     if cfg.baseline:
-        return BASELINES[cfg.baseline](cfg)
-    choices: list[tuple[ViewTransform, float]] = []
+        return PairPipeline(None, [BASELINES[cfg.baseline](cfg)])
+    steps: list[PairTransform] = []
+    if cfg.use_crop:
+        steps.append(Both(paper_crop(cfg.recompute_pe, kind=cfg.crop_kind, table=cfg.crop_table, basis=cfg.crop_basis)))
+    if cfg.use_align:
+        steps.append(Align(cfg.p_align))
+    choices: list[tuple[Transform, float]] = []
     if cfg.use_mask:
         choices.append((Mask(cfg.max_masked), cfg.p_mask))
     if cfg.use_reorder:
         choices.append((PERMUTE_KINDS[cfg.permute_kind](cfg), cfg.p_reorder))
-    perturb = None
     if choices:
         rest = max(0.0, 1.0 - sum(p for _, p in choices))
-        perturb = RandomChoice([t for t, _ in choices] + [Identity()], [p for _, p in choices] + [rest])
-    return SGCLPipeline(
-        filter=ViewFilter(cfg.filter_mode, cfg.c, cfg.t_max, cfg.p_filter) if cfg.use_filter else None,
-        crop=paper_crop(cfg.recompute_pe, kind=cfg.crop_kind, table=cfg.crop_table, basis=cfg.crop_basis)
-        if cfg.use_crop
-        else None,
-        align=Align(cfg.p_align) if cfg.use_align else None,
-        perturb=perturb,
-    )
+        steps.append(Both(RandomChoice([t for t, _ in choices] + [Identity()], [p for _, p in choices] + [rest])))
+    return PairPipeline(ViewFilter(cfg.filter_mode, cfg.c, cfg.t_max, cfg.p_filter) if cfg.use_filter else None, steps)

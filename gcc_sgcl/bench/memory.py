@@ -17,7 +17,7 @@ import dgl
 import numpy as np
 import psutil
 
-from gcc_sgcl.config import make_config
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.data.powerlaw import powerlaw_graph
 from gcc_sgcl.engine.pretrain import pretrain
 

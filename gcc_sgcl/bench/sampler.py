@@ -14,7 +14,7 @@ import dgl
 import numpy as np
 import torch
 
-from gcc_sgcl.config import make_config
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.pretrain import build_pipeline
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, worker_init
 

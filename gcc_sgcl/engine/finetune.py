@@ -14,7 +14,6 @@ import argparse
 import copy
 import math
 from pathlib import Path
-from typing import Sequence
 
 import dgl
 import numpy as np
@@ -26,7 +25,8 @@ from tqdm import tqdm
 from gcc_sgcl.config import Config
 from gcc_sgcl.engine.generate import cached_views, load_encoder
 from gcc_sgcl.models import GraphEncoder
-from gcc_sgcl.sampling.dataset import batch_views, limit_threads
+from gcc_sgcl.sampling.batch import ViewBatch
+from gcc_sgcl.sampling.dataset import limit_threads
 from gcc_sgcl.tasks.common import (
     RESULTS_FILE,
     TaskResult,
@@ -89,7 +89,7 @@ def labelled_kind(name: str) -> str:
 
 def build_views(
     name: str, data_dir: str | None, cfg: Config, seed: int, progress: bool = True
-) -> tuple[list[dgl.DGLGraph], np.ndarray, str]:
+) -> tuple[ViewBatch, np.ndarray, str]:
     """``(views, labels, kind)`` of a node or graph dataset, every view built once (the eigendecompositions).
 
     Node datasets give one RWR view per node (seeded by ``seed``, as ``generate``), graph datasets one
@@ -101,7 +101,7 @@ def build_views(
     kind = labelled_kind(name)
     data = load_node_dataset(name, data_dir) if kind == "node" else load_graph_dataset(name, data_dir)
     limit_threads()
-    views = cached_views(name, cfg.sampling, data_dir, seed, progress=progress)[0]
+    views = cached_views(name, cfg.sampling, data_dir, seed, progress=progress, copies=1)[0][0]
     return views, class_labels(data.labels), kind
 
 
@@ -113,7 +113,7 @@ def _batches(indices: np.ndarray, batch_size: int) -> list[np.ndarray]:
 def finetune_fold(
     encoder: GraphEncoder,
     cfg: Config,
-    views: Sequence[dgl.DGLGraph],
+    views: ViewBatch,
     targets: np.ndarray,
     train_idx: np.ndarray,
     seed: int = 0,
@@ -147,7 +147,7 @@ def finetune_fold(
         step = 0
         for _ in tqdm(range(epochs), desc=f"fold {fold}", disable=not progress, unit="epoch", leave=False):
             for batch in _batches(rng.permutation(train_idx), batch_size):
-                logits = model(batch_views([views[i] for i in batch]).to(device))
+                logits = model(views.select(batch).to_dgl(device=device))
                 loss = nn.functional.cross_entropy(logits, y[torch.from_numpy(batch).to(device)])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -160,11 +160,11 @@ def finetune_fold(
 
 
 @torch.no_grad()
-def predict(model: Classifier, views: Sequence[dgl.DGLGraph], indices: np.ndarray, batch_size: int = 128) -> np.ndarray:
+def predict(model: Classifier, views: ViewBatch, indices: np.ndarray, batch_size: int = 128) -> np.ndarray:
     """Predicted class index of each of ``views[indices]``, in eval mode (running batch-norm statistics, no dropout)."""
     device = next(model.parameters()).device
     model.eval()
-    out = [model(batch_views([views[i] for i in batch]).to(device)).argmax(dim=1).cpu()
+    out = [model(views.select(batch).to_dgl(device=device)).argmax(dim=1).cpu()
            for batch in _batches(np.asarray(indices), batch_size)]
     return torch.cat(out).numpy()
 
@@ -184,7 +184,7 @@ def _check_settings(folds: int, epochs: int, batch_size: int, lr: float, warmup_
 def finetune_cv(
     encoder: GraphEncoder,
     cfg: Config,
-    views: Sequence[dgl.DGLGraph],
+    views: ViewBatch,
     labels: np.ndarray,
     kind: str,
     dataset: str = "",

@@ -3,7 +3,8 @@
 ``python -m gcc_sgcl.engine.generate --load-path saved/RUN --dataset usa_airport imdb-binary``; wrapped by
 ``scripts/generate.sh <gpu> <load_path> <dataset...>``. Node datasets get one row per node (the node's RWR
 view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
-followed by graph 2's.
+followed by graph 2's. As GCC's ``generate.py``, a row is the mean of the embeddings of two views (``--copies``):
+two independent walks for a node, two copies of the graph with independently drawn eigenvector signs.
 """
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import hashlib
 import json
 from pathlib import Path
 
-import dgl
 import numpy as np
 import torch
 from tqdm import tqdm
@@ -21,12 +21,18 @@ from tqdm import tqdm
 from gcc_sgcl.config import Config, SamplingConfig
 from gcc_sgcl.data.paths import atomic_target, resolve_cache_dir
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.engine.pretrain import build_encoder
-from gcc_sgcl.models import GraphEncoder
-from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, collate_views, limit_threads, worker_init
+from gcc_sgcl.models import GraphEncoder, build_encoder
+from gcc_sgcl.sampling.batch import ViewBatch
+from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
 
 # Bump when view building changes, so cached views written by older code are rebuilt.
-VIEWS_VERSION = 1
+VIEWS_VERSION = 2
+# GCC's generate.py averages the embeddings of a query and a key view.
+INFERENCE_COPIES = 2
+
+Parts = list[list[ViewBatch]]
+"""A dataset's views: one entry per graph of the dataset kind (two for similarity pairs), each a list of
+``copies`` view batches of the same items."""
 
 
 def load_encoder(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config]:
@@ -40,24 +46,22 @@ def load_encoder(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncod
 
 
 @torch.no_grad()
-def embed(
-    model: GraphEncoder,
-    dataset: torch.utils.data.Dataset,
-    batch_size: int = 256,
-    num_workers: int = 0,
-    desc: str = "embed",
-    progress: bool = True,
-) -> np.ndarray:
-    """Encode every view of ``dataset`` in order; returns a float32 (len(dataset), hidden) array."""
+def embed(model: GraphEncoder, views: ViewBatch, batch_size: int = 256, desc: str = "embed",
+          progress: bool = True) -> np.ndarray:
+    """Encode every view of ``views`` in order, ``batch_size`` at a time; a float32 (len(views), hidden) array."""
     device = next(model.parameters()).device
-    loader = torch.utils.data.DataLoader(
-        dataset, batch_size=batch_size, shuffle=False, collate_fn=collate_views,
-        num_workers=num_workers, worker_init_fn=worker_init,
-    )
-    if num_workers == 0:
-        limit_threads()
-    out = [model(g.to(device)).cpu() for g in tqdm(loader, desc=desc, disable=not progress, unit="batch")]
+    starts = range(0, len(views), batch_size)
+    out = [model(views.select(np.arange(a, min(a + batch_size, len(views)))).to_dgl(device=device)).cpu()
+           for a in tqdm(starts, desc=desc, disable=not progress, unit="batch")]
     return torch.cat(out).numpy().astype(np.float32)
+
+
+def embed_parts(model: GraphEncoder, parts: Parts, batch_size: int = 256, desc: str = "embed",
+                progress: bool = True) -> np.ndarray:
+    """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other."""
+    return np.concatenate([
+        np.mean([embed(model, views, batch_size, desc, progress) for views in copies], axis=0) for copies in parts
+    ]).astype(np.float32)
 
 
 def dataset_views(
@@ -67,45 +71,28 @@ def dataset_views(
     seed: int = 0,
     num_workers: int = 0,
     progress: bool = True,
-) -> list[list[dgl.DGLGraph]]:
-    """The views ``generate`` encodes for dataset ``name``, built once: one list for node and graph datasets,
-    two (graph_1's nodes, graph_2's nodes) for similarity datasets. Views depend on the sampling settings and
-    ``seed`` only, not on the encoder, so a sweep over encoders can build them once (:func:`cached_views`)."""
+    copies: int = INFERENCE_COPIES,
+) -> Parts:
+    """The views ``generate`` encodes for dataset ``name``, built once (batched; ``num_workers`` DataLoader
+    workers). Views depend on the sampling settings, ``seed`` and ``copies`` only, not on the encoder, so a sweep
+    over encoders can build them once (:func:`cached_views`)."""
     from gcc_sgcl.data import dataset_kind, load_graph_dataset, load_node_dataset, load_similarity_dataset
 
+    if copies < 1:
+        raise ValueError(f"copies must be >= 1, got {copies}")
     kind = dataset_kind(name)
     if kind == "node":
-        sets = [NodeViewDataset(load_node_dataset(name, data_dir).graph, sampling, seed)]
+        makers = [lambda c, g=load_node_dataset(name, data_dir).graph: NodeViewDataset(g, sampling, seed, c)]
     elif kind == "graph":
-        sets = [GraphViewDataset(load_graph_dataset(name, data_dir).graphs, sampling)]
+        graphs = load_graph_dataset(name, data_dir).graphs
+        makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
     elif kind == "similarity":
         pair = load_similarity_dataset(name, data_dir)
-        sets = [NodeViewDataset(g, sampling, seed) for g in (pair.graph_1, pair.graph_2)]
+        makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c) for g in (pair.graph_1, pair.graph_2)]
     else:
         raise ValueError(f"dataset {name!r} is a {kind} dataset; generate embeds node, graph or similarity datasets")
-    out = []
-    for views in sets:
-        # small batches: each view's tensors travel from a worker as file descriptors, and one message
-        # carries at most ~250 of them ("received 0 items of ancdata")
-        loader = torch.utils.data.DataLoader(
-            views, batch_size=8, collate_fn=list, num_workers=num_workers, worker_init_fn=worker_init
-        )
-        if num_workers == 0:
-            limit_threads()
-        out.append([_own_memory(v) if num_workers else v
-                    for batch in tqdm(loader, desc=f"views {name}", disable=not progress, unit="batch")
-                    for v in batch])
-    return out
-
-
-def _own_memory(view: dgl.DGLGraph) -> dgl.DGLGraph:
-    """A copy of a view received from a DataLoader worker in memory of this process: a worker's tensors
-    arrive as shared memory, each holding a file descriptor open as long as it lives, and keeping
-    thousands of views would exhaust the descriptor limit."""
-    src, dst = view.edges()
-    out = dgl.graph((src.clone(), dst.clone()), num_nodes=view.num_nodes(), idtype=view.idtype)
-    out.ndata.update({key: value.clone() for key, value in view.ndata.items()})
-    return out
+    return [[all_views(make(c), num_workers, desc=f"views {name}", progress=progress) for c in range(copies)]
+            for make in makers]
 
 
 def cached_views(
@@ -115,21 +102,25 @@ def cached_views(
     seed: int = 0,
     num_workers: int = 0,
     progress: bool = True,
-) -> list[list[dgl.DGLGraph]]:
-    """:func:`dataset_views`, stored as a DGL binary in the cache directory (``$GCC_SGCL_CACHE``) under a
-    name made of the dataset, the sampling settings and the seed, and read back on later calls."""
-    key = hashlib.sha256(json.dumps([name, dataclasses.asdict(sampling), seed, VIEWS_VERSION]).encode())
-    path = resolve_cache_dir() / "views" / f"{name}-{key.hexdigest()[:16]}.bin"
+    copies: int = INFERENCE_COPIES,
+) -> Parts:
+    """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under a name made
+    of the dataset, the sampling settings, the seed and the copies, and read back on later calls."""
+    key = hashlib.sha256(json.dumps([name, dataclasses.asdict(sampling), seed, copies, VIEWS_VERSION]).encode())
+    path = resolve_cache_dir() / "views" / f"{name}-{key.hexdigest()[:16]}.npz"
     if path.exists():
-        graphs, labels = dgl.load_graphs(str(path))
-        bounds = np.cumsum([0] + labels["sizes"].tolist())
-        return [graphs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    views = dataset_views(name, sampling, data_dir, seed, num_workers, progress)
+        with np.load(path) as stored:
+            arrays = dict(stored)
+        layout = arrays.pop("layout")
+        return [[ViewBatch.from_arrays(arrays, f"{p}_{c}_") for c in range(layout[p])] for p in range(len(layout))]
+    parts = dataset_views(name, sampling, data_dir, seed, num_workers, progress, copies)
+    arrays = {f"{p}_{c}_{key}": value for p, part in enumerate(parts) for c, views in enumerate(part)
+              for key, value in views.to_arrays().items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_target(path) as tmp:
-        dgl.save_graphs(str(tmp), [v for part in views for v in part],
-                        {"sizes": torch.tensor([len(part) for part in views])})
-    return views
+        with open(tmp, "wb") as f:
+            np.savez(f, layout=np.array([len(part) for part in parts]), **arrays)
+    return parts
 
 
 def generate(
@@ -142,6 +133,7 @@ def generate(
     num_workers: int = 0,
     progress: bool = True,
     cache: bool = False,
+    copies: int = INFERENCE_COPIES,
 ) -> list[Path]:
     """Write ``<load_path>/<dataset>.npy`` for each dataset; returns the written paths.
 
@@ -152,8 +144,8 @@ def generate(
     build = cached_views if cache else dataset_views
     written = []
     for name in datasets:
-        views = build(name, cfg.sampling, data_dir, seed, num_workers, progress)
-        emb = np.concatenate([embed(model, v, batch_size, 0, name, progress) for v in views])
+        parts = build(name, cfg.sampling, data_dir, seed, num_workers, progress, copies)
+        emb = embed_parts(model, parts, batch_size, name, progress)
         path = load_dir / f"{name}.npy"
         np.save(path, emb)
         written.append(path)
@@ -170,11 +162,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the RWR views of node-level datasets")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--num-workers", type=int, default=0, help="DataLoader workers building the views")
+    p.add_argument("--copies", type=int, default=INFERENCE_COPIES,
+                   help="views averaged per row (GCC: 2 -- two walks per node, two sign draws per graph)")
     p.add_argument("--cache-views", action="store_true",
                    help="read/write the encoder-independent views in the cache dir ($GCC_SGCL_CACHE)")
     a = p.parse_args(argv)
     for path in generate(a.load_path, a.dataset, a.device, a.data_dir, a.seed, a.batch_size, a.num_workers,
-                         cache=a.cache_views):
+                         cache=a.cache_views, copies=a.copies):
         print(path)
 
 

@@ -7,6 +7,7 @@ every process trains its share of each global batch (:mod:`gcc_sgcl.engine.distr
 from __future__ import annotations
 
 import copy
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,8 +18,8 @@ import torch
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from gcc_sgcl.augment import SGCLPipeline, build_sgcl_pipeline, cached_global_embedding
-from gcc_sgcl.config import Config, build_parser, config_from_args
+from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_embedding
+from gcc_sgcl.config import Config
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
@@ -34,8 +35,9 @@ from gcc_sgcl.engine.distributed import (
     rank_batches,
     wrap_ddp,
 )
-from gcc_sgcl.models import GraphEncoder
-from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads, worker_init
+from gcc_sgcl.models import build_encoder
+from gcc_sgcl.presets import config_from_args, pretrain_parser
+from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, loader_batches, worker_init
 
 _STEP_SEED_STRIDE = 1_000_003
 _RANK_SEED_STRIDE = 2**40  # above seed · _STEP_SEED_STRIDE + step for seeds below 10^6
@@ -46,18 +48,13 @@ def dropout_seed(seed: int, step: int, rank: int = 0) -> int:
     return seed * _STEP_SEED_STRIDE + step + rank * _RANK_SEED_STRIDE
 
 
-def build_encoder(cfg: Config) -> GraphEncoder:
-    """The encoder described by ``cfg.model`` / ``cfg.sampling``."""
-    m = cfg.model
-    return GraphEncoder(
-        positional_embedding_size=cfg.sampling.positional_embedding_size,
-        degree_embedding_size=m.degree_embedding_size,
-        max_degree=m.max_degree,
-        hidden_size=m.hidden_size,
-        num_layers=m.num_layers,
-        dropout=m.dropout,
-        readout=m.readout,
-    )
+def training_threads(cfg: Config) -> int:
+    """Torch intra-op threads of the model step: ``--threads``, or every CPU core when it is 0.
+
+    Set the same way whatever the number of DataLoader workers (batches built in this process run under
+    :func:`~gcc_sgcl.sampling.dataset.sampling_threads`), since float reductions depend on the thread count.
+    """
+    return cfg.train.threads or os.cpu_count() or 1
 
 
 def lr_factor(step: int, total: int, warmup_frac: float, decay_frac: float) -> float:
@@ -72,15 +69,15 @@ def lr_factor(step: int, total: int, warmup_frac: float, decay_frac: float) -> f
 
 def build_pipeline(
     cfg: Config, graphs: list[dgl.DGLGraph], progress: bool = True
-) -> tuple[SGCLPipeline | None, list[np.ndarray] | None]:
-    """SGCL augmentation pipeline and per-graph global embeddings E_t for ``cfg`` (``(None, None)`` for GCC).
+) -> tuple[PairPipeline | None, list[np.ndarray] | None]:
+    """Pair pipeline and per-graph global embeddings E_t for ``cfg`` (``(None, None)`` for GCC's plain pairs).
 
     E_t has ``positional_embedding_size`` columns (alignment needs equal dimensions); it is a deterministic
     function of the graph (fixed solver seed 0) cached under ``<cache dir>/global_embeddings``.
     """
     if not cfg.augmented():
         return None, None
-    pipeline = build_sgcl_pipeline(cfg.augment)
+    pipeline = build_pair_pipeline(cfg.augment)
     if not pipeline.needs_global:
         return pipeline, None
     cache_dir = resolve_cache_dir() / "global_embeddings"
@@ -268,13 +265,12 @@ def pretrain(
         worker_init_fn=worker_init,
         generator=torch.Generator().manual_seed(t.seed),
     )
-    if t.num_workers == 0:
-        limit_threads()
+    torch.set_num_threads(training_threads(cfg))
     writer = SummaryWriter(str(run_dir)) if main else None
     bar = tqdm(total=t.steps, initial=trainer.step_count, desc=cfg.run_dir_name(), disable=not (progress and main),
                unit="step")
     start, first_step = time.time(), trainer.step_count
-    for graph_q, graph_k in loader:
+    for graph_q, graph_k in loader_batches(loader):
         stats = trainer.step(graph_q, graph_k)
         if not main:
             continue
@@ -297,7 +293,7 @@ def pretrain(
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    args = build_parser().parse_args(argv)
+    args = pretrain_parser().parse_args(argv)
     cfg = config_from_args(args)
     dist = init_distributed(cfg.train.device) if launched_by_torchrun() else None
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gcc_sgcl.config import make_config
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
 from gcc_sgcl.engine.generate import generate
 from gcc_sgcl.engine.pretrain import pretrain

@@ -26,13 +26,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-import dgl
 import numpy as np
 from tqdm import tqdm
 
-from gcc_sgcl.config import Config, make_config
+from gcc_sgcl.config import Config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
-from gcc_sgcl.sampling.view import EIGVAL
+from gcc_sgcl.presets import make_config
+from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.tasks.common import TaskResult
 
 CLASSICAL_MODE = "none"
@@ -163,17 +163,12 @@ class RowStore:
             os.fsync(f.fileno())
 
 
-def lambda2(views: list[dgl.DGLGraph]) -> np.ndarray:
+def lambda2(views: ViewBatch) -> np.ndarray:
     """Second-smallest normalised-Laplacian eigenvalue of each view (0 for a disconnected view, NaN for a
-    view of fewer than two nodes), read from the views' eigen-features."""
-    out = np.full(len(views), np.nan)
-    for i, view in enumerate(views):
-        if view.num_nodes() >= 2:
-            values = np.sort(view.ndata[EIGVAL][0].numpy().astype(np.float64))
-            values = values[np.isfinite(values)]
-            if len(values) >= 2:
-                out[i] = max(values[1], 0.0)
-    return out
+    view with fewer than two real eigen columns), read from the views' eigen-features."""
+    values = np.sort(views.eigval.astype(np.float64), axis=1)
+    enough = (views.num_valid >= 2) & (views.num_nodes >= 2)
+    return np.where(enough, np.maximum(values[:, min(1, views.k - 1)], 0.0), np.nan)
 
 
 def quintile_scores(lam: np.ndarray, correct: np.ndarray) -> tuple[list[float], list[list[float]]]:
@@ -251,7 +246,7 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
     pre-trained (if needed) and loaded once for all its datasets.
     """
     from gcc_sgcl.classical import embed_dataset
-    from gcc_sgcl.engine.generate import cached_views, embed, load_encoder
+    from gcc_sgcl.engine.generate import cached_views, embed_parts, load_encoder
 
     store = RowStore(sweep.rows)
     done = store.keys()
@@ -261,7 +256,7 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
     commit = git_commit()
     sampling = make_config("gcc").sampling  # presets share the sampling settings, so views are shared too
     data = load_present(sweep.datasets, sweep.data_dir)
-    views_of: dict[str, list[list[dgl.DGLGraph]]] = {}
+    views_of: dict[str, list[list[ViewBatch]]] = {}
     lambda2_of: dict[str, np.ndarray] = {}
     todo = [(job, [n for n in data if applicable(*job[:2], n) and (*job, n) not in done_units])
             for job in sweep.jobs()]
@@ -281,13 +276,13 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
             bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
             if name not in views_of:
                 views_of[name] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False)
-                lambda2_of[name] = lambda2(views_of[name][0])
+                lambda2_of[name] = lambda2(views_of[name][0][0])
             start = time.time()
             if classical:
                 emb = embed_dataset(method, name, sweep.data_dir, seed=seed)
                 config: dict[str, Any] = {"classical": method, "seed": seed}
             else:
-                emb = np.concatenate([embed(model, v, 256, 0, name, progress=False) for v in views_of[name]])
+                emb = embed_parts(model, views_of[name], 256, name, progress=False)
                 config = cfg.to_dict()
             fields = evaluate_dataset(name, data[name], emb, lambda2_of[name], sweep)
             rows = [{

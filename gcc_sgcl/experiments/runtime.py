@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from gcc_sgcl.config import make_config
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads
 

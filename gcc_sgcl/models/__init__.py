@@ -1,5 +1,5 @@
 """Graph encoders."""
-from gcc_sgcl.models.encoder import GraphEncoder
+from gcc_sgcl.models.encoder import GraphEncoder, build_encoder
 from gcc_sgcl.models.gin import UnsupervisedGIN
 
-__all__ = ["GraphEncoder", "UnsupervisedGIN"]
+__all__ = ["GraphEncoder", "UnsupervisedGIN", "build_encoder"]

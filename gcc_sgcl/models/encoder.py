@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gcc_sgcl.config import Config
 from gcc_sgcl.models.gin import UnsupervisedGIN
 from gcc_sgcl.sampling.view import PE, SEED
 
@@ -48,3 +49,17 @@ class GraphEncoder(nn.Module):
     def forward(self, g: dgl.DGLGraph) -> torch.Tensor:
         """Return (batch_size, hidden_size) unit-norm embeddings of the batched graph ``g``."""
         return F.normalize(self.gnn(g, self.node_inputs(g)), p=2, dim=-1, eps=1e-5)
+
+
+def build_encoder(cfg: Config) -> GraphEncoder:
+    """The encoder described by ``cfg.model`` / ``cfg.sampling``."""
+    m = cfg.model
+    return GraphEncoder(
+        positional_embedding_size=cfg.sampling.positional_embedding_size,
+        degree_embedding_size=m.degree_embedding_size,
+        max_degree=m.max_degree,
+        hidden_size=m.hidden_size,
+        num_layers=m.num_layers,
+        dropout=m.dropout,
+        readout=m.readout,
+    )

@@ -1,95 +1,98 @@
-"""DGL view datasets: RWR pairs for pre-training, one view per node or graph for embedding generation.
+"""DGL view datasets, a whole batch per call: RWR pairs for pre-training, views of nodes or graphs for embedding.
 
-Every item is a pure function of ``(seed, index)``: its ``numpy.random.Generator`` is
-``default_rng([seed, index])`` (DGL's walk RNG is seeded from it). Items therefore do not depend on
-the number of DataLoader workers, and resuming at step ``s`` replays exactly the batches a straight run
-would have drawn.
+PyTorch's DataLoader calls ``dataset.__getitems__(indices)`` with a whole batch of indices; each dataset here
+builds the batch's views together (:mod:`.views`) as one :class:`~gcc_sgcl.sampling.batch.ViewBatch`, and the
+collate functions turn it into a batched ``DGLGraph`` directly from the concatenated arrays.
+
+Every item is a pure function of ``(seed, index)``: its random numbers come from a counter-based generator keyed
+by them (:mod:`.keys`). Items therefore do not depend on the batch they are in, on the number of DataLoader
+workers, and resuming at step ``s`` replays exactly the batches a straight run would have drawn.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+import contextlib
+from typing import Iterator, Protocol, Sequence
 
 import dgl
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
+from tqdm import tqdm
 
 from gcc_sgcl.config import SamplingConfig
-from gcc_sgcl.sampling.rwr import rwr_subgraph_nodes
-from gcc_sgcl.sampling.spectral import edge_eigen_features, eigen_feature_tensors
-from gcc_sgcl.sampling.view import GLOBAL, NID, PE, SEED
+from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
+from gcc_sgcl.sampling.keys import KeyedRandom
+from gcc_sgcl.sampling.views import GraphIndex, build_views, rwr_node_sets, whole_graph_views
 
-if TYPE_CHECKING:
-    from gcc_sgcl.augment.pipeline import SGCLPipeline
-
-Pair = tuple[dgl.DGLGraph, dgl.DGLGraph]
+Pair = tuple[ViewBatch, ViewBatch]
 
 
-def out_csr(g: dgl.DGLGraph) -> tuple[np.ndarray, np.ndarray]:
-    """``(indptr, indices)`` of ``g``'s out-edge CSR as numpy arrays (DGL's own, not copied)."""
-    indptr, indices, _ = g.adj_tensors("csr")
-    return indptr.numpy(), indices.numpy()
+class ViewSampler:
+    """Walks and view building on a graph (a corpus is the disjoint union of its graphs), for a pair pipeline.
 
-
-def induced_edges(indptr: np.ndarray, indices: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(src, dst)`` of the subgraph induced on ``nodes`` (distinct parent ids), in view-local ids.
-
-    ``indptr, indices`` is the parent's :func:`out_csr`. Local id ``i`` is ``nodes[i]``; edges come in
-    ``dgl.node_subgraph``'s order: by source, then in the parent's CSR order.
+    ``global_embeddings`` (one ``(n_i, d)`` array per graph) are stacked in union order, for the pipelines that
+    filter pairs or align views.
     """
-    n = len(nodes)
-    starts = indptr[nodes]
-    counts = indptr[nodes + 1] - starts
-    # position in ``indices`` of every out-edge of ``nodes``, source after source
-    pos = np.arange(counts.sum()) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
-    heads = indices[pos]
-    order = np.argsort(nodes, kind="stable")
-    at = np.searchsorted(nodes[order], heads).clip(max=max(n - 1, 0))
-    inside = nodes[order[at]] == heads
-    return np.repeat(np.arange(n), counts)[inside], order[at[inside]]
+
+    def __init__(
+        self,
+        graphs: dgl.DGLGraph | Sequence[dgl.DGLGraph],
+        sampling: SamplingConfig,
+        global_embeddings: Sequence[np.ndarray] | None = None,
+    ) -> None:
+        self.index = GraphIndex.of(graphs)
+        self.sampling = sampling
+        self.global_embedding = (
+            None if global_embeddings is None else np.concatenate(global_embeddings).astype(np.float32)
+        )
+        if self.global_embedding is not None and len(self.global_embedding) != self.index.num_nodes:
+            raise ValueError(
+                f"global embeddings have {len(self.global_embedding)} rows for {self.index.num_nodes} nodes"
+            )
+
+    def walk(self, starts: np.ndarray, rng: KeyedRandom) -> NodeSets:
+        """Node sets of one RWR view per start node."""
+        s = self.sampling
+        return rwr_node_sets(self.index, starts, s.rw_hops, s.restart_prob, s.walk_length, rng)
+
+    def build(self, sets: NodeSets, rng: KeyedRandom, global_rows: bool = False) -> ViewBatch:
+        """Views of node sets (signs from ``rng``), with their global-embedding rows when asked."""
+        s = self.sampling
+        views = build_views(self.index, sets, s.positional_embedding_size, s.pe_sign, rng)
+        if not global_rows:
+            return views
+        if self.global_embedding is None:
+            raise ValueError("views with global-embedding rows need the sampler's global embeddings")
+        return views.replace(global_rows=self.global_embedding[views.nid])
+
+    def views(self, starts: np.ndarray, rng: KeyedRandom) -> ViewBatch:
+        """One RWR view per start node."""
+        return self.build(self.walk(starts, rng.child("walk")), rng)
 
 
-def make_view(
-    g: dgl.DGLGraph,
-    nodes: np.ndarray,
-    k: int,
-    seed_pos: int = 0,
-    csr: tuple[np.ndarray, np.ndarray] | None = None,
-) -> dgl.DGLGraph:
-    """Induced subgraph on ``nodes`` (order kept) with eigen-features, seed flag at ``seed_pos`` and parent ids.
+class PairSource(Protocol):
+    """What turns start nodes into (query, key) views: GCC's :func:`plain_pairs`, or an augmentation pipeline
+    (:class:`gcc_sgcl.augment.pipeline.PairPipeline`), which may filter walks and transform views."""
 
-    The same graph and features as ``dgl.node_subgraph`` followed by ``attach_eigen_features``, built from
-    numpy arrays at a fraction of the cost; ``csr`` is ``g``'s :func:`out_csr` when the caller keeps it.
-    """
-    nodes = np.asarray(nodes, dtype=np.int64)
-    n = len(nodes)
-    src, dst = induced_edges(*(out_csr(g) if csr is None else csr), nodes)
-    view = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=n, idtype=g.idtype)
-    flag = torch.zeros(n, dtype=torch.int64)
-    if n:
-        flag[seed_pos] = 1
-    view.ndata.update({
-        NID: torch.tensor(nodes, dtype=g.idtype),
-        **eigen_feature_tensors(edge_eigen_features(src, dst, n, k)),
-        SEED: flag,
-    })
-    return view
+    needs_global: bool
+
+    def __call__(self, sampler: ViewSampler, starts: np.ndarray, rng: KeyedRandom) -> Pair: ...
 
 
-def batch_views(views: Sequence[dgl.DGLGraph]) -> dgl.DGLGraph:
-    """Batch views keeping only the features the encoder reads."""
-    return dgl.batch(list(views), ndata=[PE, SEED], edata=None)
+class _PlainPairs:
+    """GCC's pairs: two independent RWR views of each start node (the streams of an unfiltered pipeline)."""
+
+    needs_global = False
+
+    def __call__(self, sampler: ViewSampler, starts: np.ndarray, rng: KeyedRandom) -> Pair:
+        walks = rng.child("walks").child("try0")
+        return tuple(sampler.build(sampler.walk(starts, walks.child(side)), rng.child(side)) for side in ("q", "k"))
+
+    def __repr__(self) -> str:
+        return "plain_pairs"
 
 
-def collate_pairs(batch: Sequence[Pair]) -> Pair:
-    """DataLoader collate: a list of (query, key) views → (batched queries, batched keys)."""
-    qs, ks = zip(*batch)
-    return batch_views(qs), batch_views(ks)
-
-
-def collate_views(batch: Sequence[dgl.DGLGraph]) -> dgl.DGLGraph:
-    """DataLoader collate for single views."""
-    return batch_views(batch)
+plain_pairs: PairSource = _PlainPairs()
 
 
 def limit_threads() -> None:
@@ -103,13 +106,38 @@ def worker_init(_worker_id: int) -> None:
     limit_threads()
 
 
-class PretrainPairDataset(torch.utils.data.Dataset):
-    """Query/key RWR views of a start node drawn ∝ degree^0.75 over a corpus of graphs (GCC).
+@contextlib.contextmanager
+def sampling_threads() -> Iterator[None]:
+    """One torch / BLAS thread inside the block, the caller's settings restored after it: batches built in the
+    training process (no DataLoader workers) run single-threaded without changing the model step's threads."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(1):
+            yield
+    finally:
+        torch.set_num_threads(previous)
 
-    Index ``i`` is the ``i``-th sample of the whole run (step ``i // batch_size``). An optional
-    augmentation ``pipeline`` (SGCL) supplies a view filter (applied to candidate node sets before any
-    eigendecomposition) and a pair transform applied to the built views; ``global_embeddings`` (one array
-    per graph) feed the filter and alignment.
+
+def loader_batches(loader: torch.utils.data.DataLoader) -> Iterator:
+    """The batches of ``loader``; when it has no workers each batch is built under :func:`sampling_threads`."""
+    batches = iter(loader)
+    while True:
+        if loader.num_workers == 0:
+            with sampling_threads():
+                batch = next(batches, None)
+        else:
+            batch = next(batches, None)
+        if batch is None:
+            return
+        yield batch
+
+
+class PretrainPairDataset(torch.utils.data.Dataset):
+    """Query/key RWR views of start nodes drawn ∝ in-degree^0.75 over a corpus of graphs (GCC).
+
+    Index ``i`` is the ``i``-th sample of the whole run (step ``i // batch_size``). ``pipeline`` makes the pairs
+    (default :data:`plain_pairs`); ``global_embeddings`` (one array per graph) feed its filter and alignment.
     """
 
     def __init__(
@@ -118,94 +146,112 @@ class PretrainPairDataset(torch.utils.data.Dataset):
         sampling: SamplingConfig,
         seed: int,
         length: int,
-        pipeline: SGCLPipeline | None = None,
+        pipeline: PairSource | None = None,
         global_embeddings: Sequence[np.ndarray] | None = None,
     ) -> None:
         if not graphs:
             raise ValueError("pre-training corpus is empty")
-        self.graphs = list(graphs)
-        self.sampling = sampling
+        self.pipeline = plain_pairs if pipeline is None else pipeline
+        if self.pipeline.needs_global and global_embeddings is None:
+            raise ValueError("the augmentation pipeline needs global embeddings (filter/align)")
+        self.sampler = ViewSampler(graphs, sampling, global_embeddings)
         self.seed = seed
         self.length = length
-        self.pipeline = pipeline
-        self.global_embeddings = global_embeddings
-        # in_degrees() and out_csr() build each graph's CSC and CSR here, in the parent process: forked
-        # DataLoader workers then share them (copy-on-write) instead of each building its own copy.
-        weights = np.concatenate([g.in_degrees().double().numpy() ** 0.75 for g in self.graphs])
+        weights = self.sampler.index.in_degree.astype(np.float64) ** 0.75
         if weights.sum() <= 0:
             raise ValueError("pre-training corpus has no edges")
         self.cdf = np.cumsum(weights) / weights.sum()
-        self.offsets = np.cumsum([0] + [g.num_nodes() for g in self.graphs])
-        self.csrs = [out_csr(g) for g in self.graphs]
-        if pipeline is not None and pipeline.needs_global and global_embeddings is None:
-            raise ValueError("the augmentation pipeline needs global embeddings (filter/align)")
 
     def __len__(self) -> int:
         return self.length
 
-    def draw_start(self, rng: np.random.Generator) -> tuple[int, int]:
-        """(graph index, node id) of a start node drawn ∝ in-degree^0.75."""
-        flat = int(np.searchsorted(self.cdf, rng.random(), side="right"))
-        flat = min(flat, int(self.offsets[-1]) - 1)
-        gi = int(np.searchsorted(self.offsets, flat, side="right")) - 1
-        return gi, flat - int(self.offsets[gi])
+    def draw_starts(self, rng: KeyedRandom) -> np.ndarray:
+        """Start node (union id) of each row, drawn ∝ in-degree^0.75 (stream ``"start"``)."""
+        starts = np.searchsorted(self.cdf, rng.child("start").uniform(), side="right")
+        return np.minimum(starts, self.sampler.index.num_nodes - 1)
 
-    def _walk(self, g: dgl.DGLGraph, node: int, rng: np.random.Generator) -> np.ndarray:
-        s = self.sampling
-        return rwr_subgraph_nodes(g, node, s.rw_hops, s.restart_prob, s.walk_length, rng)
+    def __getitems__(self, indices: Sequence[int]) -> Pair:
+        rng = KeyedRandom.for_items(self.seed, np.asarray(indices, dtype=np.int64))
+        return self.pipeline(self.sampler, self.draw_starts(rng), rng)
 
     def __getitem__(self, index: int) -> Pair:
-        rng = np.random.default_rng([self.seed, index])
-        gi, node = self.draw_start(rng)
-        g = self.graphs[gi]
-        if self.pipeline is not None and self.pipeline.filter is not None:
-            nodes_q, nodes_k, _ = self.pipeline.filter.select(
-                lambda: (self._walk(g, node, rng), self._walk(g, node, rng)), self.global_embeddings[gi], rng
-            )
-        else:
-            nodes_q, nodes_k = self._walk(g, node, rng), self._walk(g, node, rng)
-        k, csr = self.sampling.positional_embedding_size, self.csrs[gi]
-        q, key = make_view(g, nodes_q, k, csr=csr), make_view(g, nodes_k, k, csr=csr)
-        if self.pipeline is None:
-            return q, key
-        if self.pipeline.needs_global_rows:
-            emb = self.global_embeddings[gi]
-            q.ndata[GLOBAL] = torch.from_numpy(emb[nodes_q]).float()
-            key.ndata[GLOBAL] = torch.from_numpy(emb[nodes_k]).float()
-        return self.pipeline(q, key, rng)
+        return self.__getitems__([index])
 
 
 class NodeViewDataset(torch.utils.data.Dataset):
-    """One RWR view per node of a graph (GCC's node-level datasets); item ``i`` is node ``i``'s view."""
+    """One RWR view per node of a graph (GCC's node-level datasets); item ``i`` is node ``i``'s view.
 
-    def __init__(self, graph: dgl.DGLGraph, sampling: SamplingConfig, seed: int = 0) -> None:
-        self.graph = graph
-        self.sampling = sampling
+    ``copy`` selects an independent set of walks (inference averages the embeddings of two copies).
+    """
+
+    def __init__(self, graph: dgl.DGLGraph, sampling: SamplingConfig, seed: int = 0, copy: int = 0) -> None:
+        self.sampler = ViewSampler(graph, sampling)
         self.seed = seed
-        self.csr = out_csr(graph)
+        self.copy = copy
 
     def __len__(self) -> int:
-        return self.graph.num_nodes()
+        return self.sampler.index.num_nodes
 
-    def __getitem__(self, index: int) -> dgl.DGLGraph:
-        rng = np.random.default_rng([self.seed, index])
-        s = self.sampling
-        nodes = rwr_subgraph_nodes(self.graph, index, s.rw_hops, s.restart_prob, s.walk_length, rng)
-        return make_view(self.graph, nodes, s.positional_embedding_size, csr=self.csr)
+    def __getitems__(self, indices: Sequence[int]) -> ViewBatch:
+        indices = np.asarray(indices, dtype=np.int64)
+        rng = KeyedRandom.for_items(self.seed, indices).child(f"copy{self.copy}")
+        return self.sampler.views(indices, rng)
+
+    def __getitem__(self, index: int) -> ViewBatch:
+        return self.__getitems__([index])
 
 
 class GraphViewDataset(torch.utils.data.Dataset):
-    """Each whole graph as one view (GCC's ``entire_graph``), seed flag on its highest-degree node."""
+    """Each whole graph as one view (GCC's ``entire_graph``), centre on its highest-degree node.
 
-    def __init__(self, graphs: Sequence[dgl.DGLGraph], sampling: SamplingConfig) -> None:
+    With ``pe_sign="random"`` the signs of copy ``copy`` are drawn from ``(seed, index)``.
+    """
+
+    def __init__(self, graphs: Sequence[dgl.DGLGraph], sampling: SamplingConfig, seed: int = 0, copy: int = 0) -> None:
         self.graphs = list(graphs)
         self.sampling = sampling
+        self.seed = seed
+        self.copy = copy
 
     def __len__(self) -> int:
         return len(self.graphs)
 
-    def __getitem__(self, index: int) -> dgl.DGLGraph:
-        g = self.graphs[index]
-        nodes = np.arange(g.num_nodes())
-        seed_pos = int(g.out_degrees().argmax()) if g.num_nodes() else 0
-        return make_view(g, nodes, self.sampling.positional_embedding_size, seed_pos=seed_pos)
+    def __getitems__(self, indices: Sequence[int]) -> ViewBatch:
+        indices = np.asarray(indices, dtype=np.int64)
+        rng = KeyedRandom.for_items(self.seed, indices).child(f"copy{self.copy}")
+        s = self.sampling
+        return whole_graph_views([self.graphs[i] for i in indices], s.positional_embedding_size, s.pe_sign, rng)
+
+    def __getitem__(self, index: int) -> ViewBatch:
+        return self.__getitems__([index])
+
+
+def collate_pairs(pair: Pair) -> tuple[dgl.DGLGraph, dgl.DGLGraph]:
+    """DataLoader collate of a :class:`PretrainPairDataset` batch: (batched queries, batched keys)."""
+    q, k = pair
+    return q.to_dgl(), k.to_dgl()
+
+
+def collate_views(views: ViewBatch) -> dgl.DGLGraph:
+    """DataLoader collate of a view dataset's batch: the batched graph the encoder reads."""
+    return views.to_dgl()
+
+
+def _keep(batch: ViewBatch) -> ViewBatch:
+    return batch
+
+
+def all_views(
+    dataset: NodeViewDataset | GraphViewDataset,
+    num_workers: int = 0,
+    chunk: int = 1024,
+    desc: str = "views",
+    progress: bool = True,
+) -> ViewBatch:
+    """Every view of a view dataset, built ``chunk`` items at a time by ``num_workers`` DataLoader workers (in
+    this process, single-threaded, when 0), with a progress bar."""
+    loader = torch.utils.data.DataLoader(
+        dataset, batch_size=chunk, collate_fn=_keep, num_workers=num_workers, worker_init_fn=worker_init
+    )
+    bar = tqdm(loader_batches(loader), total=len(loader), desc=desc, disable=not progress, unit="chunk")
+    return concat(list(bar))

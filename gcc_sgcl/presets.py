@@ -1,0 +1,89 @@
+"""Method presets (``gcc``, ``sgcl``, single stages, controls, pairs, baselines) and the configs built from them.
+
+Sits above :mod:`gcc_sgcl.augment` (the baselines' names come from its registry) so that :mod:`gcc_sgcl.config`
+stays a leaf.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+from gcc_sgcl.augment.pipeline import BASELINES
+from gcc_sgcl.config import GROUPS, STAGES, Config, build_parser
+
+# Method presets: name → overrides applied to the defaults before command-line flags. ``gcc`` switches
+# every SGCL stage off, ``sgcl`` keeps them all (the appendix's sequence); ``sgcl-<stage>`` keeps one stage;
+# the two controls replace the spectral crop / reorder by their random analogues; ``sgcl-<a>+<b>`` keeps two
+# stages (the pairwise ablation), e.g. ``sgcl-crop+reorder``. ``graphcl``, ``grace``, ``mvgrl`` and ``gca`` keep
+# GCC's encoder and loop and replace only the view generation (Table 2's re-implemented baselines).
+_ALL_OFF = {f"use_{stage}": False for stage in STAGES}
+SINGLE_STAGES: dict[str, dict[str, Any]] = {
+    "crop": {"use_crop": True},
+    "reorder": {"use_reorder": True},
+    "mask": {"use_mask": True},
+    "align": {"use_align": True},
+    "similar": {"use_filter": True, "filter_mode": "similar"},
+    "diverse": {"use_filter": True, "filter_mode": "diverse"},
+    "random-crop": {"use_crop": True, "crop_kind": "random"},
+    "random-permute": {"use_reorder": True, "permute_kind": "random"},
+}
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "gcc": {"augment": dict(_ALL_OFF)},
+    "sgcl": {},
+    **{f"sgcl-{name}": {"augment": {**_ALL_OFF, **stage}} for name, stage in SINGLE_STAGES.items()},
+    **{name: {"augment": {**_ALL_OFF, "baseline": name}} for name in BASELINES},
+}
+
+
+def method_names() -> str:
+    """Human-readable list of valid ``<method>`` values."""
+    return ", ".join(PRESETS) + ", sgcl-<a>+<b> (any two of: " + ", ".join(SINGLE_STAGES) + ")"
+
+
+def preset_overrides(method: str) -> dict[str, dict[str, Any]]:
+    """The config overrides of ``method``; ``sgcl-a+b`` merges two single-stage presets."""
+    if method in PRESETS:
+        return {group: dict(values) for group, values in PRESETS[method].items()}
+    parts = method[len("sgcl-"):].split("+") if method.startswith("sgcl-") else []
+    if len(parts) != 2 or not all(p in SINGLE_STAGES for p in parts) or parts[0] == parts[1]:
+        raise ValueError(f"unknown method {method!r}; valid methods: {method_names()}")
+    first, second = (SINGLE_STAGES[p] for p in parts)
+    clash = {k for k in set(first) & set(second) if first[k] != second[k]}
+    if clash:
+        raise ValueError(f"method {method!r} combines contradictory settings of {sorted(clash)}")
+    return {"augment": {**_ALL_OFF, **first, **second}}
+
+
+def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None = None) -> Config:
+    """Defaults ← the method's preset ← ``overrides`` (``{"train": {"steps": 10}, …}``); validated."""
+    merged = preset_overrides(method)
+    cfg = Config(method=method)
+    for group, values in (overrides or {}).items():
+        if group not in GROUPS:
+            raise ValueError(f"unknown config group {group!r}; groups: {', '.join(GROUPS)}")
+        merged.setdefault(group, {}).update(values)
+    for group, values in merged.items():
+        if "crop_table" in values:
+            values["crop_table"] = tuple(values["crop_table"])
+        setattr(cfg, group, dataclasses.replace(getattr(cfg, group), **values))
+    cfg.validate()
+    return cfg
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    """Defaults ← method preset ← explicitly given flags; an unknown method exits listing the valid ones."""
+    overrides: dict[str, dict[str, Any]] = {}
+    for key, value in vars(args).items():
+        if "." in key and value is not None:
+            group, name = key.split(".", 1)
+            overrides.setdefault(group, {})[name] = value
+    try:
+        return make_config(args.method, overrides)
+    except ValueError as err:
+        raise SystemExit(f"error: {err}") from None
+
+
+def pretrain_parser(description: str = "gcc_sgcl pre-training") -> argparse.ArgumentParser:
+    """:func:`~gcc_sgcl.config.build_parser` listing the valid methods."""
+    return build_parser(description, method_names())

@@ -1,0 +1,165 @@
+"""The one view builder: induced subgraphs of node sets of a parent graph, with their eigen-features.
+
+:class:`GraphIndex` holds a parent graph's out-edge CSR (a pre-training corpus is the disjoint union of its
+graphs); :func:`build_views` turns ``B`` node sets into a :class:`~gcc_sgcl.sampling.batch.ViewBatch` with one
+vectorised pass over the CSR (induced edges) and batched eigendecompositions (:mod:`.spectral`);
+:func:`with_eigen_features` recomputes the eigen-features of views whose structure an augmentation changed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import dgl
+import numpy as np
+
+from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, offsets, positions, segment_ids
+from gcc_sgcl.sampling.keys import KeyedRandom
+from gcc_sgcl.sampling.rwr import max_nodes_per_seed, rwr_visits, view_node_sets
+from gcc_sgcl.sampling.spectral import eigen_arrays, random_signs
+
+PE_SIGNS = ("random", "canonical")
+
+
+@dataclass(frozen=True)
+class GraphIndex:
+    """Out-edge CSR of a parent graph (or of the disjoint union of several), with in-degrees."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    in_degree: np.ndarray
+    node_offsets: np.ndarray  # first union id of each member graph (``[0]`` for one graph)
+
+    @classmethod
+    def of(cls, graphs: dgl.DGLGraph | Sequence[dgl.DGLGraph]) -> GraphIndex:
+        """The CSR of one graph, or of the disjoint union of ``graphs`` (graph ``i``'s node ``v`` has union id
+        ``node_offsets[i] + v``)."""
+        graphs = [graphs] if isinstance(graphs, dgl.DGLGraph) else list(graphs)
+        if not graphs:
+            raise ValueError("no graphs given")
+        sizes = np.array([g.num_nodes() for g in graphs], dtype=np.int64)
+        node_off = offsets(sizes)
+        ptrs, idxs = [], []
+        edge_base = 0
+        for g, base in zip(graphs, node_off[:-1]):
+            indptr, indices, _ = g.adj_tensors("csr")
+            ptrs.append(indptr.numpy()[:-1].astype(np.int64) + edge_base)
+            idxs.append(indices.numpy().astype(np.int64) + base)
+            edge_base += len(indices)
+        indptr = np.concatenate(ptrs + [np.array([edge_base])])
+        indices = np.concatenate(idxs)
+        in_degree = np.bincount(indices, minlength=int(node_off[-1]))
+        return cls(indptr, indices, in_degree, node_off[:-1])
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.indptr) - 1
+
+
+def induced_edges(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(num_edges, src, dst)`` of the subgraphs induced on ``B`` node sets (distinct ids within a set).
+
+    Local id ``i`` of view ``b`` is its ``i``-th node; edges come by source, then in the parent's CSR order.
+    One pass: every out-edge of every member is looked up among the (view, node) keys of all members.
+    """
+    num_nodes, nodes = sets.num_nodes, sets.nodes
+    view = segment_ids(num_nodes)
+    local = positions(num_nodes)
+    starts = index.indptr[nodes]
+    degree = index.indptr[nodes + 1] - starts
+    edge_pos = np.repeat(starts, degree) + positions(degree)
+    heads = index.indices[edge_pos]
+    edge_view = np.repeat(view, degree)
+    n = index.num_nodes
+    member_keys = view * n + nodes
+    order = np.argsort(member_keys, kind="stable")
+    sorted_keys = member_keys[order]
+    wanted = edge_view * n + heads
+    at = np.searchsorted(sorted_keys, wanted).clip(max=max(len(sorted_keys) - 1, 0))
+    inside = sorted_keys[at] == wanted if len(sorted_keys) else np.zeros(0, dtype=bool)
+    src = np.repeat(local, degree)[inside]
+    dst = local[order[at[inside]]]
+    return np.bincount(edge_view[inside], minlength=len(num_nodes)), src, dst
+
+
+def sign_draws(pe_sign: str, rng: KeyedRandom | None, k: int) -> np.ndarray | None:
+    """``(B, k)`` random column signs (``pe_sign="random"``, from ``rng``'s ``"pe_sign"`` stream) or ``None``."""
+    if pe_sign not in PE_SIGNS:
+        raise ValueError(f"pe_sign must be one of {PE_SIGNS}, got {pe_sign!r}")
+    if pe_sign == "canonical":
+        return None
+    if rng is None:
+        raise ValueError("pe_sign='random' needs a KeyedRandom for the signs")
+    return random_signs(rng.child("pe_sign").uniform(k))
+
+
+def build_views(
+    index: GraphIndex,
+    sets: NodeSets,
+    k: int,
+    pe_sign: str = "canonical",
+    rng: KeyedRandom | None = None,
+    seed_pos: np.ndarray | None = None,
+) -> ViewBatch:
+    """Views induced on node sets, with eigen-features.
+
+    ``seed_pos`` is each view's centre (default: its first node, as RWR views). ``pe_sign`` and ``rng``
+    choose the eigenvector signs (:func:`sign_draws`, row ``b`` of ``rng`` for view ``b``).
+    """
+    num_edges, src, dst = induced_edges(index, sets)
+    pe, eigvec, eigval = eigen_arrays(sets.num_nodes, num_edges, src, dst, k, sign_draws(pe_sign, rng, k))
+    return ViewBatch(
+        num_nodes=sets.num_nodes, num_edges=num_edges, src=src, dst=dst, nid=sets.nodes,
+        seed_pos=np.zeros(len(sets), dtype=np.int64) if seed_pos is None else np.asarray(seed_pos, np.int64),
+        pe=pe, eigvec=eigvec, eigval=eigval, pe_sign=pe_sign,
+    )
+
+
+def rwr_node_sets(
+    index: GraphIndex, starts: np.ndarray, rw_hops: int, restart_prob: float, walk_length: int, rng: KeyedRandom
+) -> NodeSets:
+    """The node set of one RWR view per start node (row ``b`` of ``rng`` walks from ``starts[b]``)."""
+    starts = np.asarray(starts, dtype=np.int64)
+    budgets = max_nodes_per_seed(index.in_degree[starts], rw_hops, restart_prob)
+    counts, visits = rwr_visits(index.indptr, index.indices, starts, budgets, restart_prob, walk_length, rng)
+    return NodeSets(*view_node_sets(starts, counts, visits, index.num_nodes))
+
+
+def with_eigen_features(views: ViewBatch, rows: np.ndarray, rng: KeyedRandom | None) -> ViewBatch:
+    """``views`` with the eigen-features of views ``rows`` recomputed from their edges, signs chosen by the
+    batch's ``pe_sign`` rule (``rng`` rows align with ``rows``)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) == 0:
+        return views
+    part = views.select(rows)
+    pe, eigvec, eigval = eigen_arrays(part.num_nodes, part.num_edges, part.src, part.dst, views.k,
+                                      sign_draws(views.pe_sign, rng, views.k))
+    return views.update(rows, part.replace(pe=pe, eigvec=eigvec, eigval=eigval))
+
+
+def whole_graph_views(
+    graphs: Sequence[dgl.DGLGraph],
+    k: int,
+    pe_sign: str = "canonical",
+    rng: KeyedRandom | None = None,
+    max_edges: int = 2**21,
+) -> ViewBatch:
+    """Each graph as one view (GCC's ``entire_graph``), its centre the highest-out-degree node.
+
+    Graphs are built together, in chunks of at most ``max_edges`` edges (row ``i`` of ``rng`` for graph ``i``).
+    """
+    graphs = list(graphs)
+    edges = np.cumsum([g.num_edges() for g in graphs])
+    chunk = (edges - 1) // max_edges if len(graphs) else np.zeros(0, dtype=np.int64)
+    parts = []
+    for c in np.unique(chunk):
+        members = np.flatnonzero(chunk == c)
+        index = GraphIndex.of([graphs[i] for i in members])
+        sizes = np.diff(np.append(index.node_offsets, index.num_nodes))
+        out_degree = np.diff(index.indptr)
+        seed_pos = np.array([int(np.argmax(out_degree[a:a + n])) if n else 0
+                             for a, n in zip(index.node_offsets, sizes)], dtype=np.int64)
+        views = build_views(index, NodeSets(sizes, np.arange(index.num_nodes)), k, pe_sign,
+                            None if rng is None else rng.take(members), seed_pos)
+        parts.append(views.replace(nid=views.nid - np.repeat(index.node_offsets, sizes)))
+    return concat(parts)
