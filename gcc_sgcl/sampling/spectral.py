@@ -95,8 +95,8 @@ def eigen_arrays(
     """``(pe, eigvec, eigval)`` of ``B`` graphs given as concatenated local edge lists (see ``ViewBatch``).
 
     ``pe`` and ``eigvec`` are ``(N, k)`` float32 (rows L2-normalised in ``pe``), ``eigval`` ``(B, k)`` float32 with
-    NaN for padded columns. ``signs`` (``(B, k)`` of ±1) multiplies the columns; ``None`` fixes each column's sign
-    so that its largest-magnitude entry is positive.
+    NaN for padded columns. Each column's sign is first fixed so that its largest-magnitude entry is positive,
+    then multiplied by ``signs`` (``(B, k)`` of ±1) when given.
 
     >>> path = np.array([0, 1, 1, 2, 2, 3]), np.array([1, 0, 2, 1, 3, 2])
     >>> pe, vec, lam = eigen_arrays(np.array([4]), np.array([6]), *path, k=3)
@@ -118,7 +118,9 @@ def eigen_arrays(
         lam, vec = _bucket_eigh(num_nodes, num_edges, src, dst, edge_ptr, rows, size, min(k, size))
         keep = np.arange(lam.shape[1])[None, :] < valid[rows][:, None]
         vec = np.where(keep[:, None, :], vec, 0.0)
-        vec *= (_canonical_signs(vec) if signs is None else signs[rows, : lam.shape[1]])[:, None, :]
+        vec *= _canonical_signs(vec)[:, None, :]
+        if signs is not None:
+            vec *= signs[rows, None, : lam.shape[1]]
         eigval[rows, : lam.shape[1]] = np.where(keep, lam, np.nan)
         member_nodes = num_nodes[rows]
         pos = positions(member_nodes)
@@ -126,7 +128,7 @@ def eigen_arrays(
     for row in np.flatnonzero((valid > 0) & ~dense):
         lo, hi = edge_ptr[row], edge_ptr[row + 1]
         lam, vec = _sparse_eigenpairs(src[lo:hi], dst[lo:hi], int(num_nodes[row]), int(valid[row]))
-        vec = vec * (_canonical_signs(vec[None])[0] if signs is None else signs[row, : len(lam)])
+        vec = vec * _canonical_signs(vec[None])[0] * (1.0 if signs is None else signs[row, : len(lam)])
         eigval[row, : len(lam)] = lam
         eigvec[node_ptr[row]:node_ptr[row + 1], : len(lam)] = vec
     norms = np.linalg.norm(eigvec, axis=1, keepdims=True)
