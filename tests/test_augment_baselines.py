@@ -1,11 +1,13 @@
-"""Properties of the re-implemented baselines' augmentations (GraphCL, GRACE, MVGRL, GCA) on GCC views."""
+"""Properties of the re-implemented baselines' augmentations (GraphCL, GRACE, MVGRL, GCA) on GCC views.
+
+Rates are measured on a batch of copies of one view, each copy with its own key row.
+"""
 from __future__ import annotations
 
 import dgl
 import networkx as nx
 import numpy as np
 import pytest
-import torch
 from threadpoolctl import threadpool_limits
 
 from gcc_sgcl.augment import (
@@ -13,25 +15,28 @@ from gcc_sgcl.augment import (
     AdaptiveEdgeDrop,
     AdaptiveFeatureMask,
     AttributeMask,
-    AugmentConfig,
-    BaselinePipeline,
     Diffusion,
     EdgeDrop,
     EdgePerturb,
     FeatureMask,
-    Identity,
     NodeDrop,
+    PairPipeline,
+    Split,
     Subgraph,
     Threshold,
     TopK,
-    build_sgcl_pipeline,
+    build_pair_pipeline,
     gca_view,
     grace_view,
     graphcl_view,
 )
 from gcc_sgcl.augment import functional as F
-from gcc_sgcl.sampling.spectral import attach_eigen_features, eigen_features
-from gcc_sgcl.sampling.view import EIGVAL, NID, PE, SEED
+from gcc_sgcl.config import AugmentConfig, SamplingConfig
+from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
+from gcc_sgcl.sampling.dataset import ViewSampler
+from gcc_sgcl.sampling.keys import KeyedRandom
+from gcc_sgcl.sampling.spectral import eigen_arrays
+from gcc_sgcl.sampling.views import GraphIndex, build_views
 
 K = 8
 NID_OFFSET = 100  # parent ids differ from view-local ids, so an edit that loses them is caught
@@ -44,87 +49,114 @@ def _one_blas_thread():
         yield
 
 
-def make_view(graph: nx.Graph, k: int = K) -> dgl.DGLGraph:
-    """A view as the sampler builds one: bidirected, eigen features, node 0 the seed, parent ids."""
-    view = attach_eigen_features(dgl.from_networkx(nx.convert_node_labels_to_integers(graph)), k)
-    n = view.num_nodes()
-    view.ndata[SEED] = (torch.arange(n) == 0).long()
-    view.ndata[NID] = torch.arange(n) + NID_OFFSET
-    return view
+def view_of(graph: nx.Graph, k: int = K, centre: int = 0) -> ViewBatch:
+    """One view of the whole ``graph`` (nodes relabelled in sorted order), as the sampler builds one."""
+    g = dgl.from_networkx(nx.convert_node_labels_to_integers(graph, ordering="sorted"))
+    n = g.num_nodes()
+    views = build_views(GraphIndex.of(g), NodeSets(np.array([n]), np.arange(n)), k, seed_pos=np.array([centre]))
+    return views.replace(nid=views.nid + NID_OFFSET)
 
 
-def ws_view(n: int = 30, seed: int = 0, degree: int = 4, k: int = K) -> dgl.DGLGraph:
-    return make_view(nx.connected_watts_strogatz_graph(n, degree, 0.3, seed=seed), k)
+def copies(view: ViewBatch, count: int) -> ViewBatch:
+    return concat([view] * count)
 
 
-def hub_view() -> dgl.DGLGraph:
+def keys(views: ViewBatch, seed: int = 0) -> KeyedRandom:
+    return KeyedRandom.for_items(seed, np.arange(len(views)))
+
+
+def ws_view(n: int = 30, seed: int = 0, degree: int = 4, k: int = K) -> ViewBatch:
+    return view_of(nx.connected_watts_strogatz_graph(n, degree, 0.3, seed=seed), k)
+
+
+def hub_view() -> ViewBatch:
     """Two 8-leaf stars whose centres (nodes 0 and 1) are joined, plus a 6-node path hanging off leaf 2."""
     graph = nx.Graph([(0, 1)] + [(0, i) for i in range(2, 10)] + [(1, i) for i in range(10, 18)])
     nx.add_path(graph, [2, *range(18, 24)])
-    return make_view(graph)
+    return view_of(graph)
 
 
-def degenerate_views() -> list[dgl.DGLGraph]:
+def degenerate_views() -> ViewBatch:
     disconnected = nx.disjoint_union_all([nx.complete_graph(3), nx.path_graph(4), nx.empty_graph(2)])
-    graphs = [
-        nx.empty_graph(1),
-        nx.path_graph(2),
-        nx.path_graph(3),
-        nx.complete_graph(3),
-        nx.empty_graph(4),
-        disconnected,
-        nx.relabel_nodes(disconnected, {0: 8, 8: 0}),  # isolated centre
-        nx.relabel_nodes(nx.star_graph(6), {0: 3, 3: 0}),  # centre is a leaf
-        nx.cycle_graph(8),  # every centrality equal (GCA's 0/0)
-        nx.complete_graph(6),  # no non-edge to add
+    cases = [
+        (nx.empty_graph(1), 0),
+        (nx.path_graph(2), 0),
+        (nx.path_graph(3), 0),
+        (nx.complete_graph(3), 0),
+        (nx.empty_graph(4), 1),
+        (disconnected, 0),
+        (disconnected, 8),  # isolated centre
+        (nx.star_graph(6), 3),  # centre is a leaf
+        (nx.cycle_graph(8), 0),  # every centrality equal (GCA's 0/0)
+        (nx.complete_graph(6), 0),  # no non-edge to add
     ]
-    return [make_view(g) for g in graphs]
+    return concat([view_of(graph, centre=centre) for graph, centre in cases])
 
 
-def edge_set(view: dgl.DGLGraph) -> set[tuple[int, int]]:
-    """Undirected edges in parent ids."""
-    nid = view.ndata[NID].numpy()
-    u, v = F.undirected_edges(view)
-    return {tuple(sorted(pair)) for pair in zip(nid[u].tolist(), nid[v].tolist())}
+def edge_set(views: ViewBatch, b: int = 0) -> set[tuple[int, int]]:
+    """Undirected edges of view ``b`` in parent ids."""
+    view = views.select([b])
+    u, v = F.undirected_pairs(view.src, view.dst)
+    return {tuple(sorted(pair)) for pair in zip(view.nid[u].tolist(), view.nid[v].tolist())}
 
 
-def assert_well_formed(out: dgl.DGLGraph, centre_nid: int = NID_OFFSET) -> None:
-    """Bidirected, no self-loops, the centre first and flagged, finite PE of width K."""
-    src, dst = F.edge_arrays(out)
-    assert (src != dst).all()
-    assert set(zip(src.tolist(), dst.tolist())) == set(zip(dst.tolist(), src.tolist()))
-    assert int(out.ndata[NID][0]) == centre_nid
-    assert out.ndata[SEED][0] == 1 and int(out.ndata[SEED].sum()) == 1
-    assert out.ndata[PE].shape[0] == out.num_nodes() and torch.isfinite(out.ndata[PE]).all()
+def centres(views: ViewBatch) -> np.ndarray:
+    return views.nid[views.node_ptr[:-1] + views.seed_pos]
 
 
-def assert_own_pe(out: dgl.DGLGraph) -> None:
-    """The eigen features are the edited graph's own (recomputed, not rows of the input's)."""
-    fresh = eigen_features(out, K)
-    np.testing.assert_allclose(out.ndata[PE].numpy(), fresh.pe, atol=1e-5)
-    np.testing.assert_array_equal(np.isnan(out.ndata[EIGVAL][0].numpy()), np.isnan(fresh.eigval))
+def assert_well_formed(out: ViewBatch, before: ViewBatch) -> None:
+    """Every view bidirected, without self-loops, its centre kept, finite PE of the input's width."""
+    assert len(out) == len(before)
+    np.testing.assert_array_equal(centres(out), centres(before))
+    assert (out.seed_pos < out.num_nodes).all() and out.pe.shape == (out.num_nodes.sum(), before.k)
+    assert np.isfinite(out.pe).all()
+    for b in range(len(out)):
+        src, dst = out.edges_of(b)
+        assert (src != dst).all()
+        assert set(zip(src.tolist(), dst.tolist())) == set(zip(dst.tolist(), src.tolist()))
 
 
-def snapshot(view: dgl.DGLGraph) -> dict[str, torch.Tensor]:
-    src, dst = view.edges()
-    return {"_src": src.clone(), "_dst": dst.clone(), **{n: t.clone() for n, t in view.ndata.items()}}
+def assert_own_pe(out: ViewBatch) -> None:
+    """The eigen features are the edited graphs' own (recomputed, not rows of the input's)."""
+    pe, eigvec, eigval = eigen_arrays(out.num_nodes, out.num_edges, out.src, out.dst, out.k)
+    np.testing.assert_allclose(out.pe, pe, atol=1e-5)
+    np.testing.assert_allclose(out.eigvec, eigvec, atol=1e-5)
+    np.testing.assert_allclose(out.eigval, eigval, atol=1e-5)  # NaN padding at the same places
 
 
-def views_equal(a: dgl.DGLGraph, b: dgl.DGLGraph) -> bool:
-    sa, sb = snapshot(a), snapshot(b)
-    return sa.keys() == sb.keys() and all(
-        sa[n].shape == sb[n].shape and torch.equal(sa[n].nan_to_num(-9), sb[n].nan_to_num(-9)) for n in sa
-    )
+def snapshot(views: ViewBatch) -> dict[str, np.ndarray]:
+    return {name: np.array(a, copy=True) for name, a in views.to_arrays().items()}
 
 
-def masked_columns(view: dgl.DGLGraph) -> np.ndarray:
-    """Boolean per valid column: its PE is all zero (a valid eigenvector column never is)."""
-    valid = ~np.isnan(view.ndata[EIGVAL][0].numpy())
-    return (view.ndata[PE].numpy()[:, valid] == 0).all(axis=0)
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
-def baseline(name: str, **overrides) -> BaselinePipeline:
-    return build_sgcl_pipeline(AugmentConfig.only(baseline=name, **overrides))
+def views_equal(a: ViewBatch, b: ViewBatch) -> bool:
+    sa, sb = a.to_arrays(), b.to_arrays()
+    return sa.keys() == sb.keys() and all(same_bits(sa[n], sb[n]) for n in sa)
+
+
+def unchanged(views: ViewBatch, snap: dict[str, np.ndarray]) -> bool:
+    now = views.to_arrays()
+    return now.keys() == snap.keys() and all(same_bits(now[n], snap[n]) for n in snap)
+
+
+def masked_columns(views: ViewBatch, b: int = 0) -> np.ndarray:
+    """Boolean per valid column of view ``b``: its PE is all zero (a valid eigenvector column never is)."""
+    view = views.select([b])
+    valid = ~np.isnan(view.eigval[0])
+    return (view.pe[:, valid] == 0).all(axis=0)
+
+
+def baseline(name: str, **overrides) -> PairPipeline:
+    return build_pair_pipeline(AugmentConfig.only(baseline=name, **overrides))
+
+
+def pair_step(name: str, **overrides) -> Split:
+    """The baseline's one pair step: its query and key view transforms."""
+    (step,) = baseline(name, **overrides).steps
+    return step
 
 
 def view_transforms() -> list:
@@ -141,45 +173,45 @@ def view_transforms() -> list:
 
 def test_node_drop_removes_the_ratio_of_nodes_in_expectation_and_never_the_centre():
     view = ws_view(23)  # 0.2 * 23 = 4.6 nodes: the expectation holds only with stochastic rounding
-    fractions = []
-    for seed in range(200):
-        out = NodeDrop(0.2)(view, np.random.default_rng(seed))
-        assert_well_formed(out)
-        fractions.append(1 - out.num_nodes() / 23)
-        kept = set(out.ndata[NID].tolist())
-        assert edge_set(out) == {e for e in edge_set(view) if set(e) <= kept}  # the induced subgraph
-    assert np.mean(fractions) == pytest.approx(0.2, abs=0.006)
+    views = copies(view, 300)
+    out = NodeDrop(0.2).transform(views, keys(views))
+    assert_well_formed(out, views)
+    assert (1 - out.num_nodes / 23).mean() == pytest.approx(0.2, abs=0.006)
+    for b in range(20):
+        kept = set(out.select([b]).nid.tolist())
+        assert edge_set(out, b) == {e for e in edge_set(view) if set(e) <= kept}  # the induced subgraph
     assert_own_pe(out)
 
 
 def test_subgraph_keeps_a_connected_ratio_of_nodes_grown_from_the_centre():
-    view = ws_view(37)  # keeps 0.2 * 37 = 7.4 nodes on average
-    sizes = []
-    for seed in range(200):
-        out = Subgraph(0.2)(view, np.random.default_rng(seed))
-        assert_well_formed(out)
-        assert nx.is_connected(dgl.to_networkx(out).to_undirected())
-        sizes.append(out.num_nodes())
-    assert np.mean(sizes) == pytest.approx(7.4, abs=0.1) and set(sizes) == {7, 8}
+    views = copies(ws_view(37), 200)  # keeps 0.2 * 37 = 7.4 nodes on average
+    out = Subgraph(0.2).transform(views, keys(views))
+    assert_well_formed(out, views)
+    for b in range(len(out)):
+        graph = nx.Graph(list(edge_set(out, b)))
+        graph.add_nodes_from(out.select([b]).nid.tolist())
+        assert nx.is_connected(graph)
+    assert out.num_nodes.mean() == pytest.approx(7.4, abs=0.1) and set(out.num_nodes.tolist()) == {7, 8}
     assert_own_pe(out)
 
 
 def test_subgraph_stays_in_the_centres_component():
-    view = make_view(nx.disjoint_union(nx.path_graph(3), nx.complete_graph(12)))  # centre on the 3-path
-    for seed in range(20):
-        out = Subgraph(0.9)(view, np.random.default_rng(seed))
-        assert sorted(out.ndata[NID].tolist()) == [100, 101, 102]
+    views = copies(view_of(nx.disjoint_union(nx.path_graph(3), nx.complete_graph(12))), 20)  # centre on the path
+    out = Subgraph(0.9).transform(views, keys(views))
+    for b in range(len(out)):
+        assert sorted(out.select([b]).nid.tolist()) == [100, 101, 102]
 
 
 def test_edge_perturbation_swaps_the_ratio_of_edges_for_as_many_non_edges():
     view = ws_view(29)  # 58 edges: 11.6 swapped on average
+    views = copies(view, 100)
+    out = EdgePerturb(0.2).transform(views, keys(views))
+    assert_well_formed(out, views)
     before = edge_set(view)
     removed = []
-    for seed in range(100):
-        out = EdgePerturb(0.2)(view, np.random.default_rng(seed))
-        assert_well_formed(out)
-        after = edge_set(out)
-        assert out.num_nodes() == 29 and len(after) == len(before)  # as many added as removed
+    for b in range(len(out)):
+        after = edge_set(out, b)
+        assert out.num_nodes[b] == 29 and len(after) == len(before)  # as many added as removed
         removed.append(len(before - after) / len(before))
     assert np.mean(removed) == pytest.approx(0.2, abs=0.005)
     assert_own_pe(out)
@@ -187,26 +219,29 @@ def test_edge_perturbation_swaps_the_ratio_of_edges_for_as_many_non_edges():
 
 def test_attribute_mask_replaces_the_ratio_of_pe_rows_by_the_mean_row():
     view = ws_view(23)
-    pe = view.ndata[PE].numpy()
+    views = copies(view, 100)
+    out = AttributeMask(0.2).transform(views, keys(views))
     counts = []
-    for seed in range(100):
-        out = AttributeMask(0.2)(view, np.random.default_rng(seed))
-        changed = (out.ndata[PE].numpy() != pe).any(axis=1)
-        token = np.tile(pe.mean(axis=0), (changed.sum(), 1))
-        np.testing.assert_allclose(out.ndata[PE].numpy()[changed], token, atol=1e-6)
-        assert edge_set(out) == edge_set(view) and torch.equal(out.ndata[NID], view.ndata[NID])
+    for b in range(len(out)):
+        after = out.select([b])
+        changed = (after.pe != view.pe).any(axis=1)
+        token = np.tile(view.pe.mean(axis=0), (changed.sum(), 1))
+        np.testing.assert_allclose(after.pe[changed], token, atol=1e-6)
+        assert edge_set(out, b) == edge_set(view) and same_bits(after.nid, view.nid)
         counts.append(int(changed.sum()))
     assert np.mean(counts) / 23 == pytest.approx(0.2, abs=0.006)
 
 
-def test_graphcl_picks_each_of_its_four_augmentations_uniformly():
-    view, n = ws_view(30), 30
+def test_graphcl_picks_one_of_its_four_augmentations_uniformly_per_view():
+    n = 30
+    view = ws_view(n)
+    views = copies(view, 200)
+    out = graphcl_view(0.2).transform(views, keys(views))
     outcomes = []
-    for seed in range(200):
-        out = graphcl_view(0.2)(view, np.random.default_rng(seed))
-        if out.num_nodes() < n:
-            outcomes.append("subgraph" if out.num_nodes() <= n // 2 else "drop")
-        elif edge_set(out) != edge_set(view):
+    for b in range(len(out)):
+        if out.num_nodes[b] < n:
+            outcomes.append("subgraph" if out.num_nodes[b] <= n // 2 else "drop")
+        elif edge_set(out, b) != edge_set(view):
             outcomes.append("perturb")
         else:
             outcomes.append("mask")
@@ -218,17 +253,18 @@ def test_graphcl_picks_each_of_its_four_augmentations_uniformly():
 
 
 def test_grace_query_and_key_use_their_own_rates():
-    pipeline = baseline("grace")  # Cora: edges 0.2 / 0.4, features 0.3 / 0.4
+    step = pair_step("grace")  # Cora: edges 0.2 / 0.4, features 0.3 / 0.4
     view = ws_view(40, degree=6, k=32)  # 120 edges, 32 valid PE columns
+    views = copies(view, 60)
     before = edge_set(view)
+    q, k = step(views, views, keys(views))
     removed, masked = {"q": [], "k": []}, {"q": [], "k": []}
-    for seed in range(60):
-        q, k = pipeline(view, view, np.random.default_rng(seed))
-        for name, out in (("q", q), ("k", k)):
-            assert_well_formed(out)
-            assert edge_set(out) <= before and out.num_nodes() == 40  # removing only, nodes kept
-            removed[name].append(1 - len(edge_set(out)) / len(before))
-            masked[name].extend(masked_columns(out))
+    for name, out in (("q", q), ("k", k)):
+        assert_well_formed(out, views)
+        for b in range(len(out)):
+            assert edge_set(out, b) <= before and out.num_nodes[b] == 40  # removing only, nodes kept
+            removed[name].append(1 - len(edge_set(out, b)) / len(before))
+            masked[name].extend(masked_columns(out, b))
     assert np.mean(removed["q"]) == pytest.approx(0.2, abs=0.025)
     assert np.mean(removed["k"]) == pytest.approx(0.4, abs=0.025)
     assert np.mean(masked["q"]) == pytest.approx(0.3, abs=0.04)
@@ -236,12 +272,14 @@ def test_grace_query_and_key_use_their_own_rates():
 
 
 def test_grace_edge_drop_recomputes_the_pe_and_feature_mask_keeps_padding():
-    out = EdgeDrop(0.5)(ws_view(30), np.random.default_rng(0))
+    views = concat([ws_view(30), ws_view(25, seed=1)])
+    out = EdgeDrop(0.5).transform(views, keys(views))
+    assert (out.num_edges < views.num_edges).all()
     assert_own_pe(out)
-    small = make_view(nx.path_graph(5))  # 3 valid columns, 5 padded (zero) ones
-    out = FeatureMask(1.0)(small, np.random.default_rng(0))
-    assert masked_columns(out).all() and (out.ndata[PE] == 0).all()
-    np.testing.assert_array_equal(out.ndata[EIGVAL].numpy(), small.ndata[EIGVAL].numpy())  # NaN == NaN here
+    small = view_of(nx.path_graph(5))  # 3 valid columns, 5 padded (zero) ones
+    out = FeatureMask(1.0).transform(small, keys(small))
+    assert masked_columns(out).all() and (out.pe == 0).all()
+    assert same_bits(out.eigval, small.eigval) and same_bits(out.eigvec, small.eigvec)
 
 
 # ------------------------------------------------------------------------------------------------ MVGRL
@@ -282,32 +320,33 @@ def test_topk_keeps_the_k_largest_off_diagonal_entries_of_each_row():
 
 def test_diffusion_view_is_the_symmetrised_topk_ppr_graph_with_its_own_pe():
     view = ws_view(30)
-    u, v = F.undirected_edges(view)
+    u, v = F.undirected_pairs(view.src, view.dst)
     ppr = F.ppr_matrix(u, v, 30, 0.2)
-    out = Diffusion(0.2, TopK(2))(view, np.random.default_rng(0))
-    assert_well_formed(out)
+    out = Diffusion(0.2, TopK(2)).transform(view, keys(view))
+    assert_well_formed(out, view)
     assert_own_pe(out)
     expected = F.undirected_pairs(*F.topk_targets(ppr, 2))
-    np.testing.assert_array_equal(np.stack(F.undirected_edges(out)), np.stack(expected))
-    assert torch.equal(out.ndata[NID], view.ndata[NID])
-    matched = Diffusion(0.2, TopK())(view, np.random.default_rng(0))  # k = mean degree = 4
+    np.testing.assert_array_equal(np.stack(F.undirected_pairs(out.src, out.dst)), np.stack(expected))
+    assert same_bits(out.nid, view.nid)
+    matched = Diffusion(0.2, TopK()).transform(view, keys(view))  # k = mean degree = 4
     assert (matched.in_degrees() >= 4).all() and not (out.in_degrees() >= 4).all()
 
 
 def test_diffusion_never_links_disconnected_components():
     graph = nx.disjoint_union_all([nx.complete_graph(3), nx.path_graph(5), nx.empty_graph(2)])
     component = {node: i for i, part in enumerate(nx.connected_components(graph)) for node in part}
-    view = make_view(graph)
+    view = view_of(graph)
     for sparsify in (TopK(), TopK(6), Threshold(1e-3)):
-        out = Diffusion(0.2, sparsify)(view, np.random.default_rng(0))
-        assert all(component[a - NID_OFFSET] == component[b - NID_OFFSET] for a, b in edge_set(out))
+        out = Diffusion(0.2, sparsify).transform(view, keys(view))
+        assert edge_set(out) and all(component[a - NID_OFFSET] == component[b - NID_OFFSET] for a, b in edge_set(out))
 
 
 def test_mvgrl_pipeline_diffuses_only_the_key_view():
-    view = ws_view(30)
-    q, k = baseline("mvgrl")(view, view, np.random.default_rng(0))
-    assert q is view and edge_set(k) != edge_set(view)
-    k_eps = baseline("mvgrl", mvgrl_sparsify="threshold", mvgrl_eps=0.05)(view, view, np.random.default_rng(0))[1]
+    views = concat([ws_view(30), ws_view(25, seed=1)])
+    q, k = pair_step("mvgrl")(views, views, keys(views))
+    assert views_equal(q, views)
+    assert all(edge_set(k, b) != edge_set(views, b) for b in range(len(views)))
+    k_eps = pair_step("mvgrl", mvgrl_sparsify="threshold", mvgrl_eps=0.05)(views, views, keys(views))[1]
     assert edge_set(k_eps) != edge_set(k)
 
 
@@ -316,59 +355,63 @@ def test_mvgrl_pipeline_diffuses_only_the_key_view():
 
 def test_gca_drops_edges_between_low_degree_nodes_more_than_hub_edges():
     view = hub_view()
-    u, v, probs = AdaptiveEdgeDrop(0.3, p_tau=0.7).probabilities(view)
-    degree = view.in_degrees().numpy()
+    (probs,) = AdaptiveEdgeDrop(0.3, p_tau=0.7).probabilities(view)
+    u, v = F.undirected_pairs(view.src, view.dst)
+    degree = view.in_degrees()
     centrality = degree[u] + degree[v]
     for i in range(len(u)):  # probability is non-increasing in edge centrality
         assert (probs[centrality > centrality[i]] <= probs[i] + 1e-12).all()
     assert probs.mean() == pytest.approx(0.3) and probs.max() < 0.7  # uncapped: the mean rate is p
     path = (degree[u] <= 2) & (degree[v] <= 2)
     hub = (degree[u] >= 9) | (degree[v] >= 9)
-    dropped = np.zeros(len(u))
+    views = copies(view, 300)
+    out = AdaptiveEdgeDrop(0.3).transform(views, keys(views))
     before = edge_set(view)
-    nid = view.ndata[NID].numpy()
-    edges = [tuple(sorted(e)) for e in zip(nid[u].tolist(), nid[v].tolist())]
-    for seed in range(300):
-        after = edge_set(AdaptiveEdgeDrop(0.3)(view, np.random.default_rng(seed)))
+    edges = [tuple(sorted(e)) for e in zip(view.nid[u].tolist(), view.nid[v].tolist())]
+    dropped = np.zeros(len(u))
+    for b in range(len(out)):
+        after = edge_set(out, b)
         assert after <= before
         dropped += [e not in after for e in edges]
-    frequency = dropped / 300
+    frequency = dropped / len(out)
     assert frequency[path].min() > frequency[hub].max()
     np.testing.assert_allclose(frequency, probs, atol=0.1)
 
 
 def test_gca_drop_probabilities_are_capped_at_p_tau():
-    _, _, probs = AdaptiveEdgeDrop(0.9, p_tau=0.7).probabilities(hub_view())
+    (probs,) = AdaptiveEdgeDrop(0.9, p_tau=0.7).probabilities(hub_view())
     assert probs.max() == pytest.approx(0.7) and (probs == 0.7).sum() > 1
-    _, probs = AdaptiveFeatureMask(0.9, p_tau=0.7).probabilities(hub_view())
+    probs = AdaptiveFeatureMask(0.9, p_tau=0.7).probabilities(hub_view())
     assert probs.max() == pytest.approx(0.7)
-    equal = AdaptiveEdgeDrop(0.3).probabilities(make_view(nx.cycle_graph(8)))[2]  # all centralities equal
+    (equal,) = AdaptiveEdgeDrop(0.3).probabilities(view_of(nx.cycle_graph(8)))  # all centralities equal
     np.testing.assert_allclose(equal, 0.3)
 
 
 def test_gca_feature_mask_keeps_the_columns_carried_by_central_nodes():
-    view = make_view(nx.path_graph(6))  # 4 valid columns, 4 padded
-    columns, probs = AdaptiveFeatureMask(0.3, p_tau=0.7).probabilities(view)
-    assert columns.tolist() == [0, 1, 2, 3]
-    weight = np.log1p(np.abs(view.ndata[PE].numpy()[:, :4]).T @ view.in_degrees().numpy())
+    view = view_of(nx.path_graph(6))  # 4 valid columns, 4 padded
+    probs = AdaptiveFeatureMask(0.3, p_tau=0.7).probabilities(view)[0]
+    assert (probs[4:] == 0).all()
+    probs = probs[:4]
+    weight = np.log1p(np.abs(view.pe[:, :4]).T @ view.in_degrees())
     assert np.array_equal(np.argsort(probs, kind="stable"), np.argsort(-weight, kind="stable"))
     assert probs.mean() == pytest.approx(0.3)
-    masked = np.zeros(4)
-    for seed in range(300):
-        masked += masked_columns(AdaptiveFeatureMask(0.3)(view, np.random.default_rng(seed)))
-    np.testing.assert_allclose(masked / 300, probs, atol=0.1)
+    views = copies(view, 300)
+    out = AdaptiveFeatureMask(0.3).transform(views, keys(views))
+    masked = np.mean([masked_columns(out, b) for b in range(len(out))], axis=0)
+    np.testing.assert_allclose(masked, probs, atol=0.1)
 
 
 def test_gca_query_and_key_use_their_own_rates():
-    pipeline = baseline("gca")  # edges 0.3 / 0.4, features 0.1 / 0.0
+    step = pair_step("gca")  # edges 0.3 / 0.4, features 0.1 / 0.0
     view = ws_view(40, degree=6, k=32)
+    views = copies(view, 60)
     before = edge_set(view)
+    q, k = step(views, views, keys(views))
     removed, masked = {"q": [], "k": []}, {"q": [], "k": []}
-    for seed in range(60):
-        q, k = pipeline(view, view, np.random.default_rng(seed))
-        for name, out in (("q", q), ("k", k)):
-            removed[name].append(1 - len(edge_set(out)) / len(before))
-            masked[name].extend(masked_columns(out))
+    for name, out in (("q", q), ("k", k)):
+        for b in range(len(out)):
+            removed[name].append(1 - len(edge_set(out, b)) / len(before))
+            masked[name].extend(masked_columns(out, b))
     assert np.mean(removed["q"]) == pytest.approx(0.3, abs=0.025)
     assert np.mean(removed["k"]) == pytest.approx(0.4, abs=0.025)
     assert 0.05 < np.mean(masked["q"]) < 0.15 and not any(masked["k"])
@@ -377,45 +420,62 @@ def test_gca_query_and_key_use_their_own_rates():
 # --------------------------------------------------------------------------------------------- all four
 
 
-def unchanged(view: dgl.DGLGraph, snap: dict[str, torch.Tensor]) -> bool:
-    now = snapshot(view)
-    return now.keys() == snap.keys() and all(torch.equal(now[n].nan_to_num(-9), snap[n].nan_to_num(-9)) for n in snap)
+@pytest.fixture(scope="module")
+def sampler() -> ViewSampler:
+    g = dgl.to_bidirected(dgl.from_networkx(nx.powerlaw_cluster_graph(120, 3, 0.3, seed=0)))
+    return ViewSampler(g, SamplingConfig(rw_hops=24, positional_embedding_size=K, pe_sign="random"))
 
 
 @pytest.mark.parametrize("name", ["graphcl", "grace", "mvgrl", "gca"])
-def test_pipelines_are_deterministic_under_a_seed_and_never_mutate_inputs(name):
+def test_pipelines_are_functions_of_the_keys_and_never_mutate_inputs(name, sampler):
     pipeline = baseline(name)
+    starts = np.arange(0, 120, 10)
+    rng = KeyedRandom.for_items(0, np.arange(len(starts)))
+    first, again = pipeline(sampler, starts, rng), pipeline(sampler, starts, rng)
+    assert views_equal(first[0], again[0]) and views_equal(first[1], again[1])
+    np.testing.assert_array_equal(centres(first[0]), starts)
+    np.testing.assert_array_equal(centres(first[1]), starts)
     q, k = ws_view(30, seed=0), ws_view(25, seed=1)
-    snaps = snapshot(q), snapshot(k)
-    outputs = []
-    for seed in range(6):
-        first = pipeline(q, k, np.random.default_rng(seed))
-        again = pipeline(q, k, np.random.default_rng(seed))
-        assert views_equal(first[0], again[0]) and views_equal(first[1], again[1])
-        outputs.append(first)
-    assert unchanged(q, snaps[0]) and unchanged(k, snaps[1])
+    views_q, views_k = concat([q, k]), concat([k, q])
+    snaps = snapshot(views_q), snapshot(views_k)
+    (step,) = pipeline.steps
+    outputs = [step(views_q, views_k, keys(views_q, seed)) for seed in range(6)]
+    assert unchanged(views_q, snaps[0]) and unchanged(views_k, snaps[1])
     if name != "mvgrl":  # MVGRL's diffusion is deterministic
         assert any(not views_equal(outputs[0][1], out[1]) for out in outputs[1:])
 
 
+@pytest.mark.parametrize("transform", view_transforms(), ids=repr)
+def test_a_batch_transformed_together_equals_each_view_transformed_alone(transform):
+    views = concat([degenerate_views(), ws_view(12), hub_view(), ws_view(30, seed=4)])
+    for seed in range(2):
+        rng = keys(views, seed)
+        together = transform.transform(views, rng)
+        for b in range(len(views)):
+            row = np.array([b])
+            assert views_equal(together.select(row), transform.transform(views.select(row), rng.take(row))), b
+
+
 def test_transforms_never_mutate_their_input_and_never_crash_on_degenerate_views():
-    for view in [*degenerate_views(), ws_view(12), hub_view()]:
-        snap = snapshot(view)
-        for transform in view_transforms():
-            for seed in range(3):
-                assert_well_formed(transform(view, np.random.default_rng(seed)))
-        assert unchanged(view, snap)
+    views = concat([degenerate_views(), ws_view(12), hub_view()])
+    snap = snapshot(views)
+    for transform in view_transforms():
+        for seed in range(3):
+            assert_well_formed(transform.transform(views, keys(views, seed)), views)
+    assert unchanged(views, snap)
+    degenerate = degenerate_views()
     for name in BASELINES:
-        for q in degenerate_views():
-            out_q, out_k = baseline(name)(q, q, np.random.default_rng(q.num_nodes()))
-            assert_well_formed(out_q)
-            assert_well_formed(out_k)
+        (step,) = baseline(name).steps
+        out_q, out_k = step(degenerate, degenerate, keys(degenerate))
+        assert_well_formed(out_q, degenerate)
+        assert_well_formed(out_k, degenerate)
 
 
-def test_baseline_pipelines_need_no_filter_and_no_global_embedding():
+def test_baseline_pipelines_are_one_split_step_without_filter_or_global_embedding():
     for name in BASELINES:
         pipeline = baseline(name)
         assert pipeline.filter is None and not pipeline.needs_global and not pipeline.needs_global_rows
+        assert len(pipeline.steps) == 1 and isinstance(pipeline.steps[0], Split)
     assert sorted(BASELINES) == ["gca", "grace", "graphcl", "mvgrl"]
     text = repr(baseline("grace"))
     assert "EdgeDrop(p=0.2)" in text and "EdgeDrop(p=0.4)" in text and "# key" in text
@@ -431,6 +491,8 @@ def test_bad_arguments_are_rejected_naming_the_parameter():
         (lambda: Threshold(0.0), "eps"),
         (lambda: Diffusion(alpha=0.0), "alpha"),
         (lambda: F.topk_targets(np.eye(3), 0), "k"),
+        (lambda: F.threshold_targets(np.eye(3), 0.0), "eps"),
+        (lambda: F.ppr_matrix(np.array([0]), np.array([1]), 2, 0.0), "alpha"),
         (lambda: AugmentConfig(baseline="grace"), "use_filter"),
         (lambda: AugmentConfig.only(baseline="grace", grace_drop_edge_q=1.5), "grace_drop_edge_q"),
         (lambda: AugmentConfig.only(baseline="mvgrl", mvgrl_alpha=0.0), "mvgrl_alpha"),

@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from gcc_sgcl.augment import Align, cached_global_embedding, global_embedding, graph_fingerprint, procrustes
-from gcc_sgcl.sampling.spectral import attach_eigen_features
-from gcc_sgcl.sampling.view import GLOBAL, NID, PE, SEED
+from gcc_sgcl.augment import Align, cached_global_embedding, global_embedding, graph_fingerprint
+from gcc_sgcl.augment.functional import procrustes
+from gcc_sgcl.sampling.batch import NodeSets
+from gcc_sgcl.sampling.keys import KeyedRandom
+from gcc_sgcl.sampling.views import GraphIndex, build_views
 
 
 def nx_to_dgl(graph: nx.Graph) -> dgl.DGLGraph:
@@ -84,17 +86,16 @@ def test_cache_misses_when_graph_or_parameters_change(tmp_path):
     assert len(list(tmp_path.iterdir())) == 5
 
 
-def test_align_with_a_global_embedding_of_matching_dims():
+def test_align_rotates_a_view_onto_a_global_embedding_of_matching_dims():
     parent = nx_to_dgl(nx.connected_watts_strogatz_graph(200, 6, 0.1, seed=0))
     k = 16
     emb = global_embedding(parent, k, seed=0)
-    nodes = torch.tensor([0, *parent.successors(0).tolist(), *range(100, 120)])
-    view = attach_eigen_features(dgl.node_subgraph(parent, nodes), k)
-    view.ndata[SEED] = (torch.arange(view.num_nodes()) == 0).long()
-    view.ndata[GLOBAL] = torch.from_numpy(emb[view.ndata[NID].numpy()])
-    out, _ = Align(p=1.0)(view, view, np.random.default_rng(0))
-    x, n = view.ndata[PE].double().numpy(), view.ndata[GLOBAL].double().numpy()
+    nodes = np.array([0, *parent.successors(0).tolist(), *range(100, 120)])
+    view = build_views(GraphIndex.of(parent), NodeSets(np.array([len(nodes)]), nodes), k)
+    view = view.replace(global_rows=emb[view.nid])
+    out, _ = Align(p=1.0)(view, view, KeyedRandom.for_items(0, np.arange(1)))
+    x, n = view.pe.astype(np.float64), view.global_rows.astype(np.float64)
     q = procrustes(x, n)
     np.testing.assert_allclose(q @ q.T, np.eye(k), atol=1e-10)
-    np.testing.assert_allclose(out.ndata[PE].numpy(), x @ q, atol=1e-5)
-    assert np.linalg.norm(out.ndata[PE].numpy() - n) < np.linalg.norm(x - n)
+    np.testing.assert_allclose(out.pe, x @ q, atol=1e-5)
+    assert np.linalg.norm(out.pe - n) < np.linalg.norm(x - n)

@@ -21,11 +21,12 @@ def test_bench_runs_every_part_tiny_and_reports_each(monkeypatch, tmp_path, caps
     monkeypatch.setattr(gcc_sgcl.data, "load_pretrain_corpus", lambda names, data_dir=None: tiny)
     main(["--corpus", "tiny", "--nodes", "2000", "--edges", "8000", "--steps", "2", "--mem-batch-size", "4",
           "--mem-workers", "1", "--pe-graphs", "8", "--pe-batch", "4", "--pe-repeats", "1", "--workers", "0", "1",
-          "--batch-size", "4", "--sampler-batches", "1", "--sampler-rounds", "1", "--runtime-batches", "1",
-          "--runtime-batch-size", "2", "--hops", "16", "32", "--scaling-views", "4"])
+          "--batch-size", "4", "--sampler-batches", "1", "--reference-pairs", "2", "--sampler-rounds", "1",
+          "--e2e-steps", "1", "--e2e-batch-size", "4", "--e2e-workers", "0",
+          "--runtime-batches", "1", "--runtime-batch-size", "2", "--hops", "16", "32", "--scaling-views", "4"])
     out = capsys.readouterr().out
-    for title in ("## memory", "## positional embeddings", "## sampler throughput", "## seconds per mini-batch",
-                  "## cost vs subgraph size"):
+    for title in ("## memory", "## positional embeddings", "## sampler throughput", "## pre-training loop",
+                  "## seconds per mini-batch", "## cost vs subgraph size"):
         assert title in out
     assert "2,000 nodes" in out and "2 steps of gcc" in out
     peak = re.search(r"peak tree PSS ([\d,]+) MiB \| peak tree RSS \(sum[^)]*\) ([\d,]+) MiB", out)
@@ -33,9 +34,10 @@ def test_bench_runs_every_part_tiny_and_reports_each(monkeypatch, tmp_path, caps
     assert 0 < pss <= rss  # one worker shares the main process's pages: RSS double-counts them
     assert re.search(r"pid \d+: RSS .*; pid \d+: RSS", out)  # main process and its worker at the peak
     speedups = [float(x) for x in re.findall(r"\| ([\d.]+)x \|", out)]
-    assert len(speedups) == 3 and speedups[0] == 1.0 and all(s > 0 for s in speedups)
-    for method in ("gcc", "sgcl"):  # pairs/s (first batch s) for 0 workers, then with the speed-up for 1 worker
-        assert re.search(rf"\| {method} \| [\d.]+ \([\d.]+ s\) \| [\d.]+ \([\d.]+ s\) [\d.]+x \|", out)
+    assert len(speedups) == 5 and speedups[0] == 1.0 and all(s > 0 for s in speedups)  # 3 PE paths, 2 methods
+    for method in ("gcc", "sgcl"):  # batched, reference, ratio, then pairs/s for 0 and 1 workers
+        assert re.search(rf"\| {method} \| \d+ \| \d+ \| [\d.]+x \| \d+ \| \d+ \|", out)
+        assert re.search(rf"\| {method} \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|", out)  # e2e
     assert re.search(r"sgcl/gcc total s/batch [\d.]+ \(target <= 1.10\)", out)
     assert re.search(r"\| 16 \| [\d.]+ \(\d+\) \|", out) and re.search(r"\| 32 \| [\d.]+ \(\d+\) \|", out)
 

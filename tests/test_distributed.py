@@ -8,7 +8,7 @@ import torch
 import torch.multiprocessing as mp
 from torch import nn
 
-from gcc_sgcl.config import make_config
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.contrastive import e2e_logits
 from gcc_sgcl.data import load_pretrain_corpus
 from gcc_sgcl.engine import pretrain as pretrain_module

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from gcc_sgcl.config import make_config
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.finetune import finetune, finetune_cv, finetune_fold, finetune_lr, main
 from gcc_sgcl.engine.generate import load_encoder
 from gcc_sgcl.engine.pretrain import pretrain
@@ -41,7 +41,7 @@ def toy(run):
     graphs = [dgl.to_bidirected(dgl.from_networkx(builders[c](int(n)))) for c, n in zip(labels, sizes)]
     encoder, cfg = load_encoder(run)
     dataset = GraphViewDataset(graphs, cfg.sampling)
-    return encoder, cfg, [dataset[i] for i in range(len(dataset))], labels
+    return encoder, cfg, dataset.__getitems__(range(len(dataset))), labels
 
 
 def _sha256(path: Path) -> str:

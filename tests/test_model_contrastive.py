@@ -8,14 +8,14 @@ import torch
 from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
 from gcc_sgcl.models import GraphEncoder
-from gcc_sgcl.sampling.dataset import GraphViewDataset, batch_views
+from gcc_sgcl.sampling.dataset import GraphViewDataset
 
 
 def _batch(k=32):
     graphs = [dgl.to_bidirected(dgl.from_networkx(g)) for g in
               (nx.path_graph(1), nx.path_graph(2), nx.karate_club_graph(), nx.cycle_graph(7), nx.star_graph(600))]
     ds = GraphViewDataset(graphs, SamplingConfig(positional_embedding_size=k))
-    return batch_views([ds[i] for i in range(len(ds))])
+    return ds.__getitems__(range(len(ds))).to_dgl()
 
 
 @pytest.mark.parametrize("readout", ["sum", "set2set"])

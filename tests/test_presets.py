@@ -3,15 +3,15 @@ import dgl
 import networkx as nx
 import numpy as np
 import pytest
-import torch
 
-from gcc_sgcl.augment import STAGES, BaselinePipeline
-from gcc_sgcl.config import PRESETS, SINGLE_STAGES, make_config, method_names
+from gcc_sgcl.augment import PairPipeline, Split
+from gcc_sgcl.config import STAGES
 from gcc_sgcl.engine.checkpoint import load_checkpoint
 from gcc_sgcl.engine.generate import load_encoder
 from gcc_sgcl.engine.pretrain import build_pipeline, pretrain
+from gcc_sgcl.presets import PRESETS, SINGLE_STAGES, make_config, method_names
+from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import PretrainPairDataset
-from gcc_sgcl.sampling.view import NID, PE
 
 METHODS = [*PRESETS, "sgcl-crop+reorder", "sgcl-similar+mask"]
 BASELINE_METHODS = ["graphcl", "grace", "mvgrl", "gca"]
@@ -53,8 +53,18 @@ def test_pairwise_presets_cover_every_pair_of_single_stages():
             except ValueError as err:
                 assert "contradictory" in str(err)
                 continue
-            enabled = {s for s in ("filter", "crop", "align", "mask", "reorder") if getattr(cfg.augment, f"use_{s}")}
+            enabled = {s for s in STAGES if getattr(cfg.augment, f"use_{s}")}
             assert 1 <= len(enabled) <= 2
+
+
+def centres(views: ViewBatch) -> np.ndarray:
+    return views.nid[views.node_ptr[:-1] + views.seed_pos]
+
+
+def same_views(a: ViewBatch, b: ViewBatch) -> bool:
+    """Same nodes, edges and PE, view by view."""
+    return all(np.array_equal(getattr(a, name), getattr(b, name))
+               for name in ("num_nodes", "num_edges", "src", "dst", "nid", "pe"))
 
 
 def test_gcc_has_no_pipeline_and_sgcl_changes_views(tmp_path):
@@ -62,40 +72,35 @@ def test_gcc_has_no_pipeline_and_sgcl_changes_views(tmp_path):
     gcc, sgcl = _cfg("gcc", tmp_path), _cfg("sgcl", tmp_path)
     assert build_pipeline(gcc, graphs, progress=False) == (None, None)
     pipeline, embs = build_pipeline(sgcl, graphs, progress=False)
+    assert isinstance(pipeline, PairPipeline) and pipeline.filter is not None and len(pipeline.steps) == 3
     assert [e.shape for e in embs] == [(250, 8), (250, 8)]
-    plain = PretrainPairDataset(graphs, gcc.sampling, 0, 40)
-    augmented = PretrainPairDataset(graphs, sgcl.sampling, 0, 40, pipeline, embs)
-    changed = 0
-    for i in range(40):
-        (q0, k0), (q1, k1) = plain[i], augmented[i]
-        assert q0.ndata[NID][0] == q1.ndata[NID][0]  # same start node: augmentation acts after sampling
-        changed += not (torch.equal(q0.ndata[NID], q1.ndata[NID]) and torch.equal(q0.ndata[PE], q1.ndata[PE]))
+    indices = list(range(40))
+    plain = PretrainPairDataset(graphs, gcc.sampling, 0, 40).__getitems__(indices)
+    augmented = PretrainPairDataset(graphs, sgcl.sampling, 0, 40, pipeline, embs).__getitems__(indices)
+    np.testing.assert_array_equal(centres(plain[0]), centres(augmented[0]))  # same starts: augmentation acts after
+    np.testing.assert_array_equal(centres(plain[1]), centres(augmented[1]))
+    changed = sum(not same_views(plain[0].select([i]), augmented[0].select([i])) for i in indices)
     assert changed > 10
     again = PretrainPairDataset(graphs, sgcl.sampling, 0, 40, pipeline, embs)
-    for i in range(5):
-        assert np.array_equal(augmented[i][1].ndata[PE].numpy(), again[i][1].ndata[PE].numpy())
+    for i in range(5):  # an item is a function of (seed, index), whatever batch it is drawn in
+        assert same_views(again[i][1], augmented[1].select([i]))
 
 
 def test_baseline_presets_replace_only_the_view_generation(tmp_path):
     graphs = _corpus()
     gcc = _cfg("gcc", tmp_path)
-    plain = PretrainPairDataset(graphs, gcc.sampling, 0, 12)
+    indices = list(range(12))
+    plain_q, plain_k = PretrainPairDataset(graphs, gcc.sampling, 0, 12).__getitems__(indices)
     assert all(name in method_names() for name in BASELINE_METHODS)
     for method in BASELINE_METHODS:
         cfg = _cfg(method, tmp_path)
         assert cfg.augment.baseline == method and not any(getattr(cfg.augment, f"use_{s}") for s in STAGES)
         assert (cfg.sampling, cfg.model, cfg.train) == (gcc.sampling, gcc.model, gcc.train)  # GCC's encoder, loop
         pipeline, embs = build_pipeline(cfg, graphs, progress=False)
-        assert isinstance(pipeline, BaselinePipeline) and embs is None
-        augmented = PretrainPairDataset(graphs, cfg.sampling, 0, 12, pipeline, embs)
-        changed = 0
-        for i in range(12):
-            (q0, k0), (q1, k1) = plain[i], augmented[i]
-            assert q0.ndata[NID][0] == q1.ndata[NID][0] == k1.ndata[NID][0]  # same walks, centre kept
-            changed += not _same_view(k0, k1)
+        assert isinstance(pipeline, PairPipeline) and pipeline.filter is None and embs is None
+        assert len(pipeline.steps) == 1 and isinstance(pipeline.steps[0], Split)
+        q, k = PretrainPairDataset(graphs, cfg.sampling, 0, 12, pipeline, embs).__getitems__(indices)
+        np.testing.assert_array_equal(centres(q), centres(plain_q))  # same walks, centre kept
+        np.testing.assert_array_equal(centres(k), centres(plain_q))
+        changed = sum(not same_views(plain_k.select([i]), k.select([i])) for i in indices)
         assert changed >= 8, method
-
-
-def _same_view(a, b) -> bool:
-    tensors = [*a.edges(), a.ndata[NID], a.ndata[PE]], [*b.edges(), b.ndata[NID], b.ndata[PE]]
-    return all(torch.equal(x, y) for x, y in zip(*tensors))

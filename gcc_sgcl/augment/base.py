@@ -20,7 +20,7 @@ import numpy as np
 
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.keys import KeyedRandom
-from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, NID, PE, SEED
+from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, GLOBAL, NID, PE, SEED
 
 T = TypeVar("T")
 
@@ -63,7 +63,9 @@ class Transform:
         if isinstance(rng, np.random.Generator):
             rng = KeyedRandom.from_generator(rng, len(batch))
         out = self.transform(batch, rng)
-        return out.to_dgl((PE, EIGVEC, EIGVAL, SEED, NID)) if isinstance(views, dgl.DGLGraph) else out
+        if not isinstance(views, dgl.DGLGraph):
+            return out
+        return out.to_dgl((PE, EIGVEC, EIGVAL, SEED, NID) + ((GLOBAL,) if out.global_rows is not None else ()))
 
     def __repr__(self) -> str:
         params = inspect.signature(type(self).__init__).parameters.values()

@@ -15,6 +15,7 @@ import psutil
 import torch
 
 from gcc_sgcl import data
+from gcc_sgcl.bench.e2e import format_e2e, measure_e2e
 from gcc_sgcl.bench.memory import format_scale, measure_scale
 from gcc_sgcl.bench.pe import format_pe, measure_pe, rwr_subgraphs
 from gcc_sgcl.bench.sampler import format_sampler, measure_sampler
@@ -23,7 +24,7 @@ from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.experiments import runtime
 from gcc_sgcl.sampling.dataset import limit_threads
 
-PARTS = ("memory", "pe", "sampler", "runtime", "scaling")
+PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling")
 RUNTIME_TARGET = 1.10  # sgcl may cost at most 10 % more per mini-batch than gcc
 
 
@@ -44,9 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--pe-repeats", type=int, default=3, help="timings per chunk and path; the fastest is kept")
     g = p.add_argument_group("sampler")
     g.add_argument("--workers", nargs="+", type=int, default=[0, 1, 2], help="DataLoader worker counts")
-    g.add_argument("--batch-size", type=int, default=32, help="pairs per DataLoader batch")
-    g.add_argument("--sampler-batches", type=int, default=20, help="batches per (method, workers) setting and round")
+    g.add_argument("--batch-size", type=int, default=256, help="pairs per batch")
+    g.add_argument("--sampler-batches", type=int, default=4, help="batches per (method, path) setting and round")
+    g.add_argument("--reference-pairs", type=int, default=128, help="pairs of the per-item reference per round")
     g.add_argument("--sampler-rounds", type=int, default=2, help="rounds over the settings, order rotating")
+    g = p.add_argument_group("e2e (the pre-training loop against the model step)")
+    g.add_argument("--e2e-steps", type=int, default=30, help="steps of the shorter run (the longer has twice)")
+    g.add_argument("--e2e-batch-size", type=int, default=256)
+    g.add_argument("--e2e-workers", type=int, default=2)
     g = p.add_argument_group("runtime (gcc_sgcl.experiments.runtime)")
     g.add_argument("--runtime-batch-size", type=int, default=16, help="the paper's runtime table uses 16")
     g.add_argument("--runtime-batches", type=int, default=60, help="mini-batches per method")
@@ -101,9 +107,13 @@ def main(argv: list[str] | None = None) -> None:
             measure_pe(rwr_subgraphs(graphs, SamplingConfig(), a.pe_graphs, a.seed), k, a.pe_batch, a.seed,
                        a.pe_repeats), a.pe_batch))
     if "sampler" in a.only:
-        _section(f"sampler throughput on {corpus} (PretrainPairDataset through a DataLoader)", lambda: format_sampler(
-            *measure_sampler(graphs, a.methods, a.workers, a.batch_size, a.sampler_batches, a.seed, a.sampler_rounds),
-            a.batch_size, a.sampler_batches, a.sampler_rounds))
+        _section(f"sampler throughput on {corpus} (batched vs per-item reference, one thread)", lambda: format_sampler(
+            measure_sampler(graphs, a.methods, a.workers, a.batch_size, a.sampler_batches, a.reference_pairs, a.seed,
+                            a.sampler_rounds), a.batch_size, a.sampler_batches, a.reference_pairs, a.sampler_rounds))
+    if "e2e" in a.only:
+        _section(f"pre-training loop vs model step on {corpus}", lambda: format_e2e(
+            measure_e2e(graphs, a.methods, a.e2e_batch_size, a.e2e_steps, a.e2e_workers, a.seed),
+            a.e2e_batch_size, a.e2e_steps, a.e2e_workers))
     if "runtime" in a.only:
         _section(f"seconds per mini-batch on {corpus} (gcc_sgcl.experiments.runtime)", lambda: _runtime(a))
     if "scaling" in a.only:

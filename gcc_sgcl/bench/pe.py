@@ -1,7 +1,8 @@
-"""Positional-embedding cost on RWR subgraphs: GCC's ARPACK reference, the default per-view path, the batched path.
+"""Positional-embedding cost on RWR subgraphs: GCC's ARPACK call and a dense ``eigh`` per view (the per-item
+reference paths) against the package's batched padded ``eigh``.
 
-The three paths run on the same subgraphs, chunk by chunk with their order rotating, so a machine whose speed
-drifts affects them alike; their outputs are compared outside the timed sections.
+The paths run on the same subgraphs, chunk by chunk with their order rotating, so a machine whose speed drifts
+affects them alike; their outputs are compared outside the timed sections.
 """
 from __future__ import annotations
 
@@ -12,134 +13,113 @@ from typing import Sequence
 import dgl
 import numpy as np
 
+from gcc_sgcl.bench.reference import arpack_eigen, reference_eigen
 from gcc_sgcl.config import SamplingConfig
-from gcc_sgcl.sampling.dataset import PretrainPairDataset, induced_edges
-from gcc_sgcl.sampling.rwr import rwr_subgraph_nodes
-from gcc_sgcl.sampling.spectral import (
-    EigenFeatures,
-    arpack_eigen_features,
-    batched_eigen_features,
-    edge_eigen_features,
-)
-
-Subgraph = tuple[np.ndarray, np.ndarray, int]  # (src, dst, num_nodes) in view-local ids
+from gcc_sgcl.sampling.batch import ViewBatch
+from gcc_sgcl.sampling.keys import KeyedRandom
+from gcc_sgcl.sampling.spectral import eigen_arrays
+from gcc_sgcl.sampling.views import GraphIndex, induced_edges, rwr_node_sets
 
 
-def rwr_subgraphs(graphs: Sequence[dgl.DGLGraph], sampling: SamplingConfig, count: int, seed: int) -> list[Subgraph]:
-    """Edges of ``count`` RWR views drawn as pre-training draws query views (item ``i``: ``default_rng([seed, i])``)."""
-    dataset = PretrainPairDataset(graphs, sampling, seed, count)
-    views = []
-    for i in range(count):
-        rng = np.random.default_rng([seed, i])
-        gi, node = dataset.draw_start(rng)
-        nodes = rwr_subgraph_nodes(dataset.graphs[gi], node, sampling.rw_hops, sampling.restart_prob,
-                                   sampling.walk_length, rng)
-        views.append((*induced_edges(*dataset.csrs[gi], nodes), len(nodes)))
-    return views
+def rwr_subgraphs(graphs: Sequence[dgl.DGLGraph], sampling: SamplingConfig, count: int, seed: int) -> ViewBatch:
+    """The structure of ``count`` RWR views from start nodes drawn ∝ in-degree^0.75 (eigen-features left empty)."""
+    index = GraphIndex.of(graphs)
+    rng = KeyedRandom.for_items(seed, np.arange(count))
+    weights = index.in_degree.astype(np.float64) ** 0.75
+    starts = np.minimum(np.searchsorted(np.cumsum(weights) / weights.sum(), rng.child("start").uniform()),
+                        index.num_nodes - 1)
+    sets = rwr_node_sets(index, starts, sampling.rw_hops, sampling.restart_prob, sampling.walk_length,
+                         rng.child("walk"))
+    num_edges, src, dst = induced_edges(index, sets)
+    empty = np.zeros((int(sets.num_nodes.sum()), 0), np.float32)
+    return ViewBatch(sets.num_nodes, num_edges, src, dst, sets.nodes, np.zeros(count, np.int64), empty, empty,
+                     np.zeros((count, 0), np.float32))
 
 
-def subspace_gap(ours: EigenFeatures, ref: EigenFeatures, tol: float = 1e-6) -> tuple[float, float]:
-    """``(projector gap, eigenvalue gap)`` of ``ours`` against ``ref`` on ``ref``'s complete eigenvalue clusters.
-
-    Clusters are runs of ``ref``'s eigenvalues closer than ``tol``; the last one among the ``valid`` columns is
-    skipped since it may continue past them. The projector gap is the largest entry of
-    ``|P_ours − P_ref|`` over the compared clusters (invariant to sign and rotation inside a cluster); the
-    eigenvalue gap is the largest difference over the same columns.
-    """
-    if ours.valid != ref.valid:
-        return float("inf"), float("inf")
-    lam = ref.eigval[: ref.valid]
-    clusters = np.split(np.arange(ref.valid), np.flatnonzero(np.diff(lam) > tol) + 1)[:-1]
-    proj_gap = eig_gap = 0.0
-    for c in clusters:
-        p_ours = ours.eigvec[:, c] @ ours.eigvec[:, c].T
-        p_ref = ref.eigvec[:, c] @ ref.eigvec[:, c].T
-        proj_gap = max(proj_gap, float(np.abs(p_ours - p_ref).max()))
-        eig_gap = max(eig_gap, float(np.abs(ours.eigval[c] - lam[c]).max()))
-    return proj_gap, eig_gap
+def subspace_gap(vec: np.ndarray, lam: np.ndarray, ref_vec: np.ndarray, ref_lam: np.ndarray,
+                 tol: float = 1e-4) -> float:
+    """Largest ``|P − P_ref|`` over ``ref``'s complete eigenvalue clusters among its valid columns (the last
+    cluster may continue past them and is skipped); infinite when the eigenvalues differ by more than ``tol``."""
+    valid = int((~np.isnan(ref_lam)).sum())
+    if valid != int((~np.isnan(lam)).sum()) or np.abs(lam[:valid] - ref_lam[:valid]).max(initial=0) > tol:
+        return float("inf")
+    clusters = np.split(np.arange(valid), np.flatnonzero(np.diff(ref_lam[:valid]) > tol) + 1)[:-1]
+    return float(max((np.abs(vec[:, c] @ vec[:, c].T - ref_vec[:, c] @ ref_vec[:, c].T).max() for c in clusters),
+                     default=0.0))
 
 
 @dataclass
 class PEResult:
-    """Seconds per subgraph of each path and how far the fast path's output is from the others."""
+    """Seconds per subgraph of each path and how far the batched path's output is from the references."""
 
     graphs: int
     repeats: int  # each chunk's time is the fastest of this many
     mean_nodes: float
     max_nodes: int
-    reference_s: float  # GCC's ARPACK call, one graph at a time
-    default_s: float  # edge_eigen_features (what make_view uses)
-    fast_s: float  # batched_eigen_features
-    fast_vs_default: float  # max projector gap over complete clusters
-    fast_vs_reference: float  # the same against ARPACK, on the graphs where ARPACK found the right eigenvalues
-    reference_incomplete: int  # graphs whose ARPACK eigenvalues differ from the dense ones by > 1e-6 anywhere
+    arpack_s: float  # GCC's ARPACK call, one graph at a time
+    dense_s: float  # dense float64 eigh, one graph at a time
+    batched_s: float  # eigen_arrays on a chunk
+    batched_vs_dense: float  # max projector gap over complete clusters
+    arpack_incomplete: int  # graphs whose ARPACK eigenvalues differ from the dense ones by > 1e-5
 
 
-def measure_pe(subgraphs: Sequence[Subgraph], k: int, batch: int, seed: int = 0, repeats: int = 3) -> PEResult:
-    """Time the three paths on ``subgraphs`` in chunks of ``batch`` (one batched call per chunk).
+def measure_pe(views: ViewBatch, k: int, batch: int, seed: int = 0, repeats: int = 3) -> PEResult:
+    """Time the paths on the subgraphs of ``views`` in chunks of ``batch`` (one batched call per chunk), keeping
+    the fastest of ``repeats`` timings per chunk and path (slower repeats measure other processes)."""
+    if batch < 1 or repeats < 1 or len(views) == 0:
+        raise ValueError(f"batch and repeats must be >= 1 and views non-empty, got batch={batch}, "
+                         f"repeats={repeats}, {len(views)} views")
+    count = len(views)
+    graphs = [(*views.edges_of(b), int(views.num_nodes[b])) for b in range(count)]
+    chunks = [np.arange(lo, min(lo + batch, count)) for lo in range(0, count, batch)]
 
-    Each chunk is timed ``repeats`` times per path and the fastest time kept (as ``timeit`` advises: slower
-    repeats measure other processes and one-off start-up costs, not the path).
-    """
-    if batch < 1 or repeats < 1 or not subgraphs:
-        raise ValueError(f"batch and repeats must be >= 1 and subgraphs non-empty, got batch={batch}, "
-                         f"repeats={repeats}, {len(subgraphs)} subgraphs")
-    count = len(subgraphs)
-    chunks = [(lo, min(lo + batch, count)) for lo in range(0, count, batch)]
+    def batched(rows: np.ndarray) -> list:
+        part = views.select(rows)
+        pe, vec, lam = eigen_arrays(part.num_nodes, part.num_edges, part.src, part.dst, k)
+        ptr = part.node_ptr
+        return [(vec[ptr[i]:ptr[i + 1]], lam[i]) for i in range(len(rows))]
+
     paths = {
-        "reference": lambda lo, hi, rngs: [arpack_eigen_features(*subgraphs[i], k, rngs[i]) for i in range(lo, hi)],
-        "default": lambda lo, hi, rngs: [edge_eigen_features(*subgraphs[i], k) for i in range(lo, hi)],
-        "fast": lambda lo, hi, rngs: batched_eigen_features(subgraphs[lo:hi], k),
+        "arpack": lambda rows: [arpack_eigen(*graphs[i], k, np.random.default_rng([seed, int(i)])) for i in rows],
+        "dense": lambda rows: [reference_eigen(*graphs[i], k)[1:] for i in rows],
+        "batched": batched,
     }
     best = {name: np.full(len(chunks), np.inf) for name in paths}
-    outputs: dict[str, list[EigenFeatures]] = {name: [] for name in paths}
+    outputs: dict[str, list] = {name: [] for name in paths}
     for r in range(repeats):
-        rngs = [np.random.default_rng([seed, i]) for i in range(count)]  # ARPACK start vectors, same every repeat
-        for c, (lo, hi) in enumerate(chunks):
+        for c, rows in enumerate(chunks):
             for name in np.roll(list(paths), -(c + r)):
                 start = time.perf_counter()
-                out = paths[name](lo, hi, rngs)
+                out = paths[name](rows)
                 best[name][c] = min(best[name][c], time.perf_counter() - start)
                 if r == 0:
                     outputs[name].extend(out)
-    seconds = {name: float(t.sum()) for name, t in best.items()}
-    fast, default, reference = outputs["fast"], outputs["default"], outputs["reference"]
-    complete = [np.allclose(r.eigval, d.eigval, atol=1e-6, equal_nan=True) for r, d in zip(reference, default)]
-    sizes = np.array([n for _, _, n in subgraphs])
-    return PEResult(
-        graphs=count,
-        repeats=repeats,
-        mean_nodes=float(sizes.mean()),
-        max_nodes=int(sizes.max()),
-        reference_s=seconds["reference"] / count,
-        default_s=seconds["default"] / count,
-        fast_s=seconds["fast"] / count,
-        fast_vs_default=max(subspace_gap(f, d)[0] for f, d in zip(fast, default)),
-        fast_vs_reference=max([subspace_gap(f, r)[0] for f, r, ok in zip(fast, reference, complete) if ok],
-                              default=0.0),
-        reference_incomplete=count - sum(complete),
-    )
+    seconds = {name: float(t.sum()) / count for name, t in best.items()}
+    gaps = [subspace_gap(v.astype(float), lam.astype(float), ref_v, ref_lam)
+            for (v, lam), (ref_v, ref_lam) in zip(outputs["batched"], outputs["dense"])]
+    incomplete = sum(not np.allclose(lam_a, ref_lam[: len(lam_a)], atol=1e-5) or len(lam_a) != (~np.isnan(ref_lam)).sum()
+                     for (lam_a, _), (_, ref_lam) in zip(outputs["arpack"], outputs["dense"]))
+    return PEResult(count, repeats, float(views.num_nodes.mean()), int(views.num_nodes.max()), seconds["arpack"],
+                    seconds["dense"], seconds["batched"], max(gaps), incomplete)
 
 
 def format_pe(r: PEResult, batch: int) -> str:
     """Graphs per second of each path, the speed-ups, and the agreement checks."""
     lines = [
-        f"{r.graphs} RWR subgraphs, {r.mean_nodes:.1f} nodes on average (max {r.max_nodes}); fast path: {batch} "
-        "subgraphs per batched_eigen_features call (one eigh per 16-node size bucket); fastest of "
-        f"{r.repeats} repeats per chunk",
-        "| path | ms/graph | graphs/s | speed-up vs reference |",
+        f"{r.graphs} RWR subgraphs, {r.mean_nodes:.1f} nodes on average (max {r.max_nodes}); batched path: {batch} "
+        f"subgraphs per call (one float32 eigh per 16-node size bucket); fastest of {r.repeats} repeats per chunk",
+        "| path | ms/graph | graphs/s | speed-up vs ARPACK |",
         "|---|---|---|---|",
     ]
-    for name, label in (("reference", "reference (GCC: ARPACK eigsh, one graph at a time)"),
-                        ("default", "default (dense eigh per view, used by make_view)"),
-                        ("fast", "fast (batched padded eigh)")):
+    for name, label in (("arpack", "GCC: ARPACK eigsh, one graph at a time"),
+                        ("dense", "dense float64 eigh, one graph at a time"),
+                        ("batched", "batched padded eigh (the package)")):
         s = getattr(r, f"{name}_s")
-        lines.append(f"| {label} | {s * 1e3:.3f} | {1 / s:,.0f} | {r.reference_s / s:.1f}x |")
+        lines.append(f"| {label} | {s * 1e3:.3f} | {1 / s:,.0f} | {r.arpack_s / s:.1f}x |")
     lines += [
-        f"fast vs default: {r.default_s / r.fast_s:.2f}x faster, max projector gap {r.fast_vs_default:.1e} "
-        "(over complete eigenvalue clusters)",
-        f"fast vs reference: max projector gap {r.fast_vs_reference:.1e} where ARPACK's eigenvalues are right; "
-        f"ARPACK's are off by > 1e-6 (a missed copy of a repeated eigenvalue) on {r.reference_incomplete}/"
-        f"{r.graphs} subgraphs",
+        f"batched vs dense per graph: {r.dense_s / r.batched_s:.2f}x faster, max projector gap "
+        f"{r.batched_vs_dense:.1e} (complete eigenvalue clusters)",
+        f"ARPACK's eigenvalues differ from the dense ones by > 1e-5 (a missed copy of a repeated eigenvalue) on "
+        f"{r.arpack_incomplete}/{r.graphs} subgraphs",
     ]
     return "\n".join(lines)

@@ -1,67 +1,63 @@
-"""Sampler throughput: pairs per second of ``PretrainPairDataset`` through a DataLoader, per method and worker count.
+"""Sampler throughput: pairs per second of the batched ``PretrainPairDataset`` against the per-item reference
+(GCC's path, :class:`~gcc_sgcl.bench.reference.ReferencePairs`) in one process and thread, and through a
+DataLoader with several worker counts.
 
-Every (method, workers) setting draws the same items ``0..batches·batch_size-1``, so they do the same work; the
-time runs from creating the loader iterator (worker start-up included) to the last batch. Settings take turns
-over several rounds, the order rotating, so a machine whose speed drifts affects all of them alike.
+Settings take turns over several rounds, the order rotating, so a machine whose speed drifts affects all of them
+alike. Both paths draw items ``0, 1, …`` of the same run (the reference draws fewer: it is much slower).
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import dgl
 import numpy as np
 import torch
 
-from gcc_sgcl.presets import make_config
+from gcc_sgcl.bench.reference import ReferencePairs
 from gcc_sgcl.engine.pretrain import build_pipeline
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, worker_init
 
 
 def pair_dataset(graphs: Sequence[dgl.DGLGraph], method: str, length: int, seed: int) -> PretrainPairDataset:
-    """The pre-training dataset of ``method`` (its SGCL pipeline and global embeddings included)."""
+    """The pre-training dataset of ``method`` (its pair pipeline and global embeddings included)."""
     cfg = make_config(method, {"train": {"seed": seed}})
     pipeline, embeddings = build_pipeline(cfg, list(graphs), progress=False)
     return PretrainPairDataset(graphs, cfg.sampling, seed, length, pipeline, embeddings)
 
 
-def time_loader(dataset: PretrainPairDataset, batch_size: int, batches: int, workers: int) -> tuple[float, float]:
-    """``(seconds to the first batch, seconds to the last)`` of a DataLoader over ``batches`` batches of ``dataset``."""
+def reference_pairs(graphs: Sequence[dgl.DGLGraph], method: str, seed: int) -> ReferencePairs:
+    """The per-item reference of ``method``'s pairs."""
+    cfg = make_config(method, {"train": {"seed": seed}})
+    pipeline, embeddings = build_pipeline(cfg, list(graphs), progress=False)
+    return ReferencePairs(graphs, cfg, pipeline, embeddings)
+
+
+def time_loader(dataset: PretrainPairDataset, batch_size: int, batches: int, workers: int) -> float:
+    """Seconds from creating a DataLoader iterator (worker start-up included) to its last batch."""
     loader = torch.utils.data.DataLoader(
-        dataset,
-        batch_size=batch_size,
-        sampler=range(batches * batch_size),
-        collate_fn=collate_pairs,
-        num_workers=workers,
-        worker_init_fn=worker_init,
+        dataset, batch_size=batch_size, sampler=range(batches * batch_size), collate_fn=collate_pairs,
+        num_workers=workers, worker_init_fn=worker_init,
     )
     start = time.perf_counter()
-    arrivals = [time.perf_counter() - start for _ in loader]
-    return arrivals[0], arrivals[-1]
-
-
-def start_draw_seconds(dataset: PretrainPairDataset, count: int = 10_000, seed: int = 0) -> float:
-    """Mean seconds of one :meth:`PretrainPairDataset.draw_start` (generators made beforehand, not timed)."""
-    rngs = [np.random.default_rng([seed, i]) for i in range(count)]
-    start = time.perf_counter()
-    for rng in rngs:
-        dataset.draw_start(rng)
-    return (time.perf_counter() - start) / count
+    for _ in loader:
+        pass
+    return time.perf_counter() - start
 
 
 @dataclass
 class SamplerResult:
-    """Throughput of one (method, workers) setting, summed over rounds."""
+    """Pairs and seconds of each path of one method, summed over rounds."""
 
-    pairs: int = 0
-    seconds: float = 0.0
-    first_batch_s: float = 0.0  # mean over rounds (worker start-up plus one batch)
+    batched: list[float] = field(default_factory=lambda: [0.0, 0.0])  # [pairs, seconds]
+    reference: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    loader: dict[int, list[float]] = field(default_factory=dict)
 
-    @property
-    def pairs_per_s(self) -> float:
-        """Pairs per second, worker start-up included."""
-        return self.pairs / self.seconds
+    @staticmethod
+    def rate(pairs_seconds: list[float]) -> float:
+        return pairs_seconds[0] / pairs_seconds[1]
 
 
 def measure_sampler(
@@ -70,41 +66,49 @@ def measure_sampler(
     workers: Sequence[int],
     batch_size: int,
     batches: int,
+    reference_items: int,
     seed: int = 0,
     rounds: int = 2,
-) -> tuple[dict[str, dict[int, SamplerResult]], float]:
-    """``{method: {workers: result}}`` and the seconds of one start-node draw.
-
-    Global embeddings are computed (or read from the cache) before timing.
-    """
+) -> dict[str, SamplerResult]:
+    """``{method: result}``; global embeddings are computed (or read from the cache) before timing."""
     datasets = {m: pair_dataset(graphs, m, batch_size * batches, seed) for m in methods}
-    settings = [(m, w) for m in methods for w in workers]
-    results = {m: {w: SamplerResult() for w in workers} for m in methods}
+    references = {m: reference_pairs(graphs, m, seed) for m in methods}
+    results = {m: SamplerResult(loader={w: [0.0, 0.0] for w in workers}) for m in methods}
+    settings = [(m, path) for m in methods for path in ["batched", "reference", *workers]]
     for r in range(rounds):
         for i in np.roll(np.arange(len(settings)), -r):
-            method, w = settings[i]
-            first, total = time_loader(datasets[method], batch_size, batches, w)
-            res = results[method][w]
-            res.pairs += batch_size * batches
-            res.seconds += total
-            res.first_batch_s += first / rounds
-    return results, start_draw_seconds(next(iter(datasets.values())), seed=seed)
+            method, path = settings[i]
+            res = results[method]
+            start = time.perf_counter()
+            if path == "batched":
+                for b in range(batches):
+                    datasets[method].__getitems__(range(b * batch_size, (b + 1) * batch_size))
+                res.batched[0] += batch_size * batches
+                res.batched[1] += time.perf_counter() - start
+            elif path == "reference":
+                for item in range(reference_items):
+                    references[method].pair(item)
+                res.reference[0] += reference_items
+                res.reference[1] += time.perf_counter() - start
+            else:
+                res.loader[path][1] += time_loader(datasets[method], batch_size, batches, path)
+                res.loader[path][0] += batch_size * batches
+    return results
 
 
-def format_sampler(results: dict[str, dict[int, SamplerResult]], draw_s: float, batch_size: int, batches: int,
+def format_sampler(results: dict[str, SamplerResult], batch_size: int, batches: int, reference_items: int,
                    rounds: int) -> str:
-    """Markdown table: one row per method, one column per worker count (speed-up over the first count)."""
-    workers = list(next(iter(results.values())))
-    lines = [f"{rounds} rounds x {batches} batches of {batch_size} pairs per setting; pairs/s include worker "
-             "start-up, (first batch after s)",
-             "| method | " + " | ".join(f"{w} workers pairs/s" for w in workers) + " |",
-             "|---|" + "---|" * len(workers)]
-    for method, by_workers in results.items():
-        base = by_workers[workers[0]].pairs_per_s
-        cells = [f"{res.pairs_per_s:.1f} ({res.first_batch_s:.2f} s)"
-                 + ("" if w == workers[0] else f" {res.pairs_per_s / base:.2f}x") for w, res in by_workers.items()]
-        lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    slowest = min(res.pairs_per_s for by_workers in results.values() for res in by_workers.values())
-    lines.append(f"start-node draw (draw_start, one per pair): {draw_s * 1e6:.1f} µs, "
-                 f"{100 * draw_s * slowest:.2f} % of a pair at the slowest setting")
+    """Markdown table: one row per method; batched vs reference in this process, then per worker count."""
+    workers = list(next(iter(results.values())).loader)
+    lines = [f"{rounds} rounds; batched: {batches} batches of {batch_size} pairs, reference: {reference_items} "
+             "pairs one at a time, both in this process on one thread; DataLoader: the batched dataset, worker "
+             "start-up included",
+             "| method | batched pairs/s | per-item reference pairs/s | batched / reference | "
+             + " | ".join(f"DataLoader {w} workers pairs/s" for w in workers) + " |",
+             "|---|---|---|---|" + "---|" * len(workers)]
+    for method, res in results.items():
+        batched, reference = SamplerResult.rate(res.batched), SamplerResult.rate(res.reference)
+        cells = [f"{SamplerResult.rate(res.loader[w]):.0f}" for w in workers]
+        lines.append(f"| {method} | {batched:.0f} | {reference:.0f} | {batched / reference:.1f}x | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines)

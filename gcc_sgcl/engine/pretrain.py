@@ -48,13 +48,17 @@ def dropout_seed(seed: int, step: int, rank: int = 0) -> int:
     return seed * _STEP_SEED_STRIDE + step + rank * _RANK_SEED_STRIDE
 
 
-def training_threads(cfg: Config) -> int:
-    """Torch intra-op threads of the model step: ``--threads``, or every CPU core when it is 0.
+def training_threads(cfg: Config, dist: DistContext | None = None) -> int:
+    """Torch intra-op threads of the model step: ``--threads``, or when it is 0 the CPU cores shared among the
+    processes of this node (``LOCAL_WORLD_SIZE`` under torchrun).
 
     Set the same way whatever the number of DataLoader workers (batches built in this process run under
     :func:`~gcc_sgcl.sampling.dataset.sampling_threads`), since float reductions depend on the thread count.
     """
-    return cfg.train.threads or os.cpu_count() or 1
+    if cfg.train.threads:
+        return cfg.train.threads
+    local = 1 if dist is None else int(os.environ.get("LOCAL_WORLD_SIZE", dist.world_size))
+    return max(1, (os.cpu_count() or 1) // local)
 
 
 def lr_factor(step: int, total: int, warmup_frac: float, decay_frac: float) -> float:
@@ -265,7 +269,7 @@ def pretrain(
         worker_init_fn=worker_init,
         generator=torch.Generator().manual_seed(t.seed),
     )
-    torch.set_num_threads(training_threads(cfg))
+    torch.set_num_threads(training_threads(cfg, dist))
     writer = SummaryWriter(str(run_dir)) if main else None
     bar = tqdm(total=t.steps, initial=trainer.step_count, desc=cfg.run_dir_name(), disable=not (progress and main),
                unit="step")

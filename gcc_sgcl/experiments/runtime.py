@@ -48,7 +48,7 @@ def measure(
         for method in np.roll(methods, -b):
             dataset, trainer, _ = setups[method]
             start = time.perf_counter()
-            graph_q, graph_k = collate_pairs([dataset[i] for i in range(b * batch_size, (b + 1) * batch_size)])
+            graph_q, graph_k = collate_pairs(dataset.__getitems__(range(b * batch_size, (b + 1) * batch_size)))
             sampled = time.perf_counter()
             trainer.step(graph_q, graph_k)
             data[method].append(sampled - start)
