@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from gcc_sgcl.config import Config
 from gcc_sgcl.presets import config_from_args, make_config, pretrain_parser
 from gcc_sgcl.engine import pretrain as pretrain_module
 from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
@@ -129,3 +130,41 @@ def test_training_curves_are_plotted_from_tensorboard_events(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(FileNotFoundError, match="no TensorBoard scalars"):
         read_scalars(tmp_path / "empty")
+
+
+def test_worker_count_does_not_change_training_nor_a_resume(tmp_path, monkeypatch):
+    """The model step's threads are fixed by --threads whatever the loader does (issue: 0 vs 2 workers
+    used to end with different parameters), so 0 and 2 workers give bit-identical checkpoints, and a run
+    resumed with another worker count ends where the straight run does."""
+    runs = {w: pretrain(_cfg(tmp_path, run_name=f"w{w}", steps=6, num_workers=w, threads=2), progress=False,
+                        graphs=_corpus()) for w in (0, 2)}
+    a, b = _params(runs[0]), _params(runs[2])
+    assert all(torch.equal(a[key], b[key]) for key in a)
+
+    original_step = pretrain_module.Trainer.step
+
+    def killed_after_four(self, q, k):
+        if self.step_count == 5:  # the checkpoint of step 4 exists
+            raise KeyboardInterrupt
+        return original_step(self, q, k)
+
+    monkeypatch.setattr(pretrain_module.Trainer, "step", killed_after_four)
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(_cfg(tmp_path, run_name="mixed", steps=6, num_workers=0, threads=2), progress=False, graphs=_corpus())
+    monkeypatch.undo()
+    resumed = pretrain(_cfg(tmp_path, run_name="mixed", steps=6, num_workers=2, threads=2), resume=True,
+                       progress=False, graphs=_corpus())
+    c = _params(resumed)
+    assert all(torch.equal(a[key], c[key]) for key in a)
+
+
+def test_pe_sign_is_recorded_and_old_checkpoints_keep_canonical_signs(tmp_path):
+    cfg = _cfg(tmp_path, steps=1)
+    assert cfg.sampling.pe_sign == "random"  # GCC's behaviour (ARPACK's random start vector) by default
+    run = pretrain(cfg, progress=False, graphs=_corpus())
+    assert load_checkpoint(run)["config"]["sampling"]["pe_sign"] == "random"
+    old = cfg.to_dict()
+    del old["sampling"]["pe_sign"]  # a checkpoint written before the field existed
+    assert Config.from_dict(old).sampling.pe_sign == "canonical"
+    with pytest.raises(ValueError, match="--pe-sign"):
+        make_config("gcc", {"sampling": {"pe_sign": "sometimes"}})

@@ -56,8 +56,7 @@ def box_keep(x: np.ndarray, y: np.ndarray, views: ViewBatch, box: Box) -> np.nda
     view = views.node_view
     rx = segment_quantiles(x, n, np.array(box[:2]))
     ry = segment_quantiles(y, n, np.array(box[2:]))
-    scale = np.zeros((len(views), 2))
-    np.maximum.at(scale, view, np.abs(np.stack([x, y], axis=1)))
+    scale = np.maximum.reduceat(np.abs(np.stack([x, y], axis=1)), views.node_ptr[:-1], axis=0)
     tol = _TIE_RTOL * scale[view]
     keep = ((x >= rx[view, 0] - tol[:, 0]) & (x <= rx[view, 1] + tol[:, 0])
             & (y >= ry[view, 0] - tol[:, 1]) & (y <= ry[view, 1] + tol[:, 1]))
@@ -215,9 +214,12 @@ def view_similarity(sum_q: np.ndarray, sum_k: np.ndarray) -> np.ndarray:
 
 def segment_sums(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``(B, d)`` sums of consecutive row segments of ``x`` (``counts`` rows each)."""
-    out = np.zeros((len(counts), x.shape[1]))
-    np.add.at(out, segment_ids(counts), x)
-    return out
+    counts = np.asarray(counts)
+    if len(counts) == 0:
+        return np.zeros((0, x.shape[1]))
+    if (counts == 0).any():
+        raise ValueError("segment_sums needs non-empty segments")
+    return np.add.reduceat(np.asarray(x, dtype=np.float64), offsets(counts)[:-1], axis=0)
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -52,8 +52,7 @@ def rwr_visits(
     in_walk = np.zeros(len(rows), dtype=np.int64)
     step = 0
     while len(rows):
-        u = keys.at(np.full(len(rows), 2 * step))
-        v = keys.at(np.full(len(rows), 2 * step + 1))
+        u, v = keys.at(np.broadcast_to(np.array([2 * step, 2 * step + 1]), (len(rows), 2))).T
         d = degree[cur]
         moving = d > 0
         nxt = np.where(moving, indices[np.minimum(indptr[cur] + (u * d).astype(np.int64), len(indices) - 1)], -1)
