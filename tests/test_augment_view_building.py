@@ -97,7 +97,8 @@ def segments(counts: np.ndarray, seed_pos: np.ndarray) -> ViewBatch:
     return ViewBatch(
         num_nodes=counts, num_edges=np.zeros(len(counts), dtype=np.int64), src=np.zeros(0, dtype=np.int64),
         dst=np.zeros(0, dtype=np.int64), nid=np.arange(n), seed_pos=seed_pos,
-        pe=np.zeros((n, 1), np.float32), eigvec=np.zeros((n, 1), np.float32), eigval=np.zeros((len(counts), 1), np.float32),
+        pe=np.zeros((n, 1), np.float32), eigvec=np.zeros((n, 1), np.float32),
+        eigval=np.zeros((len(counts), 1), np.float32),
     )
 
 

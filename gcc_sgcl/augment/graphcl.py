@@ -91,7 +91,7 @@ class EdgePerturb(Transform):
             count = F.stochastic_count(self.ratio * len(u), count_u[b])
             if count == 0:
                 continue
-            gen = rng.generator(b)
+            gen = rng.child("perturb").generator(b)
             a, c = F.non_edges(u, v, int(views.num_nodes[b]))
             removed = gen.choice(len(u), size=count, replace=False)
             added = gen.choice(len(a), size=min(count, len(a)), replace=False)
