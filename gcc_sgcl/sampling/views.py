@@ -21,14 +21,22 @@ from gcc_sgcl.sampling.spectral import eigen_arrays, random_signs
 PE_SIGNS = ("random", "canonical")
 
 
+# Members with more out-neighbours than this are probed for the view's other members instead of having all
+# their edges scanned: a hub's thousands of edges would otherwise dominate the cost of its views.
+HUB_DEGREE = 64
+PROBE_RATIO = 4  # probing a member costs about this many scanned edges (two binary searches)
+
+
 @dataclass(frozen=True)
 class GraphIndex:
-    """Out-edge CSR of a parent graph (or of the disjoint union of several), with in-degrees."""
+    """Out-edge CSR of a parent graph (or of the disjoint union of several), heads sorted within each row, with
+    in-degrees and the sorted codes ``u * num_nodes + v`` of the out-edges of hubs (``HUB_DEGREE``)."""
 
     indptr: np.ndarray
     indices: np.ndarray
     in_degree: np.ndarray
     node_offsets: np.ndarray  # first union id of each member graph (``[0]`` for one graph)
+    hub_codes: np.ndarray
 
     @classmethod
     def of(cls, graphs: dgl.DGLGraph | Sequence[dgl.DGLGraph]) -> GraphIndex:
@@ -47,9 +55,13 @@ class GraphIndex:
             idxs.append(indices.numpy().astype(np.int64) + base)
             edge_base += len(indices)
         indptr = np.concatenate(ptrs + [np.array([edge_base])])
+        n = int(node_off[-1])
+        rows = segment_ids(np.diff(indptr))
         indices = np.concatenate(idxs)
-        in_degree = np.bincount(indices, minlength=int(node_off[-1]))
-        return cls(indptr, indices, in_degree, node_off[:-1])
+        indices = indices[np.lexsort((indices, rows))]
+        hub_edges = (np.diff(indptr) > HUB_DEGREE)[rows]
+        hub_codes = rows[hub_edges] * n + indices[hub_edges]  # already sorted: by row, then head
+        return cls(indptr, indices, np.bincount(indices, minlength=n), node_off[:-1], hub_codes)
 
     @property
     def num_nodes(self) -> int:
@@ -59,27 +71,45 @@ class GraphIndex:
 def induced_edges(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(num_edges, src, dst)`` of the subgraphs induced on ``B`` node sets (distinct ids within a set).
 
-    Local id ``i`` of view ``b`` is its ``i``-th node; edges come by source, then in the parent's CSR order.
-    One pass: every out-edge of every member is looked up among the (view, node) keys of all members.
+    Local id ``i`` of view ``b`` is its ``i``-th node; edges come by source, then by head id (the parent's sorted
+    CSR order, as ``dgl.node_subgraph``), repeated edges as often as in the parent. One vectorised pass: the
+    out-edges of ordinary members are looked up among the (view, node) keys of all members; a hub member (more
+    than ``HUB_DEGREE`` out-neighbours, and ``PROBE_RATIO`` times its view's size) is instead probed for each
+    member of its view in the hubs' edge codes.
     """
     num_nodes, nodes = sets.num_nodes, sets.nodes
+    n = index.num_nodes
     view = segment_ids(num_nodes)
     local = positions(num_nodes)
-    starts = index.indptr[nodes]
-    degree = index.indptr[nodes + 1] - starts
-    edge_pos = np.repeat(starts, degree) + positions(degree)
-    heads = index.indices[edge_pos]
-    edge_view = np.repeat(view, degree)
-    n = index.num_nodes
+    degree = index.indptr[nodes + 1] - index.indptr[nodes]
+    hub = (degree > HUB_DEGREE) & (degree > PROBE_RATIO * num_nodes[view])
+    # ordinary members: scan their out-edges
+    scan_degree = np.where(hub, 0, degree)
+    heads = index.indices[np.repeat(index.indptr[nodes], scan_degree) + positions(scan_degree)]
+    edge_view = np.repeat(view, scan_degree)
     member_keys = view * n + nodes
     order = np.argsort(member_keys, kind="stable")
     sorted_keys = member_keys[order]
     wanted = edge_view * n + heads
     at = np.searchsorted(sorted_keys, wanted).clip(max=max(len(sorted_keys) - 1, 0))
     inside = sorted_keys[at] == wanted if len(sorted_keys) else np.zeros(0, dtype=bool)
-    src = np.repeat(local, degree)[inside]
-    dst = local[order[at[inside]]]
-    return np.bincount(edge_view[inside], minlength=len(num_nodes)), src, dst
+    src = [np.repeat(local, scan_degree)[inside]]
+    dst = [local[order[at[inside]]]]
+    # hub members: probe every member of the view
+    hubs = np.flatnonzero(hub)
+    size = num_nodes[view[hubs]]
+    pair_src = np.repeat(hubs, size)
+    pair_dst = np.repeat(offsets(num_nodes)[view[hubs]], size) + positions(size)
+    codes = nodes[pair_src] * n + nodes[pair_dst]
+    multiplicity = (np.searchsorted(index.hub_codes, codes, side="right")
+                    - np.searchsorted(index.hub_codes, codes, side="left"))
+    src.append(np.repeat(local[pair_src], multiplicity))
+    dst.append(np.repeat(local[pair_dst], multiplicity))
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    edge_view = np.concatenate([edge_view[inside], np.repeat(view[pair_src], multiplicity)])
+    first = offsets(num_nodes)[edge_view]
+    ordered = np.argsort((edge_view * int(num_nodes.max(initial=1)) + src) * n + nodes[first + dst], kind="stable")
+    return np.bincount(edge_view, minlength=len(num_nodes)), src[ordered], dst[ordered]
 
 
 def sign_draws(pe_sign: str, rng: KeyedRandom | None, k: int) -> np.ndarray | None:
