@@ -96,6 +96,10 @@ class Config:
             raise ValueError(f"--mode must be one of {MODES}, got {t.mode!r}")
         if t.steps < 1:
             raise ValueError(f"--steps must be >= 1, got {t.steps}")
+        if t.num_workers < 0:
+            raise ValueError(f"--num-workers must be >= 0 (0 = build batches in the main process), got {t.num_workers}")
+        if min(t.save_freq, t.log_freq) < 1:
+            raise ValueError(f"--save-freq and --log-freq must be >= 1, got {t.save_freq} and {t.log_freq}")
         if not 0.0 < s.restart_prob < 1.0:
             raise ValueError(f"--restart-prob must be in (0, 1), got {s.restart_prob}")
         if t.warmup_frac + t.decay_frac > 1.0 or min(t.warmup_frac, t.decay_frac) < 0:
@@ -205,8 +209,8 @@ def _flag(name: str) -> str:
 
 def build_parser(description: str = "gcc_sgcl pre-training") -> argparse.ArgumentParser:
     """An argparse parser with one flag per config field (defaults left as ``None`` = not given)."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--method", default="gcc", help=f"one of: {method_names()}")
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--method", default="gcc", help=f"one of: {method_names()} (default: gcc)")
     parser.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
     for group_name, klass in GROUPS.items():
         group = parser.add_argument_group(group_name)
