@@ -45,11 +45,12 @@ def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
         raise FileNotFoundError(f"no checkpoint at {path} (run `bash scripts/pretrain.sh <gpu> <method>` first)")
     if path.stat().st_size == 0:
         raise CheckpointError(f"{path}: empty checkpoint file (an interrupted copy?)")
-    try:
-        state = torch.load(path, map_location=device, weights_only=False)
-    except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile) as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise CheckpointError(f"{path}: not a readable checkpoint, truncated or damaged ({reason})") from error
+    with open(path, "rb") as f:  # an unreadable file is reported as such, not as damage
+        try:
+            state = torch.load(f, map_location=device, weights_only=False)
+        except (RuntimeError, OSError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile) as error:
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise CheckpointError(f"{path}: not a readable checkpoint, truncated or damaged ({reason})") from error
     if not isinstance(state, dict) or not {"config", "model"} <= state.keys():
         raise CheckpointError(f"{path}: not a gcc_sgcl checkpoint (expected a dict with 'config' and 'model')")
     return state
