@@ -2,6 +2,7 @@
 the package, so every layer can use it)."""
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import uuid
@@ -19,7 +20,7 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
 
     The caller creates the file (``open``, ``torch.save``, ``np.save``, ...), so it gets the usual mode of
     the process's umask. A kill mid-write can leave the temporary file behind: its name is
-    ``.<target name>.<random>.tmp``, found again by :func:`stale_temporaries`.
+    ``.<target name>.<random>.tmp``, removed by :func:`remove_stale_temporaries`.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -39,11 +40,15 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
-def stale_temporaries(target: str | os.PathLike) -> list[Path]:
-    """Temporary files that interrupted atomic writes of ``target`` left in its folder (also the
-    ``<name><random>.tmp`` files of the ``tempfile.mkstemp`` saves of earlier versions)."""
+def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
+    """Remove the temporary files that interrupted atomic writes of ``target`` left in its folder (also the
+    ``<name><random>.tmp`` files of the ``tempfile.mkstemp`` saves of earlier versions); returns them.
+    Only safe while no other process writes ``target``."""
     target = Path(target)
-    return sorted(target.parent.glob(f"*{target.name}*.tmp"))
+    stale = sorted(target.parent.glob(f"*{glob.escape(target.name)}*.tmp"))
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return stale
 
 
 def sha256_of(path: str | os.PathLike) -> str:

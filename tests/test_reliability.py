@@ -268,6 +268,13 @@ def test_negative_worker_count_is_refused_by_generate_before_the_checkpoint_is_r
                               "--num-workers", "-1"])
 
 
+def test_a_bad_gpu_argument_of_the_scripts_is_a_one_line_error():
+    from gcc_sgcl.engine.device import main as device_main
+
+    with pytest.raises(SystemExit, match="error: <gpu> must be a GPU index, -1 or 'cpu', got 'gpu0'"):
+        device_main(["gpu0"])
+
+
 def _node_loader(labels):
     def load(name, data_dir=None):
         g = dgl.graph((torch.tensor([0]), torch.tensor([1])), num_nodes=len(labels))
@@ -339,6 +346,16 @@ def test_a_run_removes_the_temporary_files_of_killed_saves(tmp_path):
     pretrain(_cfg(tmp_path), progress=False, graphs=_corpus())
     assert not any(p.exists() for p in stale) and keep.exists()
     assert [p.name for p in (tmp_path / "run").iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_generate_removes_the_temporary_file_of_a_killed_write_and_leaves_none(tmp_path, tiny_run, monkeypatch):
+    monkeypatch.setenv(ALLOW_MODIFIED_ENV, "1")
+    _write(tmp_path, AIRPORT + "usa-airports.edgelist", "1 2\n2 3\n3 1\n")
+    _write(tmp_path, AIRPORT + "labels-usa-airports.txt", "node label\n1 0\n2 1\n3 0\n")
+    stale = _write(tiny_run, ".usa_airport.npy.0123abcd.tmp", b"")
+    generate_module.generate(tiny_run, ["usa_airport"], data_dir=str(tmp_path), progress=False)
+    assert np.load(tiny_run / "usa_airport.npy").shape == (3, 16) and not stale.exists()
+    assert [p.name for p in tiny_run.iterdir() if p.name.endswith(".tmp")] == []
 
 
 def test_checkpoints_are_created_with_the_umask_mode(tmp_path):

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from gcc_sgcl.fileio import atomic_target, stale_temporaries
+from gcc_sgcl.fileio import atomic_target
 
 CHECKPOINT_NAME = "checkpoint.pt"
 
@@ -24,15 +24,6 @@ def save_checkpoint(state: dict[str, Any], path: str | os.PathLike) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_target(path) as tmp, open(tmp, "wb") as f:
         torch.save(state, f)
-
-
-def remove_stale_saves(path: str | os.PathLike) -> list[Path]:
-    """Remove the temporary files that killed saves of checkpoint ``path`` left behind; returns them.
-    Only safe while no other process saves to ``path`` (the run folder's lock is held)."""
-    stale = stale_temporaries(path)
-    for tmp in stale:
-        tmp.unlink(missing_ok=True)
-    return stale
 
 
 def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> dict[str, Any]:

@@ -23,7 +23,7 @@ from gcc_sgcl.config import Config, SamplingConfig
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.registry import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
 from gcc_sgcl.engine.pretrain import build_encoder
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, collate_views, limit_threads, worker_init
@@ -164,6 +164,7 @@ def generate(
         views = build(name, cfg.sampling, data_dir, seed, num_workers, progress)
         emb = np.concatenate([embed(model, v, batch_size, 0, name, progress) for v in views])
         path = load_dir / f"{name}.npy"
+        remove_stale_temporaries(path)
         with atomic_target(path) as tmp, open(tmp, "wb") as f:
             np.save(f, emb)
         written.append(path)

@@ -24,7 +24,7 @@ from gcc_sgcl.config import Config, build_parser, config_from_args
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.registry import check_dataset_names
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
-from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint, remove_stale_saves, save_checkpoint
+from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
 from gcc_sgcl.engine.distributed import (
     DistContext,
     GlobalBatchNorm,
@@ -38,6 +38,7 @@ from gcc_sgcl.engine.distributed import (
     wrap_ddp,
 )
 from gcc_sgcl.engine.run_lock import run_folder_lock
+from gcc_sgcl.fileio import remove_stale_temporaries
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads, worker_init
 
@@ -245,7 +246,7 @@ def pretrain(
         check_writable_dir(run_dir, "--output-dir", create=True)
     with run_folder_lock(run_dir) if main else contextlib.nullcontext():
         if main:
-            remove_stale_saves(run_dir / CHECKPOINT_NAME)
+            remove_stale_temporaries(run_dir / CHECKPOINT_NAME)
         return _train(cfg, run_dir, resume, progress, graphs, dist)
 
 
