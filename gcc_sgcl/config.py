@@ -227,6 +227,8 @@ def build_parser(description: str = "gcc_sgcl pre-training") -> argparse.Argumen
                 kwargs.update(nargs="+", type=typing.get_args(hint)[0])
             else:
                 kwargs["type"] = hint
+            if hint is not bool:
+                kwargs["metavar"] = f.name.upper()
             group.add_argument(_flag(f.name), **kwargs)
     return parser
 
