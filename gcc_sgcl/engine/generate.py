@@ -23,8 +23,8 @@ from gcc_sgcl.config import Config, SamplingConfig
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.registry import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
 from gcc_sgcl.engine.pretrain import build_encoder
+from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, collate_views, limit_threads, worker_init
 

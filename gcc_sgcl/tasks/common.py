@@ -112,9 +112,9 @@ def repeated_stratified_folds(
     """``repeats`` lists of ``folds`` ``(train, test)`` index pairs: ``RepeatedStratifiedKFold(folds, repeats,
     random_state=seed)``, a new shuffled stratified split per repetition. Depends only on the labels and seed.
     Every class needs at least ``folds`` examples, so that each test fold holds all classes."""
-    classes, counts = np.unique(labels, return_counts=True)
     if folds < 2:
         raise ValueError(f"--folds must be >= 2, got {folds}")
+    classes, counts = np.unique(labels, return_counts=True)
     if counts.size and counts.min() < folds:
         raise ValueError(
             f"--folds {folds}: class {classes[counts.argmin()]} has only {counts.min()} examples, but stratified "
