@@ -2,7 +2,10 @@
 
 Every graph is a ``dgl.DGLGraph`` that is bidirected, without self-loops or duplicate edges, with int64
 node ids ``0..n-1`` and no features. Files are looked up under the data root (``--data-dir``,
-``$GCC_SGCL_DATA`` or ``./data``) and fetched with ``bash scripts/download.sh <name>``.
+``$GCC_SGCL_DATA`` or ``./data``) and fetched with ``bash scripts/download.sh <name>``. Every load of a
+registered dataset is checked: it must have edges, and its counts must be the registry's (set
+``$GCC_SGCL_ALLOW_MODIFIED_DATA=1`` for a deliberately modified copy); damaged files raise a
+:class:`DataFormatError` naming them.
 
 >>> data = load_node_dataset("synthetic-roles")
 >>> data.graph.num_nodes() == len(data.labels), dataset_kind("kdd_icdm")
