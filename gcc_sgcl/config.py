@@ -232,12 +232,14 @@ class Config:
             raise ValueError(f"--mode must be one of {MODES}, got {t.mode!r}")
         if t.threads < 0:
             raise ValueError(f"--threads must be >= 0 (0: all CPU cores), got {t.threads}")
-        if t.num_workers < 0:
-            raise ValueError(f"--num-workers must be >= 0, got {t.num_workers}")
         if t.steps < 1:
             raise ValueError(f"--steps must be >= 1, got {t.steps}")
         if s.pe_sign not in PE_SIGNS:
             raise ValueError(f"--pe-sign must be one of {PE_SIGNS}, got {s.pe_sign!r}")
+        if t.num_workers < 0:
+            raise ValueError(f"--num-workers must be >= 0 (0 = build batches in the main process), got {t.num_workers}")
+        if min(t.save_freq, t.log_freq) < 1:
+            raise ValueError(f"--save-freq and --log-freq must be >= 1, got {t.save_freq} and {t.log_freq}")
         if not 0.0 < s.restart_prob < 1.0:
             raise ValueError(f"--restart-prob must be in (0, 1), got {s.restart_prob}")
         if t.warmup_frac + t.decay_frac > 1.0 or min(t.warmup_frac, t.decay_frac) < 0:
@@ -305,8 +307,8 @@ def _flag(name: str) -> str:
 def build_parser(description: str = "gcc_sgcl pre-training", methods: str = "") -> argparse.ArgumentParser:
     """An argparse parser with one flag per config field (defaults left as ``None`` = not given); ``methods``
     describes the valid ``--method`` values."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--method", default="gcc", help=f"one of: {methods}" if methods else "method preset")
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--method", default="gcc", help=f"one of: {methods or 'a method preset'} (default: gcc)")
     parser.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
     for group_name, klass in GROUPS.items():
         group = parser.add_argument_group(group_name)
@@ -323,6 +325,8 @@ def build_parser(description: str = "gcc_sgcl pre-training", methods: str = "") 
                 kwargs.update(nargs="+", type=typing.get_args(hint)[0])
             else:
                 kwargs["type"] = hint
+            if hint is not bool:
+                kwargs["metavar"] = f.name.upper()
             group.add_argument(_flag(f.name), **kwargs)
     return parser
 

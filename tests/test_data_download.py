@@ -4,17 +4,10 @@ import hashlib
 
 import pytest
 
-from gcc_sgcl.data import DATASETS, RemoteFile
+from gcc_sgcl.data import ALLOW_MODIFIED_ENV, DATASETS, CountMismatchError, RemoteFile
 from gcc_sgcl.data import download as dl
-from gcc_sgcl.data.download import (
-    ChecksumError,
-    VerificationError,
-    download_dataset,
-    ensure_file,
-    fetch_file,
-    main,
-    sha256_of,
-)
+from gcc_sgcl.data.download import ChecksumError, download_dataset, ensure_file, fetch_file, main
+from gcc_sgcl.fileio import sha256_of
 
 PAYLOAD = b"1\n2 0\n0 1 1\n0 1 0\n"
 PAYLOAD_SHA256 = hashlib.sha256(PAYLOAD).hexdigest()
@@ -93,9 +86,13 @@ def test_download_dataset_places_files_in_the_registry_layout_and_verifies_count
     assert path == root / "graph_classification/IMDB-BINARY/IMDBBINARY.txt" and path.read_bytes() == PAYLOAD
 
 
-def test_verification_mismatch_names_the_count(tmp_path, source, monkeypatch):
+@pytest.mark.parametrize("allow_modified", ["", "1"])
+def test_verification_mismatch_names_the_count_even_when_modified_copies_are_allowed(
+    tmp_path, source, monkeypatch, allow_modified
+):
+    monkeypatch.setenv(ALLOW_MODIFIED_ENV, allow_modified)
     _patch_imdb(monkeypatch, source, num_graphs=1000)
-    with pytest.raises(VerificationError, match="num_graphs: expected 1000, got 1"):
+    with pytest.raises(CountMismatchError, match="num_graphs: expected 1000, got 1"):
         download_dataset("imdb-binary", tmp_path / "root", progress=False)
 
 
@@ -113,7 +110,7 @@ def test_cli_reports_a_checksum_failure_without_a_traceback(tmp_path, source, mo
     source.write_bytes(b"tampered")
     with pytest.raises(SystemExit) as info:
         main(["--data-dir", str(tmp_path / "root"), "imdb-binary"])
-    assert info.value.code == 1 and "error: " in capsys.readouterr().err
+    assert str(info.value.code).startswith("error: ") and "sha256 mismatch" in str(info.value.code)
 
 
 def test_registry_checksums_match_the_shared_copies(shared_data):

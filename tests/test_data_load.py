@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from gcc_sgcl.data import (
+    ALLOW_MODIFIED_ENV,
     DATASETS,
     DataFormatError,
     DatasetNotFoundError,
@@ -30,9 +31,12 @@ from gcc_sgcl.data.paths import resolve_cache_dir
 
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path, monkeypatch):
-    """Every test caches parsed graphs in its own directory, never in the repository."""
+    """Every test caches parsed graphs in its own directory, never in the repository. The tiny files written
+    under registered names are deliberately modified copies, so the registry's counts are not checked
+    (tests of that check unset the variable)."""
     path = tmp_path / "cache"
     monkeypatch.setenv("GCC_SGCL_CACHE", str(path))
+    monkeypatch.setenv(ALLOW_MODIFIED_ENV, "1")
     return path
 
 
@@ -291,7 +295,7 @@ def test_a_changed_source_invalidates_the_cache(tmp_path):
 
 def test_a_different_data_root_does_not_reuse_the_cache(tmp_path):
     _write(tmp_path / "a", "graph_classification/IMDB-BINARY/IMDBBINARY.txt", GIN)
-    _write(tmp_path / "b", "graph_classification/IMDB-BINARY/IMDBBINARY.txt", "1\n1 0\n0 0\n")
+    _write(tmp_path / "b", "graph_classification/IMDB-BINARY/IMDBBINARY.txt", "1\n2 0\n0 1 1\n0 1 0\n")
     assert len(load_graph_dataset("imdb-binary", tmp_path / "a").graphs) == 2
     assert len(load_graph_dataset("imdb-binary", tmp_path / "b").graphs) == 1
 

@@ -43,7 +43,7 @@ def test_lr_warmup_and_decay_are_linear():
 
 def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
     path = tmp_path / "checkpoint.pt"
-    save_checkpoint({"step": 1}, path)
+    save_checkpoint({"config": {}, "model": {}, "step": 1}, path)
 
     def crash(obj, f):
         f.write(b"partial")
@@ -51,7 +51,7 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
 
     monkeypatch.setattr(torch, "save", crash)
     with pytest.raises(KeyboardInterrupt):
-        save_checkpoint({"step": 2}, path)
+        save_checkpoint({"config": {}, "model": {}, "step": 2}, path)
     monkeypatch.undo()
     assert load_checkpoint(path)["step"] == 1
     assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.pt"]

@@ -99,21 +99,21 @@ def test_similarity_cli_splits_rows_into_the_two_graphs_and_logs_both_ks(tmp_pat
 
 def test_missing_embeddings_file_names_the_path_and_the_generate_script(tmp_path):
     argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy"]
-    with pytest.raises(FileNotFoundError, match=r"toy\.npy not found.*scripts/generate\.sh"):
+    with pytest.raises(SystemExit, match=r"toy\.npy not found.*scripts/generate\.sh"):
         node_classification.main(argv, loader=node_loader)
 
 
 def test_row_count_mismatch_names_both_numbers(tmp_path):
     save_embeddings(tmp_path, "kdd_icdm", 54)
     argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "kdd_icdm"]
-    with pytest.raises(ValueError, match=r"has 54 rows but there are 55 nodes in kdd_icdm \(30 \+ 25\)"):
+    with pytest.raises(SystemExit, match=r"has 54 rows but there are 55 nodes in kdd_icdm \(30 \+ 25\)"):
         similarity_search.main(argv, loader=similarity_loader)
 
 
 def test_hidden_size_mismatch_names_both_numbers(tmp_path):
     save_embeddings(tmp_path, "toy", N_NODES, hidden=16)
     argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy"]
-    with pytest.raises(ValueError, match=f"hidden size 16 but --hidden is {HIDDEN}"):
+    with pytest.raises(SystemExit, match=f"hidden size 16 but --hidden is {HIDDEN}"):
         node_classification.main(argv, loader=node_loader)
 
 
@@ -122,7 +122,7 @@ def test_non_finite_embeddings_are_refused(tmp_path):
     emb[3, 2] = np.nan
     np.save(tmp_path / "toy.npy", emb)
     argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy"]
-    with pytest.raises(ValueError, match="1 non-finite"):
+    with pytest.raises(SystemExit, match="1 non-finite"):
         graph_classification.main(argv, loader=graph_loader)
 
 
@@ -130,6 +130,6 @@ def test_results_csv_with_a_foreign_header_is_left_untouched(tmp_path):
     save_embeddings(tmp_path, "toy", N_NODES)
     (tmp_path / RESULTS_FILE).write_text("dataset,score\nx,1\n")
     argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy", "--folds", "3", "--repeats", "1"]
-    with pytest.raises(ValueError, match="exists with header"):
+    with pytest.raises(SystemExit, match="exists with header"):
         node_classification.main(argv, loader=node_loader)
     assert (tmp_path / RESULTS_FILE).read_text() == "dataset,score\nx,1\n"

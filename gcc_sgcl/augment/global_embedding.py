@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from scipy.sparse.linalg import eigsh
 
 from gcc_sgcl.augment import functional as F
 from gcc_sgcl.augment.base import Registry
+from gcc_sgcl.fileio import atomic_target
 
 # Below this many nodes a dense eigh is both faster and more robust than ARPACK.
 _DENSE_MAX_NODES = 1024
@@ -127,7 +127,8 @@ def cached_global_embedding(
 
     The file name holds a hash of :func:`graph_fingerprint` and all parameters, so a changed graph or
     parameter misses the cache (the old file is left alone). Files are written to a temporary name in the same
-    folder and moved into place with ``os.replace``, so concurrent writers never expose a partial file.
+    folder and moved into place (:func:`~gcc_sgcl.fileio.atomic_target`), so concurrent writers never expose a
+    partial file.
     """
     params = json.dumps({"method": method, "dim": dim, "seed": seed, **options}, sort_keys=True)
     key = hashlib.blake2b((graph_fingerprint(g) + params).encode(), digest_size=12).hexdigest()
@@ -136,12 +137,6 @@ def cached_global_embedding(
         return np.load(path)
     emb = global_embedding(g, dim, seed, method, **options)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, emb)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_target(path) as tmp, open(tmp, "wb") as f:
+        np.save(f, emb)
     return emb

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from gcc_sgcl.classical import METHODS, embed_dataset
-from gcc_sgcl.data import dataset_kind
+from gcc_sgcl.cli import check_writable_dir, user_errors
+from gcc_sgcl.data import check_dataset_names, dataset_kind
+from gcc_sgcl.fileio import atomic_target
 
 
 def main(argv: list[str] | None = None) -> list[Path]:
@@ -30,17 +32,19 @@ def main(argv: list[str] | None = None) -> list[Path]:
     p.add_argument("--data-dir", default=None, help="data root (default: $GCC_SGCL_DATA or ./data)")
     p.add_argument("--seed", type=int, default=0, help="seed of the numpy Generator of randomized methods")
     a = p.parse_args(argv)
-    out_dir = Path(a.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in a.dataset:
-        start = time.perf_counter()
-        emb = embed_dataset(a.method, name, a.data_dir, a.hidden, a.seed)
-        seconds = time.perf_counter() - start
-        path = out_dir / f"{name}.npy"
-        np.save(path, emb)
-        print(f"{path}\t{emb.shape[1]}\t{dataset_kind(name)}\t{seconds:.1f}s", flush=True)
-        written.append(path)
+    with user_errors():
+        check_dataset_names(a.dataset, ("node", "graph", "similarity"), "--dataset")
+        out_dir = check_writable_dir(a.out_dir, "--out-dir", create=True)
+        written = []
+        for name in a.dataset:
+            start = time.perf_counter()
+            emb = embed_dataset(a.method, name, a.data_dir, a.hidden, a.seed)
+            seconds = time.perf_counter() - start
+            path = out_dir / f"{name}.npy"
+            with atomic_target(path) as tmp, open(tmp, "wb") as f:
+                np.save(f, emb)
+            print(f"{path}\t{emb.shape[1]}\t{dataset_kind(name)}\t{seconds:.1f}s", flush=True)
+            written.append(path)
     return written
 
 

@@ -2,7 +2,10 @@
 
 Every graph is a ``dgl.DGLGraph`` that is bidirected, without self-loops or duplicate edges, with int64
 node ids ``0..n-1`` and no features. Files are looked up under the data root (``--data-dir``,
-``$GCC_SGCL_DATA`` or ``./data``) and fetched with ``bash scripts/download.sh <name>``.
+``$GCC_SGCL_DATA`` or ``./data``) and fetched with ``bash scripts/download.sh <name>``. Every load of a
+registered dataset is checked: it must have edges, and its counts must be the registry's (set
+``$GCC_SGCL_ALLOW_MODIFIED_DATA=1`` for a deliberately modified copy); damaged files raise a
+:class:`DataFormatError` naming them.
 
 >>> data = load_node_dataset("synthetic-roles")
 >>> data.graph.num_nodes() == len(data.labels), dataset_kind("kdd_icdm")
@@ -11,6 +14,8 @@ node ids ``0..n-1`` and no features. Files are looked up under the data root (``
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
 from gcc_sgcl.data.graphs import check_simple_undirected, reindex_first_appearance, simple_undirected_graph
 from gcc_sgcl.data.load import (
+    ALLOW_MODIFIED_ENV,
+    CountMismatchError,
     graphs_of,
     load_any,
     load_graph_dataset,
@@ -20,10 +25,12 @@ from gcc_sgcl.data.load import (
     summarize,
 )
 from gcc_sgcl.data.paths import DatasetNotFoundError, resolve_data_dir
-from gcc_sgcl.data.registry import DATASETS, DatasetSpec, RemoteFile, dataset_kind
+from gcc_sgcl.data.registry import DATASETS, DatasetSpec, RemoteFile, check_dataset_names, dataset_kind
 from gcc_sgcl.data.text import DataFormatError
 
 __all__ = [
+    "ALLOW_MODIFIED_ENV",
+    "CountMismatchError",
     "DATASETS",
     "DataFormatError",
     "DatasetNotFoundError",
@@ -32,6 +39,7 @@ __all__ = [
     "NodeLabelData",
     "RemoteFile",
     "SimilarityPairData",
+    "check_dataset_names",
     "check_simple_undirected",
     "dataset_kind",
     "graphs_of",

@@ -1,4 +1,4 @@
-"""Parsed datasets cached as DGL binaries, invalidated when a source file changes."""
+"""Parsed datasets cached as DGL binaries, keyed by the sha256 of their source files' bytes."""
 from __future__ import annotations
 
 import json
@@ -9,21 +9,19 @@ import dgl
 import numpy as np
 import torch
 
-from gcc_sgcl.data.paths import atomic_target, resolve_cache_dir
+from gcc_sgcl.data.paths import resolve_cache_dir
+from gcc_sgcl.fileio import atomic_target, sha256_of
 
 # Bump when a reader's output changes, so caches written by older code are rebuilt.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 Parsed = tuple[list[dgl.DGLGraph], dict[str, np.ndarray]]
 
 
 def fingerprint(sources: Sequence[Path]) -> dict:
-    """What the sidecar records: cache version and each source's resolved path, size and mtime."""
-    entries = []
-    for path in sources:
-        stat = path.stat()
-        entries.append({"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
-    return {"version": CACHE_VERSION, "sources": entries}
+    """What the sidecar records: cache version and each source's sha256 (an edit is noticed even when it keeps
+    the file's size and modification time)."""
+    return {"version": CACHE_VERSION, "sha256": [sha256_of(path) for path in sources]}
 
 
 def cache_paths(name: str) -> tuple[Path, Path]:

@@ -1,8 +1,10 @@
-"""The public loaders: registry lookup, file location, cached parsing, and a summary for verification."""
+"""The public loaders: registry lookup, file location, cached parsing, and the checks every load passes:
+at least one edge, and the registry's expected counts (:func:`check_expected_counts`)."""
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import dgl
@@ -12,9 +14,18 @@ from gcc_sgcl.data.cache import Parsed, load_cached
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
 from gcc_sgcl.data.graphs import num_undirected_edges
 from gcc_sgcl.data.paths import resolve_data_dir
-from gcc_sgcl.data.registry import get_spec
+from gcc_sgcl.data.registry import DatasetSpec, get_spec
+from gcc_sgcl.data.text import DataFormatError
 
 DataDir = str | os.PathLike | None
+
+ALLOW_MODIFIED_ENV = "GCC_SGCL_ALLOW_MODIFIED_DATA"
+"""Set to ``1`` to load a registered dataset whose counts differ from the registry's (a deliberately
+modified copy); the no-edges check still applies."""
+
+
+class CountMismatchError(DataFormatError):
+    """A registered dataset's parsed counts differ from the registry's expected counts."""
 
 
 def graphs_of(data: Any) -> list[dgl.DGLGraph]:
@@ -55,7 +66,49 @@ def _load(name: str, kind: str, data_dir: DataDir) -> Any:
     if not spec.files:
         return spec.parse(name, [])
     paths = spec.locate(resolve_data_dir(data_dir))
-    return _decode(kind, name, load_cached(name, paths, lambda: _encode(spec.parse(name, paths))))
+    data = _decode(kind, name, load_cached(name, paths, lambda: _encode(spec.parse(name, paths))))
+    check_has_edges(spec, data, paths)
+    if os.environ.get(ALLOW_MODIFIED_ENV, "") in ("", "0"):
+        check_expected_counts(spec, data, paths)
+    return data
+
+
+def _files(paths: Sequence[Path]) -> str:
+    return ", ".join(str(p) for p in paths)
+
+
+def check_has_edges(spec: DatasetSpec, data: Any, paths: Sequence[Path]) -> None:
+    """Raise :class:`DataFormatError` naming ``paths`` when the parsed data has no edge where one is needed:
+    a node dataset (its labelled nodes would all be isolated), a pre-training or similarity graph, or a
+    whole graph collection (single graphs of a collection may be edgeless); or a similarity dataset has no
+    ground-truth pairs."""
+    if isinstance(data, NodeLabelData) and data.graph.num_edges() == 0:
+        raise DataFormatError(f"{_files(paths)}: dataset {spec.name!r} has no edges: all "
+                              f"{data.graph.num_nodes()} labelled nodes are isolated (is the edge list empty?)")
+    if isinstance(data, GraphLabelData) and not any(g.num_edges() for g in data.graphs):
+        raise DataFormatError(f"{_files(paths)}: dataset {spec.name!r} has no edges in any of its "
+                              f"{len(data.graphs)} graphs")
+    if isinstance(data, SimilarityPairData) and len(data.pairs) == 0:
+        raise DataFormatError(f"{_files(paths)}: dataset {spec.name!r} has no ground-truth pairs (no author "
+                              f"name is in both dicts with edges in both graphs)")
+    if spec.kind in ("pretrain", "similarity"):
+        for i, g in enumerate(graphs_of(data)):
+            if g.num_edges() == 0:
+                raise DataFormatError(f"{_files(paths)}: graph {i + 1} of dataset {spec.name!r} has no edges")
+
+
+def check_expected_counts(spec: DatasetSpec, data: Any, paths: Sequence[Path]) -> None:
+    """Raise :class:`CountMismatchError` naming ``paths`` and both counts when :func:`summarize` differs
+    from ``spec.expected`` (a truncated, edited or wrong file)."""
+    counts = summarize(data)
+    wrong = [f"{key}: expected {want}, got {counts.get(key)}" for key, want in spec.expected.items()
+             if counts.get(key) != want]
+    if wrong:
+        raise CountMismatchError(
+            f"{_files(paths)}: dataset {spec.name!r} does not match the registry ({'; '.join(wrong)}). Fetch it "
+            f"again with `bash scripts/download.sh {spec.name}`, or set {ALLOW_MODIFIED_ENV}=1 to use a "
+            f"deliberately modified copy"
+        )
 
 
 def load_node_dataset(name: str, data_dir: DataDir = None) -> NodeLabelData:

@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import os
-import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 DATA_ENV = "GCC_SGCL_DATA"
@@ -41,14 +39,3 @@ class DatasetNotFoundError(FileNotFoundError):
     def __str__(self) -> str:
         return self.args[0]
 
-
-@contextmanager
-def atomic_target(target: Path) -> Iterator[Path]:
-    """A fresh sibling path to write ``target``'s new content to: renamed onto ``target`` when the block
-    succeeds, removed when it raises, so readers only ever see a complete file."""
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)

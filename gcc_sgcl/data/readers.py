@@ -13,7 +13,7 @@ import dgl
 import numpy as np
 
 from gcc_sgcl.data.graphs import simple_undirected_graph
-from gcc_sgcl.data.text import DataFormatError, LineReader, open_text, source_name
+from gcc_sgcl.data.text import DataFormatError, LineReader, damage, open_text, source_name
 
 # Edge lists are converted to numpy in chunks so huge files (LiveJournal) never hold Python ints for all rows.
 _CHUNK = 1 << 20
@@ -21,8 +21,12 @@ _CHUNK = 1 << 20
 
 def find_zip_member(path: Path, basename: str) -> str:
     """The member of zip ``path`` whose file name is ``basename`` (macOS ``__MACOSX`` copies ignored)."""
-    with zipfile.ZipFile(path) as archive:
-        names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == basename and not n.startswith("__MACOSX")]
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist()
+                     if n.rsplit("/", 1)[-1] == basename and not n.startswith("__MACOSX")]
+    except zipfile.BadZipFile as error:
+        raise DataFormatError(f"{path}: {damage(error)}") from error
     if len(names) != 1:
         found = "none" if not names else ", ".join(names)
         raise DataFormatError(f"{path}: expected exactly one zip member named {basename!r}, found {found}")

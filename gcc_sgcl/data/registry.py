@@ -1,7 +1,7 @@
 """The dataset registry: name -> kind, files (with their public URLs and sha256) and parser."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -319,3 +319,21 @@ def get_spec(name: str) -> DatasetSpec:
 def dataset_kind(name: str) -> str:
     """``"node"``, ``"graph"``, ``"similarity"`` or ``"pretrain"``."""
     return get_spec(name).kind
+
+
+def check_dataset_names(names: Sequence[str], kinds: Sequence[str], flag: str) -> None:
+    """Raise ``ValueError`` naming ``flag`` at the first of ``names`` that is not a registered dataset of one
+    of ``kinds`` (checked before any data is loaded).
+
+    >>> check_dataset_names(["ca-hepth"], ["node", "graph"], "--dataset")
+    Traceback (most recent call last):
+    ...
+    ValueError: --dataset: 'ca-hepth' is a pretrain dataset, expected a node or graph dataset
+    """
+    for name in names:
+        spec = DATASETS.get(name)
+        if spec is None:
+            valid = ", ".join(sorted(n for n, s in DATASETS.items() if s.kind in kinds))
+            raise ValueError(f"{flag}: unknown dataset {name!r}; valid names: {valid}")
+        if spec.kind not in kinds:
+            raise ValueError(f"{flag}: {name!r} is a {spec.kind} dataset, expected a {' or '.join(kinds)} dataset")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import gzip
 import io
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,21 +17,43 @@ class DataFormatError(ValueError):
 
 @contextmanager
 def open_text(path: Path, member: str | None = None) -> Iterator[TextIO]:
-    """Open ``path`` as text: a zip ``member`` when given, gunzipped when the name ends in ``.gz``."""
-    if member is not None:
-        with zipfile.ZipFile(path) as archive:
-            try:
-                raw = archive.open(member)
-            except KeyError:
-                raise DataFormatError(f"{path}: zip archive has no member {member!r}") from None
-            with io.TextIOWrapper(raw, encoding="utf-8") as f:
+    """Open ``path`` as text: a zip ``member`` when given, gunzipped when the name ends in ``.gz``.
+
+    A damaged file (truncated or non-gzip ``.gz``, broken zip, bytes that are not UTF-8) raises a
+    :class:`DataFormatError` naming it, also when the damage is met while reading.
+    """
+    source = source_name(path, member)
+    try:
+        if member is not None:
+            with zipfile.ZipFile(path) as archive:
+                try:
+                    raw = archive.open(member)
+                except KeyError:
+                    raise DataFormatError(f"{path}: zip archive has no member {member!r}") from None
+                with io.TextIOWrapper(raw, encoding="utf-8") as f:
+                    yield f
+        elif path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8") as f:
                 yield f
-    elif path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            yield f
-    else:
-        with open(path, encoding="utf-8") as f:
-            yield f
+        else:
+            with open(path, encoding="utf-8") as f:
+                yield f
+    except (EOFError, gzip.BadGzipFile, zlib.error, zipfile.BadZipFile, UnicodeDecodeError) as error:
+        raise DataFormatError(f"{source}: {damage(error)}") from error
+
+
+def damage(error: Exception) -> str:
+    """What a low-level read error says about the file, for a :class:`DataFormatError` message."""
+    if isinstance(error, UnicodeDecodeError):
+        return (f"not UTF-8 text (byte 0x{error.object[error.start]:02x} cannot be decoded); a binary or "
+                f"compressed file under a text file's name?")
+    if isinstance(error, EOFError):
+        return "the compressed file is truncated (it ends before its end-of-stream marker); fetch it again"
+    if isinstance(error, gzip.BadGzipFile):
+        return f"not a valid gzip file ({error}); fetch it again"
+    if isinstance(error, zipfile.BadZipFile):
+        return f"not a valid zip archive ({error}); fetch it again"
+    return f"corrupt compressed data ({error}); fetch it again"
 
 
 def source_name(path: Path, member: str | None = None) -> str:

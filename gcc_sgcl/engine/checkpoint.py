@@ -1,37 +1,47 @@
-"""Atomic checkpoint files."""
+"""Checkpoint files: atomic saves, and loads that say what is wrong with a damaged file."""
 from __future__ import annotations
 
 import os
-import tempfile
+import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from gcc_sgcl.fileio import atomic_target
+
 CHECKPOINT_NAME = "checkpoint.pt"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file is empty, truncated or not a checkpoint of this project; the message names it."""
 
 
 def save_checkpoint(state: dict[str, Any], path: str | os.PathLike) -> None:
     """Write ``state`` to ``path`` atomically: a kill mid-write leaves the previous checkpoint intact."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_target(path) as tmp, open(tmp, "wb") as f:
+        torch.save(state, f)
 
 
 def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> dict[str, Any]:
-    """Load a checkpoint file, or a run folder's ``checkpoint.pt``; clear error when absent."""
+    """Load a checkpoint file, or a run folder's ``checkpoint.pt``; a missing, empty, truncated or foreign
+    file raises an error naming it."""
     path = Path(path)
     if path.is_dir():
         path = path / CHECKPOINT_NAME
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path} (run `bash scripts/pretrain.sh <gpu> <method>` first)")
-    return torch.load(path, map_location=device, weights_only=False)
+    if path.stat().st_size == 0:
+        raise CheckpointError(f"{path}: empty checkpoint file (an interrupted copy?)")
+    with open(path, "rb") as f:  # an unreadable file is reported as such, not as damage
+        try:
+            state = torch.load(f, map_location=device, weights_only=False)
+        except (RuntimeError, OSError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile) as error:
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise CheckpointError(f"{path}: not a readable checkpoint, truncated or damaged ({reason})") from error
+    if not isinstance(state, dict) or not {"config", "model"} <= state.keys():
+        raise CheckpointError(f"{path}: not a gcc_sgcl checkpoint (expected a dict with 'config' and 'model')")
+    return state

@@ -1,9 +1,12 @@
-"""Device selection from GCC's ``<gpu>`` argument."""
+"""Device selection from GCC's ``<gpu>`` argument (``python -m gcc_sgcl.engine.device <gpu>`` prints it)."""
 from __future__ import annotations
 
+import argparse
 import sys
 
 import torch
+
+from gcc_sgcl.cli import user_errors
 
 
 def resolve_device(gpu: str | int) -> str:
@@ -17,3 +20,16 @@ def resolve_device(gpu: str | int) -> str:
         print(f"[gcc_sgcl] CUDA is not available; running on CPU instead of GPU {gpu}", file=sys.stderr)
         return "cpu"
     return f"cuda:{gpu}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command-line entry point of the shell scripts: print the device of ``<gpu>``."""
+    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.device", description=__doc__)
+    p.add_argument("gpu", help="GPU index, -1 or cpu")
+    a = p.parse_args(argv)
+    with user_errors():
+        print(resolve_device(a.gpu))
+
+
+if __name__ == "__main__":
+    main()

@@ -22,7 +22,9 @@ from sklearn.metrics import accuracy_score, f1_score
 from torch import nn
 from tqdm import tqdm
 
+from gcc_sgcl.cli import check_writable_dir, user_errors
 from gcc_sgcl.config import Config
+from gcc_sgcl.data.registry import check_dataset_names
 from gcc_sgcl.engine.generate import cached_views, load_encoder
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.batch import ViewBatch
@@ -290,16 +292,19 @@ def main(argv: list[str] | None = None) -> list[TaskResult]:
     p.add_argument("--seed", type=int, default=0, help="seed of the CV splits, views, head init, dropout, batches")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="hide the progress bars")
     a = p.parse_args(argv)
-    load_dir = Path(a.load_path) if Path(a.load_path).is_dir() else Path(a.load_path).parent
-    print(f"finetune  load_path={a.load_path}")
-    print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
-    results = []
-    for name in a.dataset:
-        result = finetune(a.load_path, name, a.device, a.data_dir, a.folds, a.epochs, a.batch_size, a.lr,
-                          a.warmup_epochs, a.rampdown_epochs, a.seed, a.progress, a.max_folds)
-        print(result.line(), flush=True)
-        append_results_csv(load_dir / RESULTS_FILE, [result], a.load_path)
-        results.append(result)
+    with user_errors():
+        check_dataset_names(a.dataset, tuple(TASKS), "--dataset")
+        load_dir = Path(a.load_path) if Path(a.load_path).is_dir() else Path(a.load_path).parent
+        check_writable_dir(load_dir, "--load-path")
+        print(f"finetune  load_path={a.load_path}")
+        print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
+        results = []
+        for name in a.dataset:
+            result = finetune(a.load_path, name, a.device, a.data_dir, a.folds, a.epochs, a.batch_size, a.lr,
+                              a.warmup_epochs, a.rampdown_epochs, a.seed, a.progress, a.max_folds)
+            print(result.line(), flush=True)
+            append_results_csv(load_dir / RESULTS_FILE, [result], a.load_path)
+            results.append(result)
     return results
 
 

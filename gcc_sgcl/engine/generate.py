@@ -18,9 +18,12 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from gcc_sgcl.cli import check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import Config, SamplingConfig
-from gcc_sgcl.data.paths import atomic_target, resolve_cache_dir
+from gcc_sgcl.data.paths import resolve_cache_dir
+from gcc_sgcl.data.registry import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
+from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
 from gcc_sgcl.models import GraphEncoder, build_encoder
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
@@ -137,17 +140,25 @@ def generate(
 ) -> list[Path]:
     """Write ``<load_path>/<dataset>.npy`` for each dataset; returns the written paths.
 
-    With ``cache`` the views are read from (or written to) the view cache (:func:`cached_views`).
+    With ``cache`` the views are read from (or written to) the view cache (:func:`cached_views`). Names,
+    worker count, batch size, checkpoint and output folder are checked before any dataset is loaded.
     """
+    check_dataset_names(datasets, ("node", "graph", "similarity"), "--dataset")
+    check_num_workers(num_workers)
+    if batch_size < 1:
+        raise ValueError(f"--batch-size must be >= 1, got {batch_size}")
     model, cfg = load_encoder(load_path, device)
-    load_dir = Path(load_path) if Path(load_path).is_dir() else Path(load_path).parent
+    load_dir = check_writable_dir(Path(load_path) if Path(load_path).is_dir() else Path(load_path).parent,
+                                  "--load-path")
     build = cached_views if cache else dataset_views
     written = []
     for name in datasets:
         parts = build(name, cfg.sampling, data_dir, seed, num_workers, progress, copies)
         emb = embed_parts(model, parts, batch_size, name, progress)
         path = load_dir / f"{name}.npy"
-        np.save(path, emb)
+        remove_stale_temporaries(path)
+        with atomic_target(path) as tmp, open(tmp, "wb") as f:
+            np.save(f, emb)
         written.append(path)
     return written
 
@@ -167,9 +178,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--cache-views", action="store_true",
                    help="read/write the encoder-independent views in the cache dir ($GCC_SGCL_CACHE)")
     a = p.parse_args(argv)
-    for path in generate(a.load_path, a.dataset, a.device, a.data_dir, a.seed, a.batch_size, a.num_workers,
-                         cache=a.cache_views, copies=a.copies):
-        print(path)
+    with user_errors():
+        for path in generate(a.load_path, a.dataset, a.device, a.data_dir, a.seed, a.batch_size, a.num_workers,
+                             cache=a.cache_views, copies=a.copies):
+            print(path)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ every process trains its share of each global batch (:mod:`gcc_sgcl.engine.distr
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import sys
@@ -19,8 +20,10 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_embedding
+from gcc_sgcl.cli import check_writable_dir, user_errors
 from gcc_sgcl.config import Config
 from gcc_sgcl.data.paths import resolve_cache_dir
+from gcc_sgcl.data.registry import check_dataset_names
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
 from gcc_sgcl.engine.distributed import (
@@ -35,6 +38,8 @@ from gcc_sgcl.engine.distributed import (
     rank_batches,
     wrap_ddp,
 )
+from gcc_sgcl.engine.run_lock import run_folder_lock
+from gcc_sgcl.fileio import remove_stale_temporaries
 from gcc_sgcl.models import build_encoder
 from gcc_sgcl.presets import config_from_args, pretrain_parser
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, loader_batches, worker_init
@@ -229,12 +234,29 @@ def pretrain(
 
     The corpus is ``cfg.train.corpus`` loaded from the data root unless ``graphs`` are given. With ``dist``
     (:func:`~gcc_sgcl.engine.distributed.init_distributed`) this process trains its ``1/world_size`` of every
-    global batch of ``--batch-size``; every rank resumes from the checkpoint, only rank 0 writes.
+    global batch of ``--batch-size``; every rank resumes from the checkpoint, only rank 0 writes. The writing
+    process holds the run folder's lock (:func:`~gcc_sgcl.engine.run_lock.run_folder_lock`) throughout and
+    first removes what killed saves left behind. Names and folders are checked before any data is loaded.
     """
     cfg.validate()
+    if graphs is None:
+        check_dataset_names(cfg.train.corpus, ("pretrain",), "--corpus")
+    main = dist is None or dist.is_main
+    run_dir = Path(cfg.train.output_dir) / cfg.run_dir_name()
+    if main:
+        check_writable_dir(run_dir, "--output-dir", create=True)
+    with run_folder_lock(run_dir) if main else contextlib.nullcontext():
+        if main:
+            remove_stale_temporaries(run_dir / CHECKPOINT_NAME)
+        return _train(cfg, run_dir, resume, progress, graphs, dist)
+
+
+def _train(
+    cfg: Config, run_dir: Path, resume: bool, progress: bool, graphs: list[dgl.DGLGraph] | None,
+    dist: DistContext | None,
+) -> Path:
     t = cfg.train
     main = dist is None or dist.is_main
-    run_dir = Path(t.output_dir) / cfg.run_dir_name()
     ckpt_path = run_dir / CHECKPOINT_NAME
     if ckpt_path.exists() and not resume:
         raise FileExistsError(f"{ckpt_path} exists: pass --resume to continue it, or choose --run-name/--seed")
@@ -287,6 +309,7 @@ def pretrain(
         bar.update(1)
         if step % t.save_freq == 0 or step == t.steps:
             save_checkpoint(trainer.state_dict(), ckpt_path)
+            writer.flush()  # a killed run keeps the scalars of every step its checkpoint covers
     bar.close()
     if main:
         writer.close()
@@ -301,7 +324,8 @@ def main(argv: list[str] | None = None) -> None:
     cfg = config_from_args(args)
     dist = init_distributed(cfg.train.device) if launched_by_torchrun() else None
     try:
-        run_dir = pretrain(cfg, resume=args.resume, dist=dist)
+        with user_errors():
+            run_dir = pretrain(cfg, resume=args.resume, dist=dist)
     finally:
         cleanup_distributed()
     if dist is None or dist.is_main:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gcc_sgcl.cli import user_errors
 from gcc_sgcl.experiments.report import build_report
 from gcc_sgcl.experiments.runner import Sweep, run_finetune, run_runtime, run_sweep
 
@@ -71,18 +72,19 @@ def main(argv: list[str] | None = None) -> None:
     rep.add_argument("--intro", default=None, help="Markdown file put before the tables")
     rep.add_argument("--heatmap-dataset", default="rdt-b")
     a = p.parse_args(argv)
-    if a.command == "run":
-        added = run_sweep(to_sweep(a))
-        print(f"{len(added)} new rows in {a.rows}", file=sys.stderr)
-    elif a.command == "finetune":
-        added = run_finetune(to_sweep(a), a.epochs, a.max_folds)
-        print(f"{len(added)} new rows in {a.rows}", file=sys.stderr)
-    elif a.command == "runtime":
-        for row in run_runtime(a.methods, a.corpus, a.rows, a.data_dir, a.batch_size, a.batches):
-            print(f"{row['method']:<24} {row['metric']:<8} {row['mean']:.4f}")
-    else:
-        build_report(a.rows, a.out, a.intro, a.heatmap_dataset)
-        print(a.out)
+    with user_errors():
+        if a.command == "run":
+            added = run_sweep(to_sweep(a))
+            print(f"{len(added)} new rows in {a.rows}", file=sys.stderr)
+        elif a.command == "finetune":
+            added = run_finetune(to_sweep(a), a.epochs, a.max_folds)
+            print(f"{len(added)} new rows in {a.rows}", file=sys.stderr)
+        elif a.command == "runtime":
+            for row in run_runtime(a.methods, a.corpus, a.rows, a.data_dir, a.batch_size, a.batches):
+                print(f"{row['method']:<24} {row['metric']:<8} {row['mean']:.4f}")
+        else:
+            build_report(a.rows, a.out, a.intro, a.heatmap_dataset)
+            print(a.out)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gcc_sgcl.cli import user_errors
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
 from gcc_sgcl.engine.generate import generate
@@ -104,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--num-workers", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="repetitions of the bootstrapped 10-fold CV (paper: 10)")
     a = p.parse_args(argv)
-    run_demo(a.methods, a.steps, a.batch_size, a.mode, a.seed, a.output_dir, a.num_workers, a.repeats)
+    with user_errors():
+        run_demo(a.methods, a.steps, a.batch_size, a.mode, a.seed, a.output_dir, a.num_workers, a.repeats)
 
 
 if __name__ == "__main__":

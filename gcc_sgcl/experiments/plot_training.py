@@ -14,6 +14,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
+from gcc_sgcl.cli import user_errors  # noqa: E402
+
 PANELS = (("train/loss", "InfoNCE loss"), ("train/prob", "positive-pair probability"),
           ("train/lr", "learning rate"), ("train/nodes_q", "mean nodes per query view"))
 
@@ -55,7 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("runs", nargs="+", help="run folders with TensorBoard events")
     p.add_argument("--out", default="training_curves.png")
     a = p.parse_args(argv)
-    print(plot_runs(a.runs, a.out))
+    with user_errors():
+        print(plot_runs(a.runs, a.out))
 
 
 if __name__ == "__main__":

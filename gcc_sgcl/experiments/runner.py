@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.config import Config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
+from gcc_sgcl.fileio import atomic_target
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.tasks.common import TaskResult
@@ -318,9 +319,8 @@ def run_runtime(methods: list[str], corpus: list[str], rows: str, data_dir: str 
     store = RowStore(rows)
     kept = [r for r in store.load() if not (r["task"] == "runtime" and r["dataset"] == "+".join(corpus))]
     store.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = store.path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept + new))
-    os.replace(tmp, store.path)
+    with atomic_target(store.path) as tmp:
+        tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept + new))
     return new
 
 

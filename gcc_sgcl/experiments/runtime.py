@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from gcc_sgcl.cli import user_errors
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads
@@ -81,7 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
-    results = measure(a.methods, a.corpus, a.batch_size, a.batches, a.data_dir, a.seed)
+    with user_errors():
+        results = measure(a.methods, a.corpus, a.batch_size, a.batches, a.data_dir, a.seed)
     print(f"corpus={'+'.join(a.corpus)} batch={a.batch_size} batches/method={a.batches} "
           f"(methods alternate batch by batch; means)")
     print(format_report(results))

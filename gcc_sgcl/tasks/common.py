@@ -110,7 +110,16 @@ def repeated_stratified_folds(
     labels: np.ndarray, folds: int, repeats: int, seed: int
 ) -> list[list[tuple[np.ndarray, np.ndarray]]]:
     """``repeats`` lists of ``folds`` ``(train, test)`` index pairs: ``RepeatedStratifiedKFold(folds, repeats,
-    random_state=seed)``, a new shuffled stratified split per repetition. Depends only on the labels and seed."""
+    random_state=seed)``, a new shuffled stratified split per repetition. Depends only on the labels and seed.
+    Every class needs at least ``folds`` examples, so that each test fold holds all classes."""
+    if folds < 2:
+        raise ValueError(f"--folds must be >= 2, got {folds}")
+    classes, counts = np.unique(labels, return_counts=True)
+    if counts.size and counts.min() < folds:
+        raise ValueError(
+            f"--folds {folds}: class {classes[counts.argmin()]} has only {counts.min()} examples, but stratified "
+            f"{folds}-fold CV needs at least {folds} of every class; lower --folds"
+        )
     splitter = RepeatedStratifiedKFold(n_splits=folds, n_repeats=repeats, random_state=seed)
     splits = list(splitter.split(np.zeros((len(labels), 1)), labels))
     return [splits[r * folds:(r + 1) * folds] for r in range(repeats)]

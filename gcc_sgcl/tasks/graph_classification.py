@@ -12,6 +12,7 @@ from sklearn.metrics import accuracy_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
+from gcc_sgcl.cli import user_errors
 from gcc_sgcl.tasks.common import (
     TaskResult,
     add_cv_arguments,
@@ -88,7 +89,8 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
             )
         ]
 
-    return run_datasets(TASK, args.load_path, args.dataset, evaluate)
+    with user_errors():
+        return run_datasets(TASK, args.load_path, args.dataset, evaluate)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 from sklearn.multiclass import OneVsRestClassifier
 
+from gcc_sgcl.cli import user_errors
 from gcc_sgcl.tasks.common import (
     TaskResult,
     add_cv_arguments,
@@ -78,7 +79,8 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
             )
         ]
 
-    return run_datasets(TASK, args.load_path, args.dataset, evaluate)
+    with user_errors():
+        return run_datasets(TASK, args.load_path, args.dataset, evaluate)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from gcc_sgcl.cli import user_errors
 from gcc_sgcl.tasks.common import TaskResult, base_parser, check_rows, load_embeddings, run_datasets
 
 TASK = "similarity_search"
@@ -128,7 +129,8 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         check_rows(emb, args.load_path, name, n1 + n2, f"nodes in {name} ({n1} + {n2})")
         return evaluate_similarity_search(emb[:n1], emb[n1:], data.pairs, ks=args.ks, seed=args.seed, dataset=name)
 
-    return run_datasets(TASK, args.load_path, args.dataset, evaluate)
+    with user_errors():
+        return run_datasets(TASK, args.load_path, args.dataset, evaluate)
 
 
 if __name__ == "__main__":

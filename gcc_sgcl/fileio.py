@@ -1,0 +1,60 @@
+"""Writing files so that readers only ever see complete ones, and hashing their bytes (imports nothing from
+the package, so every layer can use it)."""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+_CHUNK = 1 << 20
+
+
+@contextmanager
+def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
+    """A fresh sibling path to write ``target``'s new content to: synced to disk and renamed onto ``target``
+    when the block succeeds, removed when it raises, so readers only ever see a complete file.
+
+    The caller creates the file (``open``, ``torch.save``, ``np.save``, ...), so it gets the usual mode of
+    the process's umask. A kill mid-write can leave the temporary file behind: its name is
+    ``.<target name>.<random>.tmp``, removed by :func:`remove_stale_temporaries`.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with atomic_target(folder / "a.txt") as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> [p.name for p in folder.iterdir()], (folder / "a.txt").read_text()
+    (['a.txt'], 'done')
+    """
+    target = Path(target)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        yield tmp
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
+    """Remove the temporary files that interrupted atomic writes of ``target`` left in its folder (also the
+    ``<name><random>.tmp`` files of the ``tempfile.mkstemp`` saves of earlier versions); returns them.
+    Only safe while no other process writes ``target``."""
+    target = Path(target)
+    stale = sorted(target.parent.glob(f"*{glob.escape(target.name)}*.tmp"))
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return stale
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
