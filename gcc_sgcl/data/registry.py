@@ -165,7 +165,7 @@ def _built_in(build: Callable[[], Any]) -> Callable[[str, list[Path]], Any]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# sources (see /work/shared/data/MANIFEST.md for the provenance of each checksum)
+# sources (the provenance of each checksum is recorded in the staged data's MANIFEST.md)
 
 _GITHUB = "https://raw.githubusercontent.com"
 _DGCNN = f"{_GITHUB}/muhanzhang/pytorch_DGCNN/50f504131ca66382f3f078ae98e59aa3ae35b795/data"
@@ -314,8 +314,3 @@ def get_spec(name: str) -> DatasetSpec:
         return DATASETS[name]
     except KeyError:
         raise ValueError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(DATASETS))}") from None
-
-
-def dataset_kind(name: str) -> str:
-    """``"node"``, ``"graph"``, ``"similarity"`` or ``"pretrain"``."""
-    return get_spec(name).kind
