@@ -3,7 +3,8 @@
 ``python -m gcc_sgcl.engine.generate --load-path saved/RUN --dataset usa_airport imdb-binary``; wrapped by
 ``scripts/generate.sh <gpu> <load_path> <dataset...>``. Node datasets get one row per node (the node's RWR
 view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
-followed by graph 2's.
+followed by graph 2's. A dataset given by path (a graph file, see :mod:`gcc_sgcl.data.files`) is written as
+``<stem>.npy``, a single graph's with ``<stem>.ids.txt``: the original node id of each row, one per line.
 """
 from __future__ import annotations
 
@@ -143,20 +144,33 @@ def generate(
     progress: bool = True,
     cache: bool = False,
 ) -> list[Path]:
-    """Write ``<load_path>/<dataset>.npy`` for each dataset; returns the written paths.
+    """Write ``<load_path>/<dataset>.npy`` for each dataset (for a path, ``<stem>.npy`` and, for a single
+    graph, ``<stem>.ids.txt``); returns the written paths.
 
-    With ``cache`` the views are read from (or written to) the view cache (:func:`cached_views`).
+    Datasets given by path are read before anything else, so a malformed file stops the run with nothing
+    written. With ``cache`` the views are read from (or written to) the view cache (:func:`cached_views`).
     """
+    from gcc_sgcl.data import dataset_name, is_dataset_path, load_any
+
+    stems = [dataset_name(name) for name in datasets]
+    repeated = sorted({stem for stem in stems if stems.count(stem) > 1})
+    if repeated:
+        raise ValueError(f"several datasets would be written as {', '.join(repeated)}.npy; rename the files")
+    ids = {name: getattr(load_any(name, data_dir), "ids", None) for name in datasets if is_dataset_path(name)}
     model, cfg = load_encoder(load_path, device)
     load_dir = Path(load_path) if Path(load_path).is_dir() else Path(load_path).parent
     build = cached_views if cache else dataset_views
     written = []
-    for name in datasets:
+    for name, stem in zip(datasets, stems):
         views = build(name, cfg.sampling, data_dir, seed, num_workers, progress)
-        emb = np.concatenate([embed(model, v, batch_size, 0, name, progress) for v in views])
-        path = load_dir / f"{name}.npy"
+        emb = np.concatenate([embed(model, v, batch_size, 0, stem, progress) for v in views])
+        path = load_dir / f"{stem}.npy"
         np.save(path, emb)
         written.append(path)
+        if ids.get(name) is not None:
+            ids_path = load_dir / f"{stem}.ids.txt"
+            ids_path.write_text("".join(f"{i}\n" for i in ids[name].tolist()))
+            written.append(ids_path)
     return written
 
 
@@ -164,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--load-path", required=True, help="run folder (or checkpoint file) of a pre-training run")
-    p.add_argument("--dataset", nargs="+", required=True)
+    p.add_argument("--dataset", nargs="+", required=True, help="registered dataset names or graph file paths")
     p.add_argument("--device", default="cpu")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0, help="seed of the RWR views of node-level datasets")
