@@ -12,5 +12,5 @@ if [ $# -lt 3 ]; then
 fi
 load_path=$1 gpu=$2
 shift 2
-device=$(python -c "from gcc_sgcl.engine.device import resolve_device; print(resolve_device('$gpu'))")
+device=$(python -m gcc_sgcl.engine.device "$gpu")
 exec python -m gcc_sgcl.engine.finetune --device "$device" --load-path "$load_path" --dataset "$@"

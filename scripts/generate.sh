@@ -8,5 +8,5 @@ if [ $# -lt 3 ]; then
 fi
 gpu=$1 load_path=$2
 shift 2
-device=$(python -c "from gcc_sgcl.engine.device import resolve_device; print(resolve_device('$gpu'))")
+device=$(python -m gcc_sgcl.engine.device "$gpu")
 exec python -m gcc_sgcl.engine.generate --device "$device" --load-path "$load_path" --dataset "$@"

@@ -18,7 +18,7 @@ bash scripts/pretrain.sh <gpu> <method> [flags...]" >&2
 fi
 gpu=$1 method=$2
 shift 2
-device=$(python -c "from gcc_sgcl.engine.device import resolve_device; print(resolve_device('$gpu'))")
+device=$(python -m gcc_sgcl.engine.device "$gpu")
 if [ -z "${NPROC:-}" ] && [ -z "${NNODES:-}" ]; then
   exec python -m gcc_sgcl.engine.pretrain --method "$method" --device "$device" "$@"
 fi
