@@ -130,3 +130,14 @@ def test_generate_and_node_scripts_take_a_path_and_labels(run_dir, tmp_path):
     with open(run_dir / "results.csv") as f:
         rows = list(csv.DictReader(f))
     assert rows[-1]["dataset"] == "usa-airports" and rows[-1]["n"] == "40"
+
+
+def test_baseline_script_embeds_a_path_and_forwards_flags_to_the_task(tmp_path):
+    edges, labels, _ = _airport_files(tmp_path, seed=7)
+    out = _bash(str(ROOT / "scripts/baseline.sh"), "8", "structural", str(edges), "--labels", str(labels),
+                "--folds", "2", "--repeats", "1", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert (tmp_path / "saved/classical/structural/usa-airports.npy").is_file()
+    with open(tmp_path / "saved/classical/structural/results.csv") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["n"] == "40" and "1x repeated stratified 2-fold CV" in row["protocol"]

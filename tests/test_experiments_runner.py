@@ -96,14 +96,25 @@ def test_cached_views_equal_freshly_built_views(tmp_path, monkeypatch):
         assert all(torch.equal(a.ndata[k].nan_to_num(-9.0), b.ndata[k].nan_to_num(-9.0)) for k in a.ndata)
 
 
+def _normalized_lambda2(g: nx.Graph) -> float:
+    return float(np.sort(np.linalg.eigvalsh(nx.normalized_laplacian_matrix(g).toarray()))[1])
+
+
 def test_lambda2_of_a_view_is_the_second_smallest_normalized_laplacian_eigenvalue():
     g = dgl.from_networkx(nx.path_graph(6))
     view = make_view(g, np.arange(6), k=4)
-    expected = np.sort(np.linalg.eigvalsh(nx.normalized_laplacian_matrix(nx.path_graph(6)).toarray()))[1]
-    two_parts = make_view(dgl.from_networkx(nx.disjoint_union(nx.path_graph(3), nx.path_graph(3))), np.arange(6), 4)
     single = make_view(g, np.array([0]), k=4)
-    got = lambda2([view, two_parts, single])
-    assert np.isclose(got[0], expected, atol=1e-5) and np.isclose(got[1], 0, atol=1e-6) and np.isnan(got[2])
+    got = lambda2([view, single])
+    assert np.isclose(got[0], _normalized_lambda2(nx.path_graph(6)), atol=1e-5) and np.isnan(got[1])
+
+
+def test_lambda2_of_a_disconnected_view_is_that_of_its_largest_component():
+    parts = nx.disjoint_union_all([nx.path_graph(3), nx.cycle_graph(7), nx.complete_graph(4)])
+    view = make_view(dgl.from_networkx(parts), np.arange(14), k=4)
+    (got,) = lambda2([view])
+    assert np.isclose(got, _normalized_lambda2(nx.cycle_graph(7)), atol=1e-6) and got > 0.1
+    tiny = make_view(dgl.from_networkx(nx.disjoint_union(nx.path_graph(3), nx.path_graph(2))), np.arange(5), k=4)
+    assert np.isnan(lambda2([tiny])[0])  # the largest part has 3 nodes: too few for a λ2
 
 
 def test_quintile_scores_split_by_rank_of_lambda2():

@@ -28,10 +28,13 @@ from typing import Any, Iterable
 
 import dgl
 import numpy as np
+from scipy.sparse.csgraph import connected_components
 from tqdm import tqdm
 
 from gcc_sgcl.config import Config, make_config
+from gcc_sgcl.data.graphs import largest_component
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
+from gcc_sgcl.sampling.spectral import eigen_features
 from gcc_sgcl.sampling.view import EIGVAL
 from gcc_sgcl.tasks.common import TaskResult
 
@@ -164,15 +167,23 @@ class RowStore:
 
 
 def lambda2(views: list[dgl.DGLGraph]) -> np.ndarray:
-    """Second-smallest normalised-Laplacian eigenvalue of each view (0 for a disconnected view, NaN for a
-    view of fewer than two nodes), read from the views' eigen-features."""
+    """λ2 of each view: the smallest non-zero normalised-Laplacian eigenvalue of its largest connected
+    component; NaN when that component has fewer than four nodes (eigen-features keep ``n - 2`` eigenvalues of
+    an ``n``-node graph). A connected view's is read from its eigen-features; a disconnected view's (whose own
+    second eigenvalue is 0) is computed on its largest component, so that disconnected views are ranked by
+    how well their main part is connected rather than all tied at 0."""
     out = np.full(len(views), np.nan)
     for i, view in enumerate(views):
-        if view.num_nodes() >= 2:
-            values = np.sort(view.ndata[EIGVAL][0].numpy().astype(np.float64))
-            values = values[np.isfinite(values)]
-            if len(values) >= 2:
-                out[i] = max(values[1], 0.0)
+        if view.num_nodes() < 4:
+            continue
+        n_parts, _ = connected_components(view.adj_external(scipy_fmt="csr"), directed=False)
+        if n_parts > 1:
+            values = eigen_features(largest_component(view), k=2).eigval
+        else:
+            values = view.ndata[EIGVAL][0].numpy().astype(np.float64)
+        values = np.sort(values[np.isfinite(values)])
+        if len(values) >= 2:
+            out[i] = max(values[1], 0.0)
     return out
 
 
