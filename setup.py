@@ -5,7 +5,7 @@ setup(
     version="0.1.0",
     description="GCC and SGCL (spectral augmentations for graph contrastive learning) on DGL",
     packages=find_packages(include=["gcc_sgcl", "gcc_sgcl.*"]),
-    python_requires=">=3.10",
+    python_requires=">=3.10,<3.12",  # dgl==1.1.3 publishes wheels for CPython 3.8-3.11 only; the code uses 3.10 syntax
     install_requires=[
         "torch==2.13.0",
         "dgl==1.1.3",

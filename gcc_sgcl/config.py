@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -252,10 +253,11 @@ class Config:
             raise ValueError("E2E needs --batch-size >= 2 (negatives come from the batch)")
 
     def run_dir_name(self) -> str:
-        """``<method>_<mode>_<corpus>_s<seed>`` unless ``--run-name`` is given."""
+        """``<method>_<mode>_<corpus>_s<seed>`` unless ``--run-name`` is given (a corpus given by path goes by
+        its file name)."""
         if self.train.run_name:
             return self.train.run_name
-        corpus = "+".join(self.train.corpus)
+        corpus = "+".join(os.path.basename(os.path.normpath(c)) for c in self.train.corpus)
         return f"{self.method}_{self.train.mode}_{corpus}_s{self.train.seed}"
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
 # Training-free baselines (GCC's baseline script): embed each dataset with a classical method, then run the
 # dataset's task on the embeddings (node_classification, graph_classification or similarity_search).
-#   bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...>
+#   bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...> [flags...]
+# Datasets are registered names or graph file paths. Flags (from the first argument starting with '-') go to
+# the task, e.g. --folds 2 --repeats 1 --labels my_labels.txt; --data-dir DIR also to the embedding step.
 # Writes saved/classical/<method>/<dataset>.npy (relative to the caller's cwd) and appends the scores to
 # saved/classical/<method>/results.csv. <hidden> sizes prone and graphwave; structural and spectral have
 # fixed sizes, and each task is given the size actually written.
 source "$(dirname "$0")/_env.sh"
 if [ $# -lt 3 ]; then
-  echo "usage: bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...>" >&2
+  echo "usage: bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...> [flags...]" >&2
   exit 2
 fi
 hidden=$1 method=$2
 shift 2
+datasets=()
+while [ $# -gt 0 ] && [[ $1 != -* ]]; do datasets+=("$1"); shift; done
+flags=("$@")
+data_dir=()
+for i in "${!flags[@]}"; do
+  case ${flags[$i]} in
+    --data-dir) data_dir=(--data-dir "${flags[$((i + 1))]:-}") ;;
+    --data-dir=*) data_dir=("${flags[$i]}") ;;
+  esac
+done
 out="saved/classical/$method"
-for dataset in "$@"; do
+for dataset in "${datasets[@]}"; do
   # the embedding CLI prints: <path> <columns> <kind> <seconds>, tab-separated
-  line=$(python -m gcc_sgcl.classical --method "$method" --hidden "$hidden" --out-dir "$out" --dataset "$dataset")
+  line=$(python -m gcc_sgcl.classical --method "$method" --hidden "$hidden" --out-dir "$out" --dataset "$dataset" \
+    "${data_dir[@]}")
   echo "$line"
   IFS=$'\t' read -r _ columns kind _ <<< "$line"
   case $kind in
@@ -24,5 +37,5 @@ for dataset in "$@"; do
     similarity) task=similarity_search ;;
     *) echo "baseline.sh: unexpected dataset kind '$kind' for $dataset" >&2; exit 1 ;;
   esac
-  python -m gcc_sgcl.tasks.$task --load-path "$out" --hidden "$columns" --dataset "$dataset"
+  python -m gcc_sgcl.tasks.$task --load-path "$out" --hidden "$columns" --dataset "$dataset" "${flags[@]}"
 done

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Embed downstream datasets with a pre-trained encoder: writes <load_path>/<dataset>.npy
 #   bash scripts/generate.sh <gpu> <load_path> <dataset...>
+# A dataset is a registered name or a graph file path (edge list, .mtx, .graphml, .gml, DGL binary, GIN text,
+# TU directory); a path writes <load_path>/<stem>.npy and, for one graph, <stem>.ids.txt (row i's node id).
 source "$(dirname "$0")/_env.sh"
 if [ $# -lt 3 ]; then
   echo "usage: bash scripts/generate.sh <gpu> <load_path> <dataset...>" >&2

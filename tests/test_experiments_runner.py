@@ -98,13 +98,22 @@ def test_cached_views_equal_freshly_built_views(tmp_path, monkeypatch):
                        for key, x in a.to_arrays().items())
 
 
+def _normalized_lambda2(g: nx.Graph) -> float:
+    return float(np.sort(np.linalg.eigvalsh(nx.normalized_laplacian_matrix(g).toarray()))[1])
+
+
 def test_lambda2_of_a_view_is_the_second_smallest_normalized_laplacian_eigenvalue():
-    graphs = [dgl.from_networkx(nx.path_graph(6)), dgl.from_networkx(nx.disjoint_union(nx.path_graph(3),
-                                                                                       nx.path_graph(3))),
-              dgl.from_networkx(nx.path_graph(1))]
-    expected = np.sort(np.linalg.eigvalsh(nx.normalized_laplacian_matrix(nx.path_graph(6)).toarray()))[1]
-    got = lambda2(whole_graph_views(graphs, k=4))
-    assert np.isclose(got[0], expected, atol=1e-5) and np.isclose(got[1], 0, atol=1e-6) and np.isnan(got[2])
+    g = dgl.from_networkx(nx.path_graph(6))
+    got = lambda2(whole_graph_views([g, dgl.from_networkx(nx.path_graph(1))], k=4))
+    assert np.isclose(got[0], _normalized_lambda2(nx.path_graph(6)), atol=1e-5) and np.isnan(got[1])
+
+
+def test_lambda2_of_a_disconnected_view_is_that_of_its_largest_component():
+    parts = nx.disjoint_union_all([nx.path_graph(3), nx.cycle_graph(7), nx.complete_graph(4)])
+    tiny = nx.disjoint_union(nx.path_graph(3), nx.path_graph(2))
+    got = lambda2(whole_graph_views([dgl.from_networkx(parts), dgl.from_networkx(tiny)], k=4))
+    assert np.isclose(got[0], _normalized_lambda2(nx.cycle_graph(7)), atol=1e-5) and got[0] > 0.1
+    assert np.isnan(got[1])  # the largest part has 3 nodes: too few for a λ2
 
 
 def test_quintile_scores_split_by_rank_of_lambda2():

@@ -1,8 +1,12 @@
 """Turning parsed edge arrays into the simple bidirected DGL graphs every loader returns."""
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
+
 import dgl
+import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 import torch
 from scipy.sparse.csgraph import connected_components
 
@@ -37,7 +41,8 @@ def simple_undirected_graph(src: np.ndarray, dst: np.ndarray, num_nodes: int) ->
 
 
 def reindex_first_appearance(raw_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Map arbitrary integer ids to ``0..k-1`` in order of first appearance in ``raw_ids`` (any shape).
+    """Map arbitrary ids (integers or strings) to ``0..k-1`` in order of first appearance in ``raw_ids`` (any
+    shape).
 
     Returns ``(new_ids, raw_of_new)``: ``new_ids`` has the shape of ``raw_ids`` and
     ``raw_of_new[new_ids] == raw_ids``.
@@ -45,13 +50,56 @@ def reindex_first_appearance(raw_ids: np.ndarray) -> tuple[np.ndarray, np.ndarra
     >>> reindex_first_appearance(np.array([[30, 10], [10, 20]]))
     (array([[0, 1],
            [1, 2]]), array([30, 10, 20]))
+    >>> reindex_first_appearance(np.array(["b", "a", "b"]))[1].tolist()
+    ['b', 'a']
     """
-    raw_ids = np.asarray(raw_ids, dtype=np.int64)
+    raw_ids = np.asarray(raw_ids)
     unique, first, inverse = np.unique(raw_ids.ravel(), return_index=True, return_inverse=True)
     by_appearance = np.argsort(first, kind="stable")
     rank = np.empty_like(by_appearance)
     rank[by_appearance] = np.arange(by_appearance.size)
     return rank[inverse].reshape(raw_ids.shape), unique[by_appearance]
+
+
+def id_array(ids: Sequence[Hashable]) -> np.ndarray:
+    """Node ids as an array: int64 when every id is an integer, else the ids' strings.
+
+    >>> id_array([3, 1]).dtype, id_array(["a", 2]).tolist()
+    (dtype('int64'), ['a', '2'])
+    """
+    ids = list(ids)
+    if all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in ids):
+        return np.asarray(ids, dtype=np.int64)
+    return np.asarray([str(i) for i in ids], dtype=str)
+
+
+def graph_from_networkx(g: nx.Graph) -> tuple[dgl.DGLGraph, np.ndarray]:
+    """``(graph, ids)``: the simple bidirected graph of any networkx graph (directed, multi- and self-loop
+    edges are simplified away), node ``i`` being ``ids[i]``, the ``i``-th node of ``g.nodes``.
+
+    >>> g, ids = graph_from_networkx(nx.Graph([("a", "b"), ("b", "c")]))
+    >>> g.num_nodes(), g.num_edges(), ids.tolist()
+    (3, 4, ['a', 'b', 'c'])
+    """
+    nodes = list(g.nodes)
+    adj = nx.to_scipy_sparse_array(g, nodelist=nodes, weight=None, format="coo")
+    return simple_undirected_graph(adj.row, adj.col, len(nodes)), id_array(nodes)
+
+
+def graph_from_scipy(adj: sp.spmatrix | sp.sparray) -> tuple[dgl.DGLGraph, np.ndarray]:
+    """``(graph, ids)``: the simple bidirected graph of a square sparse adjacency matrix (any non-zero entry
+    is an edge, either direction), ``ids = 0..n-1``.
+
+    >>> g, ids = graph_from_scipy(sp.csr_array(np.array([[0, 1, 0], [0, 0, 0], [0, 0, 0]])))
+    >>> g.num_nodes(), g.num_edges(), ids.tolist()
+    (3, 2, [0, 1, 2])
+    """
+    coo = sp.coo_array(adj)
+    if coo.ndim != 2 or coo.shape[0] != coo.shape[1]:
+        raise ValueError(f"an adjacency matrix must be square, got shape {coo.shape}")
+    edge = coo.data != 0
+    n = coo.shape[0]
+    return simple_undirected_graph(coo.row[edge], coo.col[edge], n), np.arange(n, dtype=np.int64)
 
 
 def remap_labels(raw: np.ndarray) -> np.ndarray:

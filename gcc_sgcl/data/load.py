@@ -1,5 +1,6 @@
-"""The public loaders: registry lookup, file location, cached parsing, and the checks every load passes:
-at least one edge, and the registry's expected counts (:func:`check_expected_counts`)."""
+"""The public loaders: a registered name (registry lookup, file location, cached parsing) or a path (read by
+its format, see :mod:`gcc_sgcl.data.files`), and the checks every load of a registered dataset passes: at least
+one edge, and the registry's expected counts (:func:`check_expected_counts`)."""
 from __future__ import annotations
 
 import os
@@ -12,12 +13,14 @@ import numpy as np
 
 from gcc_sgcl.data.cache import Parsed, load_cached
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
+from gcc_sgcl.data.files import dataset_stem, read_dataset_file, read_labels_file, read_pairs_file
 from gcc_sgcl.data.graphs import num_undirected_edges
 from gcc_sgcl.data.paths import resolve_data_dir
-from gcc_sgcl.data.registry import DatasetSpec, get_spec
+from gcc_sgcl.data.registry import DATASETS, DatasetSpec, get_spec
 from gcc_sgcl.data.text import DataFormatError
 
 DataDir = str | os.PathLike | None
+Dataset = str | os.PathLike
 
 ALLOW_MODIFIED_ENV = "GCC_SGCL_ALLOW_MODIFIED_DATA"
 """Set to ``1`` to load a registered dataset whose counts differ from the registry's (a deliberately
@@ -59,7 +62,76 @@ def _decode(kind: str, name: str, parsed: Parsed) -> Any:
     return graphs
 
 
-def _load(name: str, kind: str, data_dir: DataDir) -> Any:
+def is_dataset_path(name: Dataset) -> bool:
+    """Whether ``name`` is a path rather than a registered dataset name (a registered name wins; a path
+    contains a directory separator or a file suffix, or exists).
+
+    >>> is_dataset_path("usa_airport"), is_dataset_path("my_graph.edgelist"), is_dataset_path("usa-airpot")
+    (False, True, False)
+    """
+    if isinstance(name, os.PathLike):
+        return True
+    return name not in DATASETS and ("/" in name or os.sep in name or Path(name).suffix != "" or Path(name).exists())
+
+
+def dataset_name(name: Dataset) -> str:
+    """The name a dataset goes by in embedding files (``<name>.npy``) and result rows: a registered name as
+    is, a path's file name without its format suffix (see :func:`gcc_sgcl.data.files.dataset_stem`)."""
+    return dataset_stem(name) if is_dataset_path(name) else name
+
+
+def dataset_kind(name: Dataset) -> str:
+    """``"node"``, ``"graph"``, ``"similarity"`` or ``"pretrain"`` of a registered name; ``"node"`` (one graph)
+    or ``"graph"`` (a collection) of a path."""
+    if is_dataset_path(name):
+        data = read_dataset_file(name)
+        return "node" if isinstance(data, NodeLabelData) else "graph"
+    return get_spec(name).kind
+
+
+def check_dataset_names(names: Sequence[Dataset], kinds: Sequence[str], flag: str) -> None:
+    """Raise ``ValueError`` naming ``flag`` at the first of ``names`` that is neither a registered dataset of one
+    of ``kinds`` nor an existing path (checked before any data is loaded).
+
+    >>> check_dataset_names(["ca-hepth"], ["node", "graph"], "--dataset")
+    Traceback (most recent call last):
+    ...
+    ValueError: --dataset: 'ca-hepth' is a pretrain dataset, expected a node or graph dataset
+    """
+    for name in names:
+        if is_dataset_path(name):
+            if not Path(name).exists():
+                raise ValueError(f"{flag}: {str(name)!r} is neither a registered dataset nor an existing file")
+            continue
+        spec = DATASETS.get(name)
+        if spec is None:
+            valid = ", ".join(sorted(n for n, s in DATASETS.items() if s.kind in kinds))
+            raise ValueError(f"{flag}: unknown dataset {name!r}; valid names: {valid} (or a path to a graph file)")
+        if spec.kind not in kinds:
+            raise ValueError(f"{flag}: {name!r} is a {spec.kind} dataset, expected a {' or '.join(kinds)} dataset")
+
+
+def _load_path(path: Dataset, kind: str, labels: Dataset | None) -> NodeLabelData | GraphLabelData:
+    """A dataset file as a ``kind`` (``"node"``/``"graph"``; ``"any"`` for either) dataset, labelled from the
+    ``labels`` file when given."""
+    data = read_dataset_file(path)
+    found = "node" if isinstance(data, NodeLabelData) else "graph"
+    if kind not in (found, "any"):
+        what = {"node": "a single graph (a node dataset)", "graph": "a graph collection (a graph dataset)"}
+        raise ValueError(f"{path} holds {what[found]}, not {what[kind]}")
+    if labels is not None:
+        if isinstance(data, NodeLabelData):
+            data.labels = read_labels_file(labels, data.ids, f"{path}")
+        else:
+            data.labels = read_labels_file(labels, np.arange(len(data.graphs)), f"{path} (graph indices 0..n-1)")
+    return data
+
+
+def _load(name: str, kind: str, data_dir: DataDir, labels: Dataset | None = None) -> Any:
+    if is_dataset_path(name):
+        return _load_path(name, kind, labels)
+    if labels is not None:
+        raise ValueError(f"a labels file applies to a dataset given by path; {name!r} is registered with its labels")
     spec = get_spec(name)
     if spec.kind != kind:
         raise ValueError(f"dataset {name!r} is a {spec.kind} dataset, not a {kind} dataset")
@@ -111,30 +183,57 @@ def check_expected_counts(spec: DatasetSpec, data: Any, paths: Sequence[Path]) -
         )
 
 
-def load_node_dataset(name: str, data_dir: DataDir = None) -> NodeLabelData:
-    """A node-classification dataset (``usa_airport``, ``h-index``, ``synthetic-roles``, ...)."""
-    return _load(name, "node", data_dir)
+def load_node_dataset(name: Dataset, data_dir: DataDir = None, labels: Dataset | None = None) -> NodeLabelData:
+    """A node-classification dataset: a registered name (``usa_airport``, ``h-index``, ``synthetic-roles``,
+    ...) or a graph file (see :mod:`gcc_sgcl.data.files`), labelled by the ``labels`` file (``node label``
+    lines; nodes it does not name get ``-1``).
+
+    >>> data = load_node_dataset("synthetic-roles")
+    >>> data.graph.num_nodes() == len(data.labels), data.ids is None
+    (True, True)
+    """
+    return _load(name, "node", data_dir, labels)
 
 
-def load_graph_dataset(name: str, data_dir: DataDir = None) -> GraphLabelData:
-    """A graph-classification dataset (``imdb-binary``, ``collab``, ``rdt-b``, ``synthetic-graphs``, ...)."""
-    return _load(name, "graph", data_dir)
+def load_graph_dataset(name: Dataset, data_dir: DataDir = None, labels: Dataset | None = None) -> GraphLabelData:
+    """A graph-classification dataset: a registered name (``imdb-binary``, ``collab``, ``rdt-b``,
+    ``synthetic-graphs``, ...) or a collection file or TU directory, whose labels come from its format or
+    from the ``labels`` file (lines ``graph_index label``, 0-based)."""
+    return _load(name, "graph", data_dir, labels)
 
 
-def load_similarity_dataset(name: str, data_dir: DataDir = None) -> SimilarityPairData:
-    """A top-k similarity-search pair (``kdd_icdm``, ``sigir_cikm``, ``sigmod_icde``, ``synthetic-similarity``)."""
+def load_similarity_dataset(
+    name: Dataset | tuple[Dataset, Dataset], data_dir: DataDir = None, pairs: Dataset | None = None
+) -> SimilarityPairData:
+    """A top-k similarity-search pair: a registered name (``kdd_icdm``, ``sigir_cikm``, ``sigmod_icde``,
+    ``synthetic-similarity``), or two graph files ``(path_1, path_2)`` with a ``pairs`` file of lines
+    ``id_1 id_2`` naming nodes by their ids in the two files."""
+    if isinstance(name, (tuple, list)):
+        if pairs is None:
+            raise ValueError("a similarity dataset given by two graph paths needs a pairs file")
+        one, two = (_load_path(p, "node", None) for p in name)
+        found = read_pairs_file(pairs, one.ids, two.ids, str(name[0]), str(name[1]))
+        return SimilarityPairData(f"{one.name}+{two.name}", one.graph, two.graph, found, one.ids, two.ids)
+    if is_dataset_path(name):
+        raise ValueError(f"{name}: a similarity dataset by path is two graph files and a pairs file")
+    if pairs is not None:
+        raise ValueError(f"a pairs file applies to two graphs given by path; {name!r} is registered with its pairs")
     return _load(name, "similarity", data_dir)
 
 
-def load_pretrain_corpus(names: Sequence[str], data_dir: DataDir = None) -> list[dgl.DGLGraph]:
-    """The pre-training graphs of ``names`` in order (``synthetic`` contributes several graphs)."""
+def load_pretrain_corpus(names: Sequence[Dataset], data_dir: DataDir = None) -> list[dgl.DGLGraph]:
+    """The pre-training graphs of ``names`` in order: registered corpora (``synthetic`` contributes several
+    graphs) or paths (a graph file contributes its graph, a collection all of its graphs)."""
     if isinstance(names, str):
         raise TypeError(f"names must be a sequence of dataset names, got the string {names!r}")
-    return [g for name in names for g in _load(name, "pretrain", data_dir)]
+    return [g for name in names for g in graphs_of(load_any(name, data_dir) if is_dataset_path(name)
+                                                   else _load(name, "pretrain", data_dir))]
 
 
-def load_any(name: str, data_dir: DataDir = None) -> Any:
-    """Dataset ``name`` loaded with the loader of its kind."""
+def load_any(name: Dataset, data_dir: DataDir = None) -> Any:
+    """Dataset ``name`` loaded with the loader of its kind (a path: as a node or graph dataset, unlabelled)."""
+    if is_dataset_path(name):
+        return _load_path(name, "any", None)
     return _load(name, get_spec(name).kind, data_dir)
 
 
@@ -144,12 +243,12 @@ def summarize(data: Any) -> dict[str, int]:
         return {
             "num_nodes": data.graph.num_nodes(),
             "num_edges": num_undirected_edges(data.graph),
-            "num_classes": int(np.unique(data.labels).size),
+            "num_classes": int(np.unique(data.labels[data.labels >= 0]).size),
         }
     if isinstance(data, GraphLabelData):
         return {
             "num_graphs": len(data.graphs),
-            "num_classes": int(np.unique(data.labels).size),
+            "num_classes": int(np.unique(data.labels[data.labels >= 0]).size),
             "num_nodes": sum(g.num_nodes() for g in data.graphs),
             "num_edges": sum(num_undirected_edges(g) for g in data.graphs),
         }

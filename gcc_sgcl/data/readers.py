@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import dgl
@@ -81,24 +82,48 @@ def _read_int_column(path: Path, member: str, expected: str, valid: range | None
     return np.asarray(values, dtype=np.int64)
 
 
+def tu_name(path: Path) -> str:
+    """The dataset name ``NAME`` of a TU directory or zip, from its one ``NAME_A.txt`` file."""
+    if path.is_dir():
+        names = sorted(p.name for p in path.glob("*_A.txt"))
+    else:
+        with zipfile.ZipFile(path) as archive:
+            names = sorted({n.rsplit("/", 1)[-1] for n in archive.namelist()
+                            if n.endswith("_A.txt") and not n.startswith("__MACOSX")})
+    if len(names) != 1:
+        found = "none" if not names else ", ".join(names)
+        raise DataFormatError(f"{path}: expected one TU adjacency file NAME_A.txt, found {found}")
+    return names[0][: -len("_A.txt")]
+
+
+def _tu_file(path: Path, basename: str) -> tuple[Path, str | None]:
+    """``(file, zip member or None)`` holding ``basename`` in a TU directory or zip."""
+    if path.is_dir():
+        if not (path / basename).is_file():
+            raise DataFormatError(f"{path}: TU directory has no {basename}")
+        return path / basename, None
+    return path, find_zip_member(path, basename)
+
+
 def read_tu_graphs(path: Path, name: str) -> tuple[list[dgl.DGLGraph], np.ndarray]:
-    """Graphs and raw labels from a TU-format zip (``NAME_A.txt``, ``NAME_graph_indicator.txt``,
+    """Graphs and raw labels from a TU-format zip or directory (``NAME_A.txt``, ``NAME_graph_indicator.txt``,
     ``NAME_graph_labels.txt``; 1-based node and graph ids, ``A`` rows ``u, v``)."""
-    labels = _read_int_column(path, find_zip_member(path, f"{name}_graph_labels.txt"), "one integer graph label")
-    indicator_member = find_zip_member(path, f"{name}_graph_indicator.txt")
+    labels = _read_int_column(*_tu_file(path, f"{name}_graph_labels.txt"), "one integer graph label")
     valid_graph_ids = range(1, labels.size + 1)
-    indicator = _read_int_column(path, indicator_member, "one integer graph id", valid_graph_ids) - 1
-    a_member = find_zip_member(path, f"{name}_A.txt")
-    edges = read_edge_list(path, a_member, comments=(), sep=",") - 1
+    indicator = _read_int_column(*_tu_file(path, f"{name}_graph_indicator.txt"), "one integer graph id",
+                                 valid_graph_ids) - 1
+    a_path, a_member = _tu_file(path, f"{name}_A.txt")
+    edges = read_edge_list(a_path, a_member, comments=(), sep=",") - 1
     outside = np.flatnonzero(((edges < 0) | (edges >= indicator.size)).any(axis=1))
     if outside.size:
-        raise _error_at_row(path, a_member, int(outside[0]), f"node id out of range [1, {indicator.size}]", sep=",")
+        raise _error_at_row(a_path, a_member, int(outside[0]), f"node id out of range [1, {indicator.size}]",
+                            sep=",")
     graph_u, graph_v = indicator[edges[:, 0]], indicator[edges[:, 1]]
     across = np.flatnonzero(graph_u != graph_v)
     if across.size:
         row = int(across[0])
         message = f"edge joins graphs {graph_u[row] + 1} and {graph_v[row] + 1}"
-        raise _error_at_row(path, a_member, row, message, sep=",")
+        raise _error_at_row(a_path, a_member, row, message, sep=",")
     sizes = np.bincount(indicator, minlength=labels.size)
     order = np.argsort(indicator, kind="stable")
     local = np.empty_like(indicator)
@@ -126,6 +151,53 @@ def read_edge_list(
                 flat = []
         chunks.append(np.asarray(flat, dtype=np.int64))
     return np.concatenate(chunks).reshape(-1, 2)
+
+
+def _fields(tokens: list[str]) -> list[str]:
+    """The fields of a line split on whitespace, further split on commas (``"a, b"``, ``"a,b"``, ``"a b"``)."""
+    return [field for token in tokens for field in token.split(",") if field]
+
+
+def id_values(tokens: list[str]) -> np.ndarray:
+    """Id tokens as an array: int64 when every token is an integer, else str (ids kept as written).
+
+    >>> id_values(["3", "-1"]).tolist(), id_values(["3", "x"]).tolist()
+    ([3, -1], ['3', 'x'])
+    """
+    values = np.asarray(tokens, dtype=str)
+    try:
+        return values.astype(np.int64)
+    except (ValueError, OverflowError):
+        return values
+
+
+def read_id_edge_list(path: Path) -> np.ndarray:
+    """``(k, 2)`` raw node ids of an edge list whose ids are integers or arbitrary strings (see
+    :func:`id_values`): one edge ``u v`` per line, fields separated by whitespace and/or commas, further
+    columns (weights, times) ignored, lines starting with ``#`` or ``%`` skipped; plain or ``.gz``."""
+    with open_text(path) as f:
+        r = LineReader(f, str(path), comments=("#", "%"))
+        tokens = []
+        for line in r:
+            fields = _fields(line)
+            if len(fields) < 2:
+                raise r.error(f"expected an edge 'u v' (two node ids, then optional columns), got {' '.join(line)!r}")
+            tokens += fields[:2]
+    if not tokens:
+        raise DataFormatError(f"{path}: no edges; expected lines 'u v' (two node ids each)")
+    return id_values(tokens).reshape(-1, 2)
+
+
+def read_two_columns(path: Path, expected: str) -> Iterator[tuple[str, str, LineReader]]:
+    """``(first, second, reader)`` for each line of a two-column file (fields separated by whitespace and/or
+    commas; ``#``/``%`` comments); ``reader`` locates errors at the current line."""
+    with open_text(path) as f:
+        r = LineReader(f, str(path), comments=("#", "%"))
+        for line in r:
+            fields = _fields(line)
+            if len(fields) != 2:
+                raise r.error(f"expected {expected}, got {' '.join(line)!r}")
+            yield fields[0], fields[1], r
 
 
 def _error_at_row(path: Path, member: str | None, row: int, message: str, sep: str | None = None) -> DataFormatError:

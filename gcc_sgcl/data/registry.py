@@ -165,7 +165,7 @@ def _built_in(build: Callable[[], Any]) -> Callable[[str, list[Path]], Any]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# sources (see /work/shared/data/MANIFEST.md for the provenance of each checksum)
+# sources (the provenance of each checksum is recorded in the staged data's MANIFEST.md)
 
 _GITHUB = "https://raw.githubusercontent.com"
 _DGCNN = f"{_GITHUB}/muhanzhang/pytorch_DGCNN/50f504131ca66382f3f078ae98e59aa3ae35b795/data"
@@ -314,26 +314,3 @@ def get_spec(name: str) -> DatasetSpec:
         return DATASETS[name]
     except KeyError:
         raise ValueError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(DATASETS))}") from None
-
-
-def dataset_kind(name: str) -> str:
-    """``"node"``, ``"graph"``, ``"similarity"`` or ``"pretrain"``."""
-    return get_spec(name).kind
-
-
-def check_dataset_names(names: Sequence[str], kinds: Sequence[str], flag: str) -> None:
-    """Raise ``ValueError`` naming ``flag`` at the first of ``names`` that is not a registered dataset of one
-    of ``kinds`` (checked before any data is loaded).
-
-    >>> check_dataset_names(["ca-hepth"], ["node", "graph"], "--dataset")
-    Traceback (most recent call last):
-    ...
-    ValueError: --dataset: 'ca-hepth' is a pretrain dataset, expected a node or graph dataset
-    """
-    for name in names:
-        spec = DATASETS.get(name)
-        if spec is None:
-            valid = ", ".join(sorted(n for n, s in DATASETS.items() if s.kind in kinds))
-            raise ValueError(f"{flag}: unknown dataset {name!r}; valid names: {valid}")
-        if spec.kind not in kinds:
-            raise ValueError(f"{flag}: {name!r} is a {spec.kind} dataset, expected a {' or '.join(kinds)} dataset")

@@ -18,7 +18,7 @@ import networkx as nx
 import numpy as np
 
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
-from gcc_sgcl.data.graphs import simple_undirected_graph
+from gcc_sgcl.data.graphs import graph_from_networkx, simple_undirected_graph
 
 DEFAULT_SEED = 0
 
@@ -34,9 +34,8 @@ def _seeds(rng: np.random.Generator, k: int) -> list[int]:
 
 
 def _from_networkx(g: nx.Graph) -> dgl.DGLGraph:
-    """A simple bidirected DGL graph of a networkx graph whose nodes are ``0..n-1``."""
-    edges = np.asarray(list(g.edges()), dtype=np.int64).reshape(-1, 2)
-    return simple_undirected_graph(edges[:, 0], edges[:, 1], g.number_of_nodes())
+    """The DGL graph of a generated networkx graph (its nodes are ``0..n-1`` in order)."""
+    return graph_from_networkx(g)[0]
 
 
 def _scaled(count: int, scale: float, minimum: int) -> int:

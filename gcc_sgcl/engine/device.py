@@ -1,4 +1,7 @@
-"""Device selection from GCC's ``<gpu>`` argument (``python -m gcc_sgcl.engine.device <gpu>`` prints it)."""
+"""Device selection from GCC's ``<gpu>`` argument.
+
+    python -m gcc_sgcl.engine.device <gpu>     prints the device, or why it cannot be used (exit status 2)
+"""
 from __future__ import annotations
 
 import argparse
@@ -9,8 +12,24 @@ import torch
 from gcc_sgcl.cli import user_errors
 
 
+class DeviceError(RuntimeError):
+    """The requested GPU cannot be used by this installation; the message says what to do instead."""
+
+
+def dgl_sees_gpu(index: int) -> bool:
+    """Whether the installed DGL can use CUDA device ``index``: false for the CPU-only DGL builds (the
+    package registry's ``dgl`` wheels), which report no CUDA device even where torch sees one."""
+    import dgl
+
+    return bool(dgl.ndarray.gpu(index).exist)
+
+
 def resolve_device(gpu: str | int) -> str:
-    """``-1``/``cpu`` → ``"cpu"``; ``N`` → ``"cuda:N"``, falling back to CPU with a warning when CUDA is absent."""
+    """``-1``/``cpu`` → ``"cpu"``; ``N`` → ``"cuda:N"``, falling back to CPU with a warning when CUDA is absent.
+
+    Raises :class:`DeviceError` when torch has CUDA but GPU ``N`` is absent or the installed DGL is CPU-only,
+    before any work starts.
+    """
     gpu = str(gpu)
     if gpu in ("-1", "cpu"):
         return "cpu"
@@ -19,16 +38,28 @@ def resolve_device(gpu: str | int) -> str:
     if not torch.cuda.is_available():
         print(f"[gcc_sgcl] CUDA is not available; running on CPU instead of GPU {gpu}", file=sys.stderr)
         return "cpu"
+    if int(gpu) >= torch.cuda.device_count():
+        raise DeviceError(f"GPU {gpu} does not exist: torch sees {torch.cuda.device_count()} GPU(s); "
+                          f"give an index below that, or -1 for CPU")
+    if not dgl_sees_gpu(int(gpu)):
+        raise DeviceError(
+            f"GPU {gpu} needs a CUDA build of DGL, but the installed dgl is the CPU-only build (torch has CUDA, "
+            f"DGL does not): pass -1 to run on CPU, or install a CUDA build of dgl==1.1.3 matching your CUDA "
+            f"version (see https://www.dgl.ai/pages/start.html)"
+        )
     return f"cuda:{gpu}"
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command-line entry point of the shell scripts: print the device of ``<gpu>``."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.device", description=__doc__)
-    p.add_argument("gpu", help="GPU index, -1 or cpu")
-    a = p.parse_args(argv)
-    with user_errors():
-        print(resolve_device(a.gpu))
+    """Print the device of ``<gpu>``; a device that cannot be used exits with status 2 and one line."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.exit("usage: python -m gcc_sgcl.engine.device <gpu>")
+    try:
+        print(resolve_device(args[0]))
+    except (DeviceError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.cli import check_writable_dir, user_errors
 from gcc_sgcl.config import Config
-from gcc_sgcl.data.registry import check_dataset_names
+from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.generate import cached_views, load_encoder
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.batch import ViewBatch

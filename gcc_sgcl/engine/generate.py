@@ -4,7 +4,9 @@
 ``scripts/generate.sh <gpu> <load_path> <dataset...>``. Node datasets get one row per node (the node's RWR
 view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
 followed by graph 2's. As GCC's ``generate.py``, a row is the mean of the embeddings of two views (``--copies``):
-two independent walks for a node, two copies of the graph with independently drawn eigenvector signs.
+two independent walks for a node, two copies of the graph with independently drawn eigenvector signs. A dataset
+given by path (a graph file, see :mod:`gcc_sgcl.data.files`) is written as ``<stem>.npy``, a single graph's with
+``<stem>.ids.txt``: the original node id of each row, one per line.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from tqdm import tqdm
 from gcc_sgcl.cli import check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import Config, SamplingConfig
 from gcc_sgcl.data.paths import resolve_cache_dir
-from gcc_sgcl.data.registry import check_dataset_names
+from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
 from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
 from gcc_sgcl.models import GraphEncoder, build_encoder
@@ -138,28 +140,41 @@ def generate(
     cache: bool = False,
     copies: int = INFERENCE_COPIES,
 ) -> list[Path]:
-    """Write ``<load_path>/<dataset>.npy`` for each dataset; returns the written paths.
+    """Write ``<load_path>/<dataset>.npy`` for each dataset (for a path, ``<stem>.npy`` and, for a single
+    graph, ``<stem>.ids.txt``); returns the written paths.
 
     With ``cache`` the views are read from (or written to) the view cache (:func:`cached_views`). Names,
-    worker count, batch size, checkpoint and output folder are checked before any dataset is loaded.
+    worker count, batch size, checkpoint and output folder are checked, and datasets given by path read, before
+    anything is embedded, so a malformed file stops the run with nothing written.
     """
+    from gcc_sgcl.data import dataset_name, is_dataset_path, load_any
+
     check_dataset_names(datasets, ("node", "graph", "similarity"), "--dataset")
     check_num_workers(num_workers)
     if batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {batch_size}")
+    stems = [dataset_name(name) for name in datasets]
+    repeated = sorted({stem for stem in stems if stems.count(stem) > 1})
+    if repeated:
+        raise ValueError(f"several datasets would be written as {', '.join(repeated)}.npy; rename the files")
+    ids = {name: getattr(load_any(name, data_dir), "ids", None) for name in datasets if is_dataset_path(name)}
     model, cfg = load_encoder(load_path, device)
     load_dir = check_writable_dir(Path(load_path) if Path(load_path).is_dir() else Path(load_path).parent,
                                   "--load-path")
     build = cached_views if cache else dataset_views
     written = []
-    for name in datasets:
+    for name, stem in zip(datasets, stems):
         parts = build(name, cfg.sampling, data_dir, seed, num_workers, progress, copies)
-        emb = embed_parts(model, parts, batch_size, name, progress)
-        path = load_dir / f"{name}.npy"
+        emb = embed_parts(model, parts, batch_size, stem, progress)
+        path = load_dir / f"{stem}.npy"
         remove_stale_temporaries(path)
         with atomic_target(path) as tmp, open(tmp, "wb") as f:
             np.save(f, emb)
         written.append(path)
+        if ids.get(name) is not None:
+            ids_path = load_dir / f"{stem}.ids.txt"
+            ids_path.write_text("".join(f"{i}\n" for i in ids[name].tolist()))
+            written.append(ids_path)
     return written
 
 
@@ -167,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--load-path", required=True, help="run folder (or checkpoint file) of a pre-training run")
-    p.add_argument("--dataset", nargs="+", required=True)
+    p.add_argument("--dataset", nargs="+", required=True, help="registered dataset names or graph file paths")
     p.add_argument("--device", default="cpu")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--seed", type=int, default=0, help="seed of the RWR views of node-level datasets")

@@ -23,7 +23,7 @@ from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_em
 from gcc_sgcl.cli import check_writable_dir, user_errors
 from gcc_sgcl.config import Config
 from gcc_sgcl.data.paths import resolve_cache_dir
-from gcc_sgcl.data.registry import check_dataset_names
+from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
 from gcc_sgcl.engine.distributed import (

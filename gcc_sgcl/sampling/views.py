@@ -41,31 +41,38 @@ class GraphIndex:
     @classmethod
     def of(cls, graphs: dgl.DGLGraph | Sequence[dgl.DGLGraph]) -> GraphIndex:
         """The CSR of one graph, or of the disjoint union of ``graphs`` (graph ``i``'s node ``v`` has union id
-        ``node_offsets[i] + v``)."""
+        ``node_offsets[i] + v``). One graph's CSR arrays are DGL's own, not copied, when already sorted."""
         graphs = [graphs] if isinstance(graphs, dgl.DGLGraph) else list(graphs)
         if not graphs:
             raise ValueError("no graphs given")
-        sizes = np.array([g.num_nodes() for g in graphs], dtype=np.int64)
-        node_off = offsets(sizes)
-        ptrs, idxs = [], []
-        edge_base = 0
-        for g, base in zip(graphs, node_off[:-1]):
-            indptr, indices, _ = g.adj_tensors("csr")
-            ptrs.append(indptr.numpy()[:-1].astype(np.int64) + edge_base)
-            idxs.append(indices.numpy().astype(np.int64) + base)
-            edge_base += len(indices)
-        indptr = np.concatenate(ptrs + [np.array([edge_base])])
+        csrs = [tuple(t.numpy().astype(np.int64, copy=False) for t in g.adj_tensors("csr")[:2]) for g in graphs]
+        node_off = offsets(np.array([g.num_nodes() for g in graphs], dtype=np.int64))
+        if len(graphs) == 1:
+            indptr, indices = csrs[0]
+        else:
+            edge_off = offsets(np.array([len(idx) for _, idx in csrs], dtype=np.int64))
+            indptr = np.concatenate([ptr[:-1] + e for (ptr, _), e in zip(csrs, edge_off)] + [edge_off[-1:]])
+            indices = np.concatenate([idx + base for (_, idx), base in zip(csrs, node_off)])
         n = int(node_off[-1])
-        rows = segment_ids(np.diff(indptr))
-        indices = np.concatenate(idxs)
-        indices = indices[np.lexsort((indices, rows))]
-        hub_edges = (np.diff(indptr) > HUB_DEGREE)[rows]
-        hub_codes = rows[hub_edges] * n + indices[hub_edges]  # already sorted: by row, then head
+        unsorted = indices[1:] < indices[:-1]
+        starts = indptr[1:-1]
+        unsorted[starts[(starts > 0) & (starts < len(indices))] - 1] = False  # a new row may start lower
+        if unsorted.any():
+            indices = indices[np.lexsort((indices, segment_ids(np.diff(indptr))))]
+        degree = np.diff(indptr)
+        hubs = np.flatnonzero(degree > HUB_DEGREE)
+        hub_codes = np.repeat(hubs, degree[hubs]) * n + indices[_ranges_of(indptr, hubs)]  # sorted: row, then head
         return cls(indptr, indices, np.bincount(indices, minlength=n), node_off[:-1], hub_codes)
 
     @property
     def num_nodes(self) -> int:
         return len(self.indptr) - 1
+
+
+def _ranges_of(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(indptr[r], indptr[r + 1])`` over ``rows``."""
+    counts = indptr[rows + 1] - indptr[rows]
+    return np.repeat(indptr[rows], counts) + positions(counts)
 
 
 def induced_edges(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

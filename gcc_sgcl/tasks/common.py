@@ -3,7 +3,8 @@ the printed table and the ``results.csv`` log.
 
 Evaluation is decoupled from training through ``<load_path>/<dataset>.npy`` (written by
 ``bash scripts/generate.sh``): one float row per node (node datasets), per graph (graph datasets), or per
-node of graph_1 followed by graph_2 (similarity datasets).
+node of graph_1 followed by graph_2 (similarity datasets). A dataset given by path goes by its file's stem
+(``<load_path>/<stem>.npy``, with ``<stem>.ids.txt`` holding each row's original node id).
 """
 from __future__ import annotations
 
@@ -181,8 +182,37 @@ def cross_validated(
 
 
 def embeddings_path(load_path: str | Path, dataset: str) -> Path:
-    """``<load_path>/<dataset>.npy``."""
-    return Path(load_path) / f"{dataset}.npy"
+    """``<load_path>/<dataset>.npy`` (a dataset given by path: ``<load_path>/<stem>.npy``)."""
+    from gcc_sgcl.data import dataset_name
+
+    return Path(load_path) / f"{dataset_name(dataset)}.npy"
+
+
+def ids_path(load_path: str | Path, dataset: str) -> Path:
+    """``<load_path>/<stem>.ids.txt``: the original node id of each row of a dataset given by path."""
+    return embeddings_path(load_path, dataset).with_suffix(".ids.txt")
+
+
+def check_ids(load_path: str | Path, dataset: str, ids: np.ndarray | None) -> None:
+    """Raise if ``<stem>.ids.txt`` exists and does not list ``ids`` row by row (the embeddings were generated
+    from another file of the same name)."""
+    path = ids_path(load_path, dataset)
+    if ids is None or not path.is_file():
+        return
+    if path.read_text().splitlines() != [str(i) for i in ids.tolist()]:
+        raise ValueError(f"{path} does not list the node ids of {dataset} in order: the embeddings were generated "
+                         f"from a different graph; run generate.sh on {dataset} again")
+
+
+def labelled_rows(emb: np.ndarray, labels: np.ndarray, rows_are: str) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``emb`` and ``labels`` whose label is not ``-1`` (unlabelled); prints how many there are
+    when some are not. ``rows_are`` names the rows (``"nodes of cora"``)."""
+    labelled = np.asarray(labels) >= 0
+    if not labelled.any():
+        raise ValueError(f"none of the {len(labelled)} {rows_are} is labelled; give a labels file with --labels")
+    if not labelled.all():
+        print(f"{rows_are}: evaluating the {int(labelled.sum())} labelled of {len(labelled)}", flush=True)
+    return emb[labelled], np.asarray(labels)[labelled]
 
 
 def load_embeddings(load_path: str | Path, dataset: str, hidden: int) -> np.ndarray:
@@ -244,12 +274,32 @@ def base_parser(task: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"python -m gcc_sgcl.tasks.{task}", description=description)
     parser.add_argument("--load-path", required=True, help="folder holding <dataset>.npy embeddings")
     parser.add_argument("--hidden", type=int, required=True, help="embedding size (columns of each .npy)")
-    parser.add_argument("--dataset", nargs="+", required=True, help="one or more dataset names")
+    parser.add_argument("--dataset", nargs="+", required=True, help="one or more dataset names or paths")
     parser.add_argument(
         "--data-dir", default=None, help="data root (default: let the data layer resolve it, e.g. $GCC_SGCL_DATA)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the CV splits / bootstrap")
     return parser
+
+
+def add_labels_argument(parser: argparse.ArgumentParser, line: str) -> None:
+    """``--labels FILE...``: one labels file (lines ``line``) per dataset given by path, in order."""
+    parser.add_argument(
+        "--labels", nargs="+", default=[], metavar="FILE",
+        help=f"labels of the datasets given by path, one file each in order (lines '{line}', a header line "
+        "allowed); unnamed items stay unlabelled and are not evaluated",
+    )
+
+
+def labels_by_dataset(parser: argparse.ArgumentParser, datasets: Sequence[str], labels: Sequence[str]) -> dict:
+    """``{dataset: {"labels": file}}`` pairing the ``--labels`` files with the datasets given by path in order
+    (a parser error if the counts differ); keyword arguments for the loader."""
+    from gcc_sgcl.data import is_dataset_path
+
+    paths = [d for d in datasets if is_dataset_path(d)]
+    if labels and len(labels) != len(paths):
+        parser.error(f"--labels gives {len(labels)} file(s) for {len(paths)} dataset(s) given by path")
+    return {d: {"labels": f} for d, f in zip(paths, labels)}
 
 
 def add_cv_arguments(parser: argparse.ArgumentParser) -> None:
@@ -265,8 +315,8 @@ def add_cv_arguments(parser: argparse.ArgumentParser) -> None:
 def run_datasets(
     task: str,
     load_path: str | Path,
-    datasets: Sequence[str],
-    evaluate: Callable[[str], list[TaskResult]],
+    datasets: Sequence[str | tuple[str, str]],
+    evaluate: Callable[[str | tuple[str, str]], list[TaskResult]],
 ) -> list[TaskResult]:
     """Evaluate each dataset, print a table line per metric as it finishes and log it to ``results.csv``."""
     print(f"{task}  load_path={load_path}")

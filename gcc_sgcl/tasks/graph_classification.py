@@ -16,10 +16,13 @@ from gcc_sgcl.cli import user_errors
 from gcc_sgcl.tasks.common import (
     TaskResult,
     add_cv_arguments,
+    add_labels_argument,
     base_parser,
     check_rows,
     class_labels,
     cross_validated,
+    labelled_rows,
+    labels_by_dataset,
     load_embeddings,
     run_datasets,
 )
@@ -68,23 +71,27 @@ def evaluate_graph_classification(
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
     """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset; ``loader`` defaults to the data layer's
-    ``load_graph_dataset(name, data_dir)`` (returns an object with ``.graphs`` and ``.labels``)."""
+    ``load_graph_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graphs`` and
+    ``.labels``, ``-1`` for unlabelled graphs, which are not evaluated)."""
     parser = base_parser(TASK, "Graph classification on saved embeddings (SVC, accuracy).")
     add_cv_arguments(parser)
+    add_labels_argument(parser, "graph_index label")
     parser.add_argument(
         "--no-search", dest="search", action="store_false", help="use C=1 instead of a grid search over C"
     )
     args = parser.parse_args(argv)
+    labels = labels_by_dataset(parser, args.dataset, args.labels)
     if loader is None:
         from gcc_sgcl.data import load_graph_dataset as loader
 
     def evaluate(name: str) -> list[TaskResult]:
         emb = load_embeddings(args.load_path, name, args.hidden)
-        data = loader(name, data_dir=args.data_dir)
+        data = loader(name, data_dir=args.data_dir, **labels.get(name, {}))
         check_rows(emb, args.load_path, name, len(data.graphs), f"graphs in {name}")
+        emb, y = labelled_rows(emb, data.labels, f"graphs of {data.name}")
         return [
             evaluate_graph_classification(
-                emb, data.labels, folds=args.folds, seed=args.seed, search=args.search, dataset=name,
+                emb, y, folds=args.folds, seed=args.seed, search=args.search, dataset=data.name,
                 repeats=args.repeats, bootstrap=args.bootstrap,
             )
         ]

@@ -2,6 +2,8 @@
 protocol of repeated stratified k-fold CV with bootstrapped test folds (``common.cross_validated``).
 
     python -m gcc_sgcl.tasks.node_classification --load-path saved/run --hidden 64 --dataset usa_airport
+    python -m gcc_sgcl.tasks.node_classification --load-path saved/run --hidden 64 --dataset my.edgelist \
+        --labels my_labels.txt
 """
 from __future__ import annotations
 
@@ -17,10 +19,14 @@ from gcc_sgcl.cli import user_errors
 from gcc_sgcl.tasks.common import (
     TaskResult,
     add_cv_arguments,
+    add_labels_argument,
     base_parser,
+    check_ids,
     check_rows,
     class_labels,
     cross_validated,
+    labelled_rows,
+    labels_by_dataset,
     load_embeddings,
     run_datasets,
 )
@@ -61,20 +67,25 @@ def evaluate_node_classification(
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
     """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset; ``loader`` defaults to the data layer's
-    ``load_node_dataset(name, data_dir)`` (returns an object with ``.graph`` and ``.labels``)."""
+    ``load_node_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graph``, ``.labels``,
+    ``-1`` for unlabelled nodes, which are not evaluated, and ``.ids`` or None)."""
     parser = base_parser(TASK, "Node classification on saved embeddings (logistic regression, micro-F1).")
     add_cv_arguments(parser)
+    add_labels_argument(parser, "node label")
     args = parser.parse_args(argv)
+    labels = labels_by_dataset(parser, args.dataset, args.labels)
     if loader is None:
         from gcc_sgcl.data import load_node_dataset as loader
 
     def evaluate(name: str) -> list[TaskResult]:
         emb = load_embeddings(args.load_path, name, args.hidden)
-        data = loader(name, data_dir=args.data_dir)
+        data = loader(name, data_dir=args.data_dir, **labels.get(name, {}))
         check_rows(emb, args.load_path, name, data.graph.num_nodes(), f"nodes in {name}")
+        check_ids(args.load_path, name, getattr(data, "ids", None))
+        emb, y = labelled_rows(emb, data.labels, f"nodes of {data.name}")
         return [
             evaluate_node_classification(
-                emb, data.labels, folds=args.folds, seed=args.seed, dataset=name, repeats=args.repeats,
+                emb, y, folds=args.folds, seed=args.seed, dataset=data.name, repeats=args.repeats,
                 bootstrap=args.bootstrap,
             )
         ]

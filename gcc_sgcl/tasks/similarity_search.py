@@ -1,8 +1,12 @@
 """Top-k similarity search between two graphs (GCC's Panther/AMiner co-author task), HITS@20 and HITS@40.
 
     python -m gcc_sgcl.tasks.similarity_search --load-path saved/run --hidden 64 --dataset kdd_icdm
+    python -m gcc_sgcl.tasks.similarity_search --load-path saved/run --hidden 64 --dataset a.edgelist \
+        b.edgelist --pairs pairs.txt
 
-The embeddings file of a similarity dataset holds graph_1's node rows followed by graph_2's.
+The embeddings file of a registered similarity dataset holds graph_1's node rows followed by graph_2's; two
+graphs given by path have one embeddings file each (``<stem>.npy``, as ``generate.sh`` writes for a path),
+and the pairs file names nodes by their ids in the two graph files.
 """
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.tasks.common import TaskResult, base_parser, check_rows, load_embeddings, run_datasets
+from gcc_sgcl.tasks.common import TaskResult, base_parser, check_ids, check_rows, load_embeddings, run_datasets
 
 TASK = "similarity_search"
 N_BOOTSTRAP = 1000
@@ -114,23 +118,37 @@ def evaluate_similarity_search(
 
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
-    """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset; ``loader`` defaults to the data layer's
-    ``load_similarity_dataset(name, data_dir)`` (returns ``.graph_1``, ``.graph_2`` and ``.pairs``)."""
+    """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset, or with ``--pairs`` the two graphs given
+    by path; ``loader`` defaults to the data layer's ``load_similarity_dataset(name, data_dir[, pairs])``
+    (returns ``.name``, ``.graph_1``, ``.graph_2``, ``.pairs`` and ``.ids_1``/``.ids_2`` or None)."""
     parser = base_parser(TASK, "Top-k similarity search on saved embeddings (HITS@k).")
     parser.add_argument("--ks", type=int, nargs="+", default=[20, 40], help="cut-offs k of HITS@k")
+    parser.add_argument("--pairs", default=None, metavar="FILE",
+                        help="ground-truth pairs 'id_1 id_2' of the two graphs given by path as --dataset A B")
     args = parser.parse_args(argv)
+    if args.pairs is not None and len(args.dataset) != 2:
+        parser.error(f"--pairs needs exactly two graphs as --dataset PATH_1 PATH_2, got {len(args.dataset)}")
     if loader is None:
         from gcc_sgcl.data import load_similarity_dataset as loader
 
-    def evaluate(name: str) -> list[TaskResult]:
-        emb = load_embeddings(args.load_path, name, args.hidden)
-        data = loader(name, data_dir=args.data_dir)
-        n1, n2 = data.graph_1.num_nodes(), data.graph_2.num_nodes()
-        check_rows(emb, args.load_path, name, n1 + n2, f"nodes in {name} ({n1} + {n2})")
-        return evaluate_similarity_search(emb[:n1], emb[n1:], data.pairs, ks=args.ks, seed=args.seed, dataset=name)
+    def evaluate(name: str | tuple[str, str]) -> list[TaskResult]:
+        if isinstance(name, tuple):
+            emb_1, emb_2 = (load_embeddings(args.load_path, n, args.hidden) for n in name)
+            data = loader(name, data_dir=args.data_dir, pairs=args.pairs)
+            for emb, g, ids, n in zip((emb_1, emb_2), (data.graph_1, data.graph_2), (data.ids_1, data.ids_2), name):
+                check_rows(emb, args.load_path, n, g.num_nodes(), f"nodes in {n}")
+                check_ids(args.load_path, n, ids)
+        else:
+            emb = load_embeddings(args.load_path, name, args.hidden)
+            data = loader(name, data_dir=args.data_dir)
+            n1, n2 = data.graph_1.num_nodes(), data.graph_2.num_nodes()
+            check_rows(emb, args.load_path, name, n1 + n2, f"nodes in {name} ({n1} + {n2})")
+            emb_1, emb_2 = emb[:n1], emb[n1:]
+        return evaluate_similarity_search(emb_1, emb_2, data.pairs, ks=args.ks, seed=args.seed, dataset=data.name)
 
+    datasets = [tuple(args.dataset)] if args.pairs is not None else args.dataset
     with user_errors():
-        return run_datasets(TASK, args.load_path, args.dataset, evaluate)
+        return run_datasets(TASK, args.load_path, datasets, evaluate)
 
 
 if __name__ == "__main__":

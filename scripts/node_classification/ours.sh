@@ -2,7 +2,8 @@
 # Node classification on saved embeddings: logistic regression, micro-F1; the paper's protocol of
 # 10 repetitions of stratified 10-fold CV, each test fold scored on a bootstrap resample of itself.
 #   bash scripts/node_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]
-# flags: --folds N, --repeats R, --no-bootstrap, --seed S, --data-dir DIR
+# flags: --folds N, --repeats R, --no-bootstrap, --seed S, --data-dir DIR,
+#        --labels FILE... (one 'node label' file per dataset given by path; unlabelled nodes are not evaluated)
 # Prints a table and appends to <load_path>/results.csv; the data root comes from $GCC_SGCL_DATA.
 source "$(dirname "$0")/../_env.sh"
 if [ $# -lt 3 ]; then

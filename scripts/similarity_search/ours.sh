@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Top-k similarity search on saved embeddings: HITS@20/40; <dataset>.npy holds graph_1 then graph_2 rows.
 #   bash scripts/similarity_search/ours.sh <load_path> <hidden> <dataset...> [flags...]
-# flags: --ks K..., --seed S, --data-dir DIR
+#   bash scripts/similarity_search/ours.sh <load_path> <hidden> <graph_1 path> <graph_2 path> --pairs FILE
+# flags: --ks K..., --seed S, --data-dir DIR, --pairs FILE (lines 'id_1 id_2'; the graphs' own .npy files)
 # Prints a table and appends to <load_path>/results.csv; the data root comes from $GCC_SGCL_DATA.
 source "$(dirname "$0")/../_env.sh"
 if [ $# -lt 3 ]; then

@@ -1,0 +1,237 @@
+"""Datasets given by path: a graph or a graph collection read by its file format, node labels and
+similarity pairs keyed by the file's own node ids.
+
+=================  ==================================================================  ===========
+format             recognised by                                                        kind
+=================  ==================================================================  ===========
+edge list          ``.edgelist``, ``.csv``, ``.tsv``, ``.el``, or ``.txt`` (see GIN)    node
+Matrix Market      ``.mtx`` (coordinate; ids are the 1-based row numbers)               node
+GraphML, GML       ``.graphml``, ``.gml`` (networkx; ids: node ids, GML labels if unique)  node
+DGL binary         ``.bin``, ``.dgl`` (``dgl.save_graphs``): one graph                  node
+                   several graphs (labels: its one label tensor, if any)                graph
+GIN/DGCNN text     ``.txt`` whose first line is one number (the number of graphs)       graph
+TU                 a directory or ``.zip`` holding ``NAME_A.txt``, ...                  graph
+=================  ==================================================================  ===========
+
+Text formats may be gzipped (``name.edgelist.gz``). An edge list has one edge ``u v`` per line (fields
+separated by whitespace and/or commas, further columns ignored, ``#``/``%`` comment lines), ids integers or
+arbitrary strings; nodes are numbered in order of first appearance and ``ids[i]`` keeps node ``i``'s id.
+Node labels and pairs files have two such fields per line and name nodes by those ids; their first line may
+be a header (it is skipped when its first field is not a node id). Labels are ``0..C-1`` in sorted order of
+the distinct label values, ``-1`` for nodes (or graphs) a labels file does not name.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import dgl
+import networkx as nx
+import numpy as np
+
+from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData
+from gcc_sgcl.data.graphs import graph_from_networkx, reindex_first_appearance, remap_labels, simple_undirected_graph
+from gcc_sgcl.data.readers import (
+    id_values,
+    read_gin_graphs,
+    read_id_edge_list,
+    read_matrix_market,
+    read_tu_graphs,
+    read_two_columns,
+    tu_name,
+)
+from gcc_sgcl.data.text import DataFormatError, LineReader, open_text
+
+UNLABELLED = -1
+
+_BY_SUFFIX = {
+    ".edgelist": "edge list", ".csv": "edge list", ".tsv": "edge list", ".el": "edge list",
+    ".mtx": "Matrix Market", ".graphml": "GraphML", ".gml": "GML", ".bin": "DGL binary", ".dgl": "DGL binary",
+    ".zip": "TU",
+}
+
+
+def _suffix(path: Path) -> str:
+    """The format suffix of ``path``, looking through a final ``.gz``."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def dataset_stem(path: str | Path) -> str:
+    """The name a dataset file goes by (embedding files, result rows): its file name without the format
+    suffix and a final ``.gz``.
+
+    >>> dataset_stem("data/usa-airports.edgelist"), dataset_stem("x/edges.txt.gz"), dataset_stem("tu/MUTAG/")
+    ('usa-airports', 'edges', 'MUTAG')
+    """
+    path = Path(path)
+    name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    suffix = _suffix(path)
+    return name[: -len(suffix)] if suffix and not path.is_dir() else name
+
+
+def file_format(path: Path) -> str:
+    """Which format :func:`read_dataset_file` reads ``path`` as (see the module table)."""
+    if path.is_dir():
+        return "TU"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    suffix = _suffix(path)
+    if suffix == ".txt":
+        with open_text(path) as f:
+            first = next(iter(LineReader(f, str(path), comments=("#", "%"))), [])
+        return "GIN" if len(first) == 1 else "edge list"
+    if suffix not in _BY_SUFFIX:
+        known = ", ".join(sorted({".txt", *_BY_SUFFIX}))
+        raise DataFormatError(f"{path}: unknown graph file type {suffix or '(none)'!r}; expected one of {known} "
+                              f"(optionally .gz), or a TU directory")
+    return _BY_SUFFIX[suffix]
+
+
+def _node_data(path: Path, graph: dgl.DGLGraph, ids: np.ndarray) -> NodeLabelData:
+    return NodeLabelData(dataset_stem(path), graph, np.full(graph.num_nodes(), UNLABELLED, dtype=np.int64), ids)
+
+
+def _read_edge_list(path: Path) -> NodeLabelData:
+    edges, ids = reindex_first_appearance(read_id_edge_list(path))
+    return _node_data(path, simple_undirected_graph(edges[:, 0], edges[:, 1], ids.size), ids)
+
+
+def _read_mtx(path: Path) -> NodeLabelData:
+    n, edges = read_matrix_market(path)
+    return _node_data(path, simple_undirected_graph(edges[:, 0], edges[:, 1], n), np.arange(1, n + 1))
+
+
+def _read_networkx(read: Callable[[Path], nx.Graph], what: str) -> Callable[[Path], NodeLabelData]:
+    def read_file(path: Path) -> NodeLabelData:
+        try:
+            graph = read(path)
+        except Exception as error:  # networkx and xml raise many types; all mean a malformed file
+            raise DataFormatError(f"{path}: not a valid {what} file: {error}") from error
+        return _node_data(path, *graph_from_networkx(graph))
+    return read_file
+
+
+def _read_gml(path: Path) -> nx.Graph:
+    """A GML graph whose nodes are their ``label`` when every node has a distinct one (networkx's reading,
+    which round-trips ``nx.write_gml``), else their ``id``."""
+    g = nx.read_gml(path, label=None)
+    names = [g.nodes[v].get("label") for v in g]
+    if None in names or len(set(names)) < len(names):
+        return g
+    return nx.relabel_nodes(g, dict(zip(g, names)))
+
+
+def _read_dgl(path: Path) -> NodeLabelData | GraphLabelData:
+    try:
+        graphs, tensors = dgl.load_graphs(str(path))
+    except Exception as error:  # DGLError carries a C++ stack trace; keep its first line
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise DataFormatError(f"{path}: not a DGL binary (dgl.save_graphs): {first_line}") from error
+    simple = [simple_undirected_graph(*(t.numpy() for t in g.edges()), g.num_nodes()) for g in graphs]
+    if len(simple) == 1:
+        return _node_data(path, simple[0], np.arange(simple[0].num_nodes()))
+    per_graph = [t.numpy() for t in tensors.values() if t.ndim == 1 and len(t) == len(simple)]
+    if len(per_graph) > 1:
+        raise DataFormatError(f"{path}: several per-graph tensors ({', '.join(tensors)}); keep one label tensor")
+    labels = remap_labels(per_graph[0]) if per_graph else np.full(len(simple), UNLABELLED, dtype=np.int64)
+    return GraphLabelData(dataset_stem(path), simple, labels)
+
+
+def _read_gin(path: Path) -> GraphLabelData:
+    graphs, raw = read_gin_graphs(path)
+    return GraphLabelData(dataset_stem(path), graphs, remap_labels(raw))
+
+
+def _read_tu(path: Path) -> GraphLabelData:
+    graphs, raw = read_tu_graphs(path, tu_name(path))
+    return GraphLabelData(dataset_stem(path), graphs, remap_labels(raw))
+
+
+_READERS = {
+    "edge list": _read_edge_list,
+    "Matrix Market": _read_mtx,
+    "GraphML": _read_networkx(nx.read_graphml, "GraphML"),
+    "GML": _read_networkx(_read_gml, "GML"),
+    "DGL binary": _read_dgl,
+    "GIN": _read_gin,
+    "TU": _read_tu,
+}
+
+
+def read_dataset_file(path: str | Path) -> NodeLabelData | GraphLabelData:
+    """A graph file as a node dataset (every node unlabelled, ``ids`` = the file's node ids) or a graph
+    collection as a graph dataset (labels from the collection's own format)."""
+    path = Path(path)
+    return _READERS[file_format(path)](path)
+
+
+class _IdIndex:
+    """Position of each original id; a token is matched as an integer when the ids are integers."""
+
+    def __init__(self, ids: np.ndarray):
+        self._integer = np.issubdtype(ids.dtype, np.integer)
+        self._position = {value: i for i, value in enumerate(ids.tolist())}
+
+    def get(self, token: str) -> int | None:
+        if self._integer:
+            try:
+                return self._position.get(int(token))
+            except ValueError:
+                return None
+        return self._position.get(token)
+
+
+def _class_ids(values: list[str]) -> np.ndarray:
+    """Classes ``0..C-1`` in sorted order of the distinct values (numeric order when they are integers)."""
+    values = id_values(values)
+    if np.issubdtype(values.dtype, np.integer):
+        return remap_labels(values)
+    return np.unique(values, return_inverse=True)[1].astype(np.int64).ravel()
+
+
+def read_labels_file(path: str | Path, ids: np.ndarray, of: str) -> np.ndarray:
+    """Class of each of ``len(ids)`` items from lines ``id label`` (``ids[i]`` is item ``i``'s id; ``of`` names
+    the graph or collection in errors): ``0..C-1``, or ``-1`` for items the file does not name.
+
+    A line naming an id twice, or an id not in ``ids`` (after a possible header line), raises a
+    :class:`DataFormatError` at that line.
+    """
+    path, index = Path(path), _IdIndex(ids)
+    positions, values, first_line = [], [], True
+    labelled = np.zeros(len(ids), dtype=bool)
+    for node, label, r in read_two_columns(path, "'node label' (two fields)"):
+        position, header, first_line = index.get(node), first_line, False
+        if position is None:
+            if header:
+                continue
+            raise r.error(f"{node!r} is not a node id of {of}")
+        if labelled[position]:
+            raise r.error(f"node {node!r} labelled twice")
+        labelled[position] = True
+        positions.append(position)
+        values.append(label)
+    if not positions:
+        raise DataFormatError(f"{path}: no labels; expected lines 'node label' naming nodes of {of}")
+    labels = np.full(len(ids), UNLABELLED, dtype=np.int64)
+    labels[positions] = _class_ids(values)
+    return labels
+
+
+def read_pairs_file(path: str | Path, ids_1: np.ndarray, ids_2: np.ndarray, of_1: str, of_2: str) -> np.ndarray:
+    """``(m, 2)`` int64 pairs (node of graph 1, node of graph 2) from lines ``id_1 id_2`` naming nodes by their
+    original ids; an id absent from its graph (after a possible header line) raises at that line."""
+    path, first, second = Path(path), _IdIndex(ids_1), _IdIndex(ids_2)
+    pairs, first_line = [], True
+    for a, b, r in read_two_columns(path, "a pair 'node_1 node_2' (two fields)"):
+        u, v, header, first_line = first.get(a), second.get(b), first_line, False
+        if u is None or v is None:
+            if header:
+                continue
+            raise r.error(f"{a!r} is not a node id of {of_1}" if u is None else f"{b!r} is not a node id of {of_2}")
+        pairs.append((u, v))
+    if not pairs:
+        raise DataFormatError(f"{path}: no pairs; expected lines 'node_1 node_2'")
+    return np.asarray(pairs, dtype=np.int64)
