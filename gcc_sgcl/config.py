@@ -38,6 +38,12 @@ class ModelConfig:
     max_degree: int = 512
     dropout: float = 0.5
     readout: str = "sum"  # sum | set2set
+    apply_node_func: bool = True  # batch norm + ReLU after each GIN layer's MLP, as GCC's ApplyNodeFunc
+
+
+# What a field missing from a saved config means: the behaviour before the field existed (a saved config
+# always holds every field of its day), so checkpoints written earlier rebuild the encoder they trained.
+SAVED_BEFORE_FIELD: dict[str, dict[str, Any]] = {"model": {"apply_node_func": False}}
 
 
 @dataclass
@@ -120,14 +126,15 @@ class Config:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Config":
-        """Inverse of :meth:`to_dict`; unknown keys are rejected with their name."""
+        """Inverse of :meth:`to_dict`; unknown keys are rejected with their name, missing ones take the value
+        of :data:`SAVED_BEFORE_FIELD` if listed there (the behaviour before they existed), else the default."""
         groups = {}
         for name, klass in GROUPS.items():
             known = {f.name for f in dataclasses.fields(klass)}
             extra = set(d.get(name, {})) - known
             if extra:
                 raise ValueError(f"unknown {name} config keys: {sorted(extra)}")
-            values = dict(d.get(name, {}))
+            values = {**SAVED_BEFORE_FIELD.get(name, {}), **d.get(name, {})}
             if "crop_table" in values:
                 values["crop_table"] = tuple((tuple(box), float(p)) for box, p in values["crop_table"])
             groups[name] = klass(**values)
