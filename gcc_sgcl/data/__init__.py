@@ -10,6 +10,7 @@ node ids ``0..n-1`` and no features. Files are looked up under the data root (``
 """
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
 from gcc_sgcl.data.graphs import check_simple_undirected, reindex_first_appearance, simple_undirected_graph
+from gcc_sgcl.data.kinds import KINDS, DatasetKind, kind_of_data
 from gcc_sgcl.data.load import (
     graphs_of,
     load_any,
@@ -27,7 +28,9 @@ __all__ = [
     "DATASETS",
     "DataFormatError",
     "DatasetNotFoundError",
+    "DatasetKind",
     "DatasetSpec",
+    "KINDS",
     "GraphLabelData",
     "NodeLabelData",
     "RemoteFile",
@@ -35,6 +38,7 @@ __all__ = [
     "check_simple_undirected",
     "dataset_kind",
     "graphs_of",
+    "kind_of_data",
     "load_any",
     "load_graph_dataset",
     "load_node_dataset",
