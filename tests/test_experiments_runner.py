@@ -159,3 +159,16 @@ def test_baseline_presets_run_through_the_runner_into_one_table(tmp_path, monkey
     text = build_report(sweep.rows, tmp_path / "r.md", heatmap_dataset="synthetic-graphs")
     table = text.split("## Node and graph classification")[1].split("###")[0]
     assert all(f"| {m} | 1 |" in table for m in methods)
+
+
+def test_a_finished_run_with_another_model_structure_is_not_reused(tmp_path, monkeypatch):
+    from gcc_sgcl.experiments.runner import ensure_pretrained
+
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
+    sweep = Sweep(methods=["gcc"], seeds=[0], datasets=[], steps=1, batch_size=4, num_workers=0,
+                  output_dir=str(tmp_path / "runs"))
+    cfg = sweep.encoder_config("gcc", "e2e", 0)
+    assert ensure_pretrained(cfg) is not None and ensure_pretrained(cfg) is None  # trained, then reused
+    cfg.model.apply_node_func = False
+    with pytest.raises(ValueError, match="another method, sampling, model or augmentation"):
+        ensure_pretrained(cfg)
