@@ -115,7 +115,8 @@ def test_headline_counts_columns_where_sgcl_is_ahead_of_gcc():
         for seed in (0, 1):
             base = repeats(0.5, n=3)
             rows += [row("gcc", dataset, float(np.mean(base)), seed=seed, scores=base),
-                     row("sgcl", dataset, float(np.mean(base)) + shift, seed=seed, scores=[v + shift for v in base])]
+                     row("sgcl", dataset, float(np.mean(base)) + shift, seed=seed,
+                         scores=[v + shift + 1e-4 * i for i, v in enumerate(base)])]
     rows.append(row("sgcl", "d", 0.9))  # no gcc row: not compared
     h = an.headline(an.Rows(rows), "e2e", an.CLASSIFICATION, {"a": "A"})
     assert (h.ahead, h.behind, h.compared) == (["A accuracy", "b accuracy"], ["c accuracy"], 3)
