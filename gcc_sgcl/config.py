@@ -28,11 +28,6 @@ PAPER_CROP_TABLE: tuple[tuple[Box, float], ...] = (
 )
 """The appendix's crops ``c_1..c_4`` as ``(box, probability)``; "no crop" takes the rest (``c_5 = 0.7``)."""
 
-# Fields added after checkpoints were first written, with the behaviour those older checkpoints had (a missing
-# field means "written before the field existed", not "the current default").
-LEGACY_DEFAULTS: dict[str, dict[str, Any]] = {"sampling": {"pe_sign": "canonical"}}
-
-
 def _check_probability(name: str, p: float) -> float:
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1], got {p}")
@@ -60,6 +55,15 @@ class ModelConfig:
     max_degree: int = 512
     dropout: float = 0.5
     readout: str = "sum"  # sum | set2set
+    apply_node_func: bool = True  # batch norm + ReLU after each GIN layer's MLP, as GCC's ApplyNodeFunc
+
+
+# What a field missing from a saved config means: the behaviour before the field existed (a saved config
+# always holds every field of its day), so checkpoints written earlier rebuild the encoder they trained.
+SAVED_BEFORE_FIELD: dict[str, dict[str, Any]] = {
+    "model": {"apply_node_func": False},
+    "sampling": {"pe_sign": "canonical"},
+}
 
 
 @dataclass
@@ -266,14 +270,15 @@ class Config:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Config":
-        """Inverse of :meth:`to_dict`; unknown keys are rejected with their name."""
+        """Inverse of :meth:`to_dict`; unknown keys are rejected with their name, missing ones take the value
+        of :data:`SAVED_BEFORE_FIELD` if listed there (the behaviour before they existed), else the default."""
         groups = {}
         for name, klass in GROUPS.items():
             known = {f.name for f in dataclasses.fields(klass)}
             extra = set(d.get(name, {})) - known
             if extra:
                 raise ValueError(f"unknown {name} config keys: {sorted(extra)}")
-            values = {**LEGACY_DEFAULTS.get(name, {}), **d.get(name, {})}
+            values = {**SAVED_BEFORE_FIELD.get(name, {}), **d.get(name, {})}
             if "crop_table" in values:
                 values["crop_table"] = tuple((tuple(box), float(p)) for box, p in values["crop_table"])
             groups[name] = klass(**values)

@@ -13,14 +13,14 @@ stages=${*:-main ablation classical finetune runtime pairs baselines moco report
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
-  ABL=("${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 20 --batch-size 32 --repeats 2 --no-svc-search)
+  ABL=("${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 20 --batch-size 32 --repeats 2 --svc c1)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
   SEEDS5=(0 1); SEEDS3=(0 1); FT=(--epochs 2 --max-folds 2); RT=(--batches 5); INTRO=()
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
   NODE=(usa_airport h-index); GRAPH=(imdb-binary imdb-multi collab rdt-b rdt-5k); SIM=(kdd_icdm sigir_cikm sigmod_icde)
   ABL=(imdb-binary imdb-multi rdt-b rdt-5k); HEAT=rdt-b
-  BUDGET=(--steps 100 --batch-size 128 --repeats 3 --no-svc-search)
+  BUDGET=(--steps 100 --batch-size 128 --repeats 3 --svc c1)
   ROWS=docs/results/rows.jsonl; OUT=docs/results.md; RUNS=saved/repro
   SEEDS5=(0 1 2 3 4); SEEDS3=(0 1 2); FT=(--epochs 10 --max-folds 3); RT=(--batches 40)
   INTRO=(--intro docs/results/intro.md)

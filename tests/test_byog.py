@@ -9,7 +9,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from gcc_sgcl.config import make_config
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.data import DataFormatError
 from gcc_sgcl.engine.generate import generate
 from gcc_sgcl.engine.pretrain import pretrain
@@ -85,7 +85,7 @@ def test_stale_ids_file_of_another_graph_is_refused(tmp_path):
     np.save(tmp_path / "usa-airports.npy", np.zeros((60, HIDDEN)))
     (tmp_path / "usa-airports.ids.txt").write_text("".join(f"{i}\n" for i in range(60)))
     argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", str(edges), "--labels", str(labels)]
-    with pytest.raises(ValueError, match="different graph"):
+    with pytest.raises(SystemExit, match="different graph"):
         node_classification.main(argv)
 
 

@@ -12,7 +12,8 @@ from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
 from gcc_sgcl.engine.generate import cached_views, dataset_views
 from gcc_sgcl.experiments.__main__ import main as experiments_main
 from gcc_sgcl.experiments.report import build_report
-from gcc_sgcl.experiments.runner import RowStore, Sweep, lambda2, quintile_scores, run_sweep
+from gcc_sgcl.experiments.rows import ResultRow, RowStore
+from gcc_sgcl.experiments.runner import Sweep, lambda2, quintile_scores, run_sweep
 from gcc_sgcl.sampling.views import whole_graph_views
 
 DATASETS = ["synthetic-roles", "synthetic-graphs", "synthetic-similarity"]
@@ -35,21 +36,21 @@ def test_sweep_stores_one_row_per_metric_with_config_and_commit(sweep_dir):
     _, sweep, added = sweep_dir
     # per (method, seed): 1 node + 1 graph + 2 similarity metrics
     assert len(added) == 3 * 2 * 4
-    gcc = [r for r in added if r["method"] == "gcc"]
-    assert {r["seed"] for r in gcc} == {0, 1} and {r["mode"] for r in gcc} == {"e2e"}
+    gcc = [r for r in added if r.method == "gcc"]
+    assert {r.seed for r in gcc} == {0, 1} and {r.mode for r in gcc} == {"e2e"}
     for r in gcc:
-        assert r["config"]["method"] == "gcc" and r["config"]["train"]["seed"] == r["seed"]
-        assert r["config"]["train"]["steps"] == 2 and len(r["commit"]) >= 7
-    node = next(r for r in added if r["task"] == "node_classification")
-    assert len(node["scores"]) == sweep.repeats and np.isclose(np.mean(node["scores"]), node["mean"])
-    assert len(node["lambda2_quintiles"]) == 5 and all(0 <= q <= 1 for q in node["lambda2_quintiles"])
-    assert {r["mode"] for r in added if r["method"] == "structural"} == {"none"}
+        assert r.config["method"] == "gcc" and r.config["train"]["seed"] == r.seed
+        assert r.config["train"]["steps"] == 2 and len(r.commit) >= 7
+    node = next(r for r in added if r.task == "node_classification")
+    assert len(node.scores) == sweep.repeats and np.isclose(np.mean(node.scores), node.mean)
+    assert len(node.lambda2_quintiles) == 5 and all(0 <= q <= 1 for q in node.lambda2_quintiles)
+    assert {r.mode for r in added if r.method == "structural"} == {"none"}
 
 
 def test_seeds_give_different_encoders_and_same_seed_same_rows(sweep_dir):
     _, _, added = sweep_dir
-    graph = {(r["method"], r["seed"]): r["mean"] for r in added if r["task"] == "graph_classification"}
-    node = {(r["method"], r["seed"]): r["mean"] for r in added if r["task"] == "node_classification"}
+    graph = {(r.method, r.seed): r.mean for r in added if r.task == "graph_classification"}
+    node = {(r.method, r.seed): r.mean for r in added if r.task == "node_classification"}
     assert (graph[("gcc", 0)], node[("gcc", 0)]) != (graph[("gcc", 1)], node[("gcc", 1)])
     # the training-free floor does not depend on the encoder seed
     assert graph[("structural", 0)] == graph[("structural", 1)]
@@ -63,21 +64,25 @@ def test_rerun_skips_stored_rows_and_reuses_trained_runs(sweep_dir):
     # drop one dataset's rows of one encoder: only those come back, without re-training
     store = RowStore(sweep.rows)
     rows = store.load()
-    kept = [r for r in rows if not (r["method"] == "gcc" and r["seed"] == 0 and r["dataset"] == "synthetic-graphs")]
-    store.path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    store.replace(lambda r: r.method == "gcc" and r.seed == 0 and r.dataset == "synthetic-graphs", [])
     again = run_sweep(sweep, progress=False)
-    assert [(r["method"], r["seed"], r["dataset"]) for r in again] == [("gcc", 0, "synthetic-graphs")]
-    old = next(r for r in rows if r["method"] == "gcc" and r["seed"] == 0 and r["dataset"] == "synthetic-graphs")
-    assert again[0]["mean"] == old["mean"] and ckpt.stat().st_mtime_ns == before
+    assert [(r.method, r.seed, r.dataset) for r in again] == [("gcc", 0, "synthetic-graphs")]
+    old = next(r for r in rows if r.method == "gcc" and r.seed == 0 and r.dataset == "synthetic-graphs")
+    assert again[0].mean == old.mean and ckpt.stat().st_mtime_ns == before
+
+
+def _row(method: str) -> ResultRow:
+    return ResultRow(method=method, mode="e2e", seed=0, dataset="d", task="graph_classification",
+                     metric="accuracy", mean=0.5, std=0.0, std_kind="", n=1, protocol="")
 
 
 def test_row_store_ignores_a_truncated_last_line_but_not_a_corrupt_middle_one(tmp_path):
     store = RowStore(tmp_path / "rows.jsonl")
-    store.append([{"method": "a"}, {"method": "b"}])
+    store.append([_row("a"), _row("b")])
     with store.path.open("a") as f:
         f.write('{"method": "c", "mea')
-    assert [r["method"] for r in store.load()] == ["a", "b"]
-    store.path.write_text('{"method": "a"}\nnot json\n{"method": "b"}\n')
+    assert [r.method for r in store.load()] == ["a", "b"]
+    store.path.write_text(json.dumps(_row("a").to_dict()) + "\nnot json\n" + json.dumps(_row("b").to_dict()) + "\n")
     with pytest.raises(ValueError, match="line 2"):
         store.load()
 
@@ -159,8 +164,21 @@ def test_baseline_presets_run_through_the_runner_into_one_table(tmp_path, monkey
     sweep = Sweep(methods=methods, seeds=[0], datasets=["synthetic-graphs"], steps=1, batch_size=4, num_workers=0,
                   output_dir=str(tmp_path / "runs"), rows=str(tmp_path / "rows.jsonl"), folds=2, repeats=1)
     rows = run_sweep(sweep, progress=False)
-    assert [r["method"] for r in rows] == methods
-    assert all(r["config"]["augment"]["baseline"] == ("" if m == "gcc" else m) for r, m in zip(rows, methods))
+    assert [r.method for r in rows] == methods
+    assert all(r.config["augment"]["baseline"] == ("" if m == "gcc" else m) for r, m in zip(rows, methods))
     text = build_report(sweep.rows, tmp_path / "r.md", heatmap_dataset="synthetic-graphs")
     table = text.split("## Node and graph classification")[1].split("###")[0]
     assert all(f"| {m} | 1 |" in table for m in methods)
+
+
+def test_a_finished_run_with_another_model_structure_is_not_reused(tmp_path, monkeypatch):
+    from gcc_sgcl.experiments.runner import ensure_pretrained
+
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
+    sweep = Sweep(methods=["gcc"], seeds=[0], datasets=[], steps=1, batch_size=4, num_workers=0,
+                  output_dir=str(tmp_path / "runs"))
+    cfg = sweep.encoder_config("gcc", "e2e", 0)
+    assert ensure_pretrained(cfg) is not None and ensure_pretrained(cfg) is None  # trained, then reused
+    cfg.model.apply_node_func = False
+    with pytest.raises(ValueError, match="another method, sampling, model or augmentation"):
+        ensure_pretrained(cfg)

@@ -91,7 +91,7 @@ def test_the_encoder_is_trained_end_to_end_on_a_copy(toy):
     model = finetune_fold(encoder, cfg, views, labels, np.arange(45), epochs=2, batch_size=16, progress=False)
     tuned = dict(model.encoder.named_parameters())
     frozen = [k for k, v in tuned.items() if torch.allclose(before[k], v)]
-    assert len(tuned) == 23 and not frozen  # every parameter of every layer moved
+    assert len(tuned) == 27 and not frozen  # every parameter of every layer (ApplyNodeFunc BNs included) moved
     assert all(torch.equal(v, encoder.state_dict()[k]) for k, v in before.items())  # the original is untouched
     assert model.head.out_features == 3
 
@@ -115,7 +115,7 @@ def test_cli_appends_a_node_classification_row_and_leaves_the_checkpoint_unchang
     assert row["task"] == "node_classification_finetuned" and row["metric"] == "micro_f1"
     assert row["n"] == "540" and row["n_scores"] == "1"  # one test fold of the 1620 nodes
     assert row["std_kind"] == "std over the first 1 of 3 folds"
-    assert float(row["mean"]) == pytest.approx(results[0].mean)
+    assert float(row["mean"]) == pytest.approx(results[0].mean, abs=5e-7)  # the CSV keeps 6 decimals
 
 
 def test_datasets_without_labels_a_missing_checkpoint_and_bad_folds_are_refused(run, tmp_path):

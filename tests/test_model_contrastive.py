@@ -6,8 +6,11 @@ import pytest
 import torch
 
 from gcc_sgcl.config import SamplingConfig
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
-from gcc_sgcl.models import GraphEncoder
+from gcc_sgcl.engine.checkpoint import save_checkpoint
+from gcc_sgcl.engine.generate import load_encoder
+from gcc_sgcl.models import GraphEncoder, UnsupervisedGIN, build_encoder
 from gcc_sgcl.sampling.dataset import GraphViewDataset
 
 
@@ -38,6 +41,39 @@ def test_encoder_input_is_pe_degree_embedding_and_seed_flag():
     assert torch.equal(x[centre, 32:48], enc.degree_embedding.weight[512])
     with pytest.raises(ValueError, match="positional_embedding_size=16"):
         GraphEncoder(positional_embedding_size=16).node_inputs(g)
+
+
+def test_gin_layer_is_mlp_then_gcc_apply_node_func_then_outer_batch_norm_and_relu():
+    gin = UnsupervisedGIN(input_dim=7, hidden_dim=16, output_dim=16, num_layers=3)
+    assert len(gin.convs) == len(gin.norms) == 2
+    for conv, norm in zip(gin.convs, gin.norms):
+        kinds = [type(m) for m in conv.apply_func]
+        # Linear-BN-ReLU-Linear (the MLP), then BN + ReLU (GCC's ApplyNodeFunc); the outer BN follows the conv
+        assert kinds == [torch.nn.Linear, torch.nn.BatchNorm1d, torch.nn.ReLU, torch.nn.Linear,
+                         torch.nn.BatchNorm1d, torch.nn.ReLU]
+        assert isinstance(norm, torch.nn.BatchNorm1d)
+    old = UnsupervisedGIN(7, 16, 16, num_layers=3, apply_node_func=False)
+    assert [type(m) for m in old.convs[0].apply_func][-1] is torch.nn.Linear
+    # the conv's output is already rectified, as in GCC, before the outer batch norm
+    g = dgl.to_bidirected(dgl.from_networkx(nx.karate_club_graph()))
+    gin.train()
+    h = gin.convs[0](g, torch.randn(g.num_nodes(), 7))
+    assert bool((h >= 0).all()) and bool((h == 0).any())
+
+
+def test_default_config_builds_gcc_structure_and_a_config_saved_without_the_field_the_old_one(tmp_path):
+    cfg = make_config("gcc", {"model": {"hidden_size": 16, "num_layers": 3}})
+    assert cfg.model.apply_node_func is True
+    assert isinstance(build_encoder(cfg).gnn.convs[0].apply_func[-2], torch.nn.BatchNorm1d)
+    # a checkpoint written before the field existed: old structure, config without the key
+    old_cfg = make_config("gcc", {"model": {"hidden_size": 16, "num_layers": 3, "apply_node_func": False}})
+    old_model = build_encoder(old_cfg)
+    saved = old_cfg.to_dict()
+    del saved["model"]["apply_node_func"]
+    save_checkpoint({"model": old_model.state_dict(), "config": saved, "step": 1}, tmp_path / "checkpoint.pt")
+    model, loaded = load_encoder(tmp_path)
+    assert loaded.model.apply_node_func is False
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), old_model.state_dict().values()))
 
 
 def test_info_nce_equals_cross_entropy_reference():

@@ -268,17 +268,19 @@ def test_negative_worker_count_is_refused_by_generate_before_the_checkpoint_is_r
                               "--num-workers", "-1"])
 
 
-def test_a_bad_gpu_argument_of_the_scripts_is_a_one_line_error():
+def test_a_bad_gpu_argument_of_the_scripts_is_a_one_line_error(capsys):
     from gcc_sgcl.engine.device import main as device_main
 
-    with pytest.raises(SystemExit, match="error: <gpu> must be a GPU index, -1 or 'cpu', got 'gpu0'"):
+    with pytest.raises(SystemExit) as exit_info:
         device_main(["gpu0"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err == "error: <gpu> must be a GPU index, -1 or 'cpu', got 'gpu0'\n"
 
 
 def _node_loader(labels):
     def load(name, data_dir=None):
         g = dgl.graph((torch.tensor([0]), torch.tensor([1])), num_nodes=len(labels))
-        return type("Data", (), {"graph": g, "labels": np.asarray(labels)})
+        return type("Data", (), {"name": name, "graph": g, "labels": np.asarray(labels)})
 
     return load
 

@@ -1,9 +1,17 @@
 """The downstream evaluators on synthetic embeddings whose right answer is known."""
 import numpy as np
 import pytest
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.svm import SVC
 
 from gcc_sgcl.tasks.common import bootstrap_indices, check_features, class_labels, repeated_stratified_folds
-from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
+from gcc_sgcl.tasks.graph_classification import (
+    C_GRID,
+    INNER_FOLDS,
+    SVC_PROTOCOLS,
+    evaluate_graph_classification,
+    svc_fit_predict,
+)
 from gcc_sgcl.tasks.node_classification import evaluate_node_classification
 from gcc_sgcl.tasks.similarity_search import bootstrap_se, evaluate_similarity_search, pair_hits
 
@@ -94,8 +102,8 @@ def test_bootstrap_moves_the_scores_of_a_noisy_problem_but_not_their_expectation
     rng = np.random.default_rng(8)
     labels = np.repeat([0, 1], 100)
     emb = rng.normal(size=(200, 2)) + 0.5 * labels[:, None]  # about 64 % accuracy
-    plain = evaluate_graph_classification(emb, labels, folds=10, repeats=10, search=False, bootstrap=False)
-    resampled = evaluate_graph_classification(emb, labels, folds=10, repeats=10, search=False, bootstrap=True)
+    plain = evaluate_graph_classification(emb, labels, folds=10, repeats=10, svc="c1", bootstrap=False)
+    resampled = evaluate_graph_classification(emb, labels, folds=10, repeats=10, svc="c1", bootstrap=True)
     assert not np.allclose(plain.scores, resampled.scores)
     # 100 resampled folds of 20: the two means differ by about sqrt(0.64 * 0.36 / 20 / 100) = 0.011.
     assert abs(plain.mean - resampled.mean) < 0.04
@@ -137,18 +145,54 @@ def test_node_classification_is_deterministic_under_the_seed():
 # ---------------------------------------------------------------- graph classification
 
 
-@pytest.mark.parametrize("search", [True, False])
-def test_graph_classification_scores_one_on_separable_blobs(search):
+@pytest.mark.parametrize("svc", ["gcc", "grid", "c1"])
+def test_graph_classification_scores_one_on_separable_blobs(svc):
     emb, labels = blobs(20, 2, 6, seed=3)
-    result = evaluate_graph_classification(emb, labels, folds=5, repeats=1, seed=0, search=search)
+    result = evaluate_graph_classification(emb, labels, folds=5, repeats=1, seed=0, svc=svc)
     assert result.mean == pytest.approx(1.0)
     assert result.metric == "accuracy" and result.scores.shape == (1,) and result.std == 0.0
-    assert ("grid search" in result.protocol) == search
+    assert result.protocol.startswith(SVC_PROTOCOLS[svc].description)
+
+
+def _overlapping(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Three overlapping Gaussian classes (neither trivial nor chance) and one stratified train/test split."""
+    rng = np.random.default_rng(seed)
+    labels = np.repeat([0, 1, 2], 40)
+    emb = rng.normal(size=(120, 5)) * rng.uniform(0.5, 3.0, size=5) + 0.8 * labels[:, None]
+    train, test = repeated_stratified_folds(labels, 4, 1, seed)[0][0]
+    return emb, labels, train, test
+
+
+@pytest.mark.parametrize("svc, reference", [
+    ("gcc", SVC(kernel="rbf", C=100000.0, gamma="auto")),
+    ("c1", SVC(kernel="rbf", C=1.0, gamma="scale")),
+])
+def test_precomputed_gram_predicts_as_an_rbf_svc_on_the_features(svc, reference):
+    emb, labels, train, test = _overlapping(11)
+    got = svc_fit_predict(emb, labels, svc)(train, test)
+    expected = reference.fit(emb[train], labels[train]).predict(emb[test])
+    assert np.array_equal(got, expected)
+    assert 0.4 < np.mean(expected == labels[test]) < 1.0
+
+
+def test_precomputed_grid_search_picks_c_and_predicts_as_a_grid_search_on_the_features():
+    emb, labels, train, test = _overlapping(12)
+    gamma = 1.0 / (emb.shape[1] * emb[train].var())
+    inner = StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=3)
+    reference = GridSearchCV(SVC(kernel="rbf", gamma=gamma), {"C": list(C_GRID)}, cv=inner, scoring="accuracy")
+    expected = reference.fit(emb[train], labels[train]).predict(emb[test])
+    assert np.array_equal(svc_fit_predict(emb, labels, "grid", seed=3)(train, test), expected)
+
+
+def test_gcc_svc_uses_c_100000_and_gamma_one_over_n_features():
+    assert (SVC_PROTOCOLS["gcc"].C, SVC_PROTOCOLS["gcc"].gamma) == (100000.0, "auto")
+    with pytest.raises(ValueError, match="unknown SVC protocol 'rbf'"):
+        svc_fit_predict(np.zeros((4, 2)), np.array([0, 1, 0, 1]), "rbf")
 
 
 def test_graph_classification_is_near_chance_on_random_embeddings():
     emb, labels = random_embeddings(100, 2, 6, seed=4)
-    result = evaluate_graph_classification(emb, labels, folds=10, repeats=3, seed=0, search=False)
+    result = evaluate_graph_classification(emb, labels, folds=10, repeats=3, seed=0, svc="c1")
     assert abs(result.mean - 1 / 2) < 0.1
 
 

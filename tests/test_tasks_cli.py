@@ -61,7 +61,7 @@ def test_node_cli_prints_a_table_and_appends_csv_rows_with_one_header(tmp_path, 
 
 @pytest.mark.parametrize(
     "cli, rows, loader, extra",
-    [(node_classification, N_NODES, node_loader, []), (graph_classification, 40, graph_loader, ["--no-search"])],
+    [(node_classification, N_NODES, node_loader, []), (graph_classification, 40, graph_loader, ["--svc", "c1"])],
 )
 def test_repeats_and_no_bootstrap_flags_reach_the_protocol(cli, rows, loader, extra, tmp_path):
     save_embeddings(tmp_path, "toy", rows)
@@ -73,14 +73,13 @@ def test_repeats_and_no_bootstrap_flags_reach_the_protocol(cli, rows, loader, ex
     assert logged[0]["n_scores"] == "3" and logged[0]["std_kind"] == "std over 3 repeats of 4-fold CV"
 
 
-def test_graph_cli_without_search_evaluates_every_dataset(tmp_path, capsys):
+def test_graph_cli_evaluates_every_dataset_with_gccs_svc_by_default(tmp_path, capsys):
     for name in ("a", "b"):
         save_embeddings(tmp_path, name, 40)
-    argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "a", "b", "--no-search"]
-    argv += ["--seed", "3"]
+    argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "a", "b", "--seed", "3"]
     results = graph_classification.main(argv, loader=graph_loader)
     assert [r.dataset for r in results] == ["a", "b"]
-    assert all("C=1" in r.protocol and r.seed == 3 for r in results)
+    assert all("C=100000, gamma=1/n_features" in r.protocol and r.seed == 3 for r in results)
     # The defaults are the paper's protocol: 10 repetitions of 10-fold CV with bootstrapped test folds.
     assert all("10x repeated stratified 10-fold CV, bootstrapped test folds" in r.protocol for r in results)
     _, rows = read_csv(tmp_path / RESULTS_FILE)

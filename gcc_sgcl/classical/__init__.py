@@ -26,7 +26,7 @@ import dgl
 import numpy as np
 
 from gcc_sgcl.classical import graphwave, prone, spectral, structural
-from gcc_sgcl.data import dataset_kind, load_graph_dataset, load_node_dataset, load_similarity_dataset
+from gcc_sgcl.data import KINDS, dataset_kind, load_any
 
 # (graphs, hidden, rng) -> rows: one per node of each graph in order, or one per graph
 Embedder = Callable[[Sequence[dgl.DGLGraph], int, np.random.Generator], np.ndarray]
@@ -58,22 +58,16 @@ def embed_dataset(
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
     embedder = METHODS[method]
-    rng = np.random.default_rng(seed)
-    kind = dataset_kind(dataset)
-    if kind == "node":
-        emb = embedder.nodes([load_node_dataset(dataset, data_dir).graph], hidden, rng)
-    elif kind == "similarity":
-        pair = load_similarity_dataset(dataset, data_dir)
-        emb = embedder.nodes([pair.graph_1, pair.graph_2], hidden, rng)
-    elif kind == "graph":
-        if embedder.graphs is None:
-            graph_level = [name for name, m in METHODS.items() if m.graphs is not None]
-            raise ValueError(
-                f"method {method!r} embeds nodes only, but {dataset!r} is a graph dataset; graph datasets are "
-                f"supported by {', '.join(graph_level)}"
-            )
-        emb = embedder.graphs(load_graph_dataset(dataset, data_dir).graphs, hidden, rng)
-    else:
-        raise ValueError(f"dataset {dataset!r} is a {kind} dataset; classical embeddings cover node, graph and "
-                         f"similarity datasets")
+    kind = KINDS[dataset_kind(dataset)]
+    if not kind.embedded:
+        raise ValueError(f"dataset {dataset!r} is a {kind.name} dataset; classical embeddings cover node, graph "
+                         f"and similarity datasets")
+    if kind.per_graph and embedder.graphs is None:
+        graph_level = [name for name, m in METHODS.items() if m.graphs is not None]
+        raise ValueError(
+            f"method {method!r} embeds nodes only, but {dataset!r} is a graph dataset; graph datasets are "
+            f"supported by {', '.join(graph_level)}"
+        )
+    graphs = kind.graphs(load_any(dataset, data_dir))
+    emb = (embedder.graphs if kind.per_graph else embedder.nodes)(graphs, hidden, np.random.default_rng(seed))
     return emb.astype(np.float32)

@@ -21,6 +21,7 @@ from gcc_sgcl.data.graphs import (
     reindex_first_appearance,
     simple_undirected_graph,
 )
+from gcc_sgcl.data.kinds import KINDS, DatasetKind, kind_of_data
 from gcc_sgcl.data.load import (
     ALLOW_MODIFIED_ENV,
     CountMismatchError,
@@ -46,7 +47,9 @@ __all__ = [
     "DATASETS",
     "DataFormatError",
     "DatasetNotFoundError",
+    "DatasetKind",
     "DatasetSpec",
+    "KINDS",
     "GraphLabelData",
     "NodeLabelData",
     "RemoteFile",
@@ -59,6 +62,7 @@ __all__ = [
     "graph_from_scipy",
     "graphs_of",
     "is_dataset_path",
+    "kind_of_data",
     "load_any",
     "load_graph_dataset",
     "load_node_dataset",

@@ -14,7 +14,7 @@ import numpy as np
 from gcc_sgcl.data.cache import Parsed, load_cached
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
 from gcc_sgcl.data.files import dataset_stem, read_dataset_file, read_labels_file, read_pairs_file
-from gcc_sgcl.data.graphs import num_undirected_edges
+from gcc_sgcl.data.kinds import KINDS, kind_of_data
 from gcc_sgcl.data.paths import resolve_data_dir
 from gcc_sgcl.data.registry import DATASETS, DatasetSpec, get_spec
 from gcc_sgcl.data.text import DataFormatError
@@ -33,33 +33,13 @@ class CountMismatchError(DataFormatError):
 
 def graphs_of(data: Any) -> list[dgl.DGLGraph]:
     """Every graph of a loader result (node, graph, similarity dataset or pretrain list)."""
-    if isinstance(data, NodeLabelData):
-        return [data.graph]
-    if isinstance(data, GraphLabelData):
-        return data.graphs
-    if isinstance(data, SimilarityPairData):
-        return [data.graph_1, data.graph_2]
-    return list(data)
+    return list(kind_of_data(data).graphs(data))
 
 
 def _encode(data: Any) -> Parsed:
     """A loader result as the ``(graphs, arrays)`` the cache stores."""
-    if isinstance(data, (NodeLabelData, GraphLabelData)):
-        return graphs_of(data), {"labels": data.labels}
-    if isinstance(data, SimilarityPairData):
-        return graphs_of(data), {"pairs": data.pairs}
-    return graphs_of(data), {}
-
-
-def _decode(kind: str, name: str, parsed: Parsed) -> Any:
-    graphs, arrays = parsed
-    if kind == "node":
-        return NodeLabelData(name, graphs[0], arrays["labels"])
-    if kind == "graph":
-        return GraphLabelData(name, graphs, arrays["labels"])
-    if kind == "similarity":
-        return SimilarityPairData(name, graphs[0], graphs[1], arrays["pairs"])
-    return graphs
+    kind = kind_of_data(data)
+    return list(kind.graphs(data)), kind.arrays(data)
 
 
 def is_dataset_path(name: Dataset) -> bool:
@@ -138,7 +118,8 @@ def _load(name: str, kind: str, data_dir: DataDir, labels: Dataset | None = None
     if not spec.files:
         return spec.parse(name, [])
     paths = spec.locate(resolve_data_dir(data_dir))
-    data = _decode(kind, name, load_cached(name, paths, lambda: _encode(spec.parse(name, paths))))
+    graphs, arrays = load_cached(name, paths, lambda: _encode(spec.parse(name, paths)))
+    data = KINDS[kind].build(name, graphs, arrays)
     check_has_edges(spec, data, paths)
     if os.environ.get(ALLOW_MODIFIED_ENV, "") in ("", "0"):
         check_expected_counts(spec, data, paths)
@@ -239,29 +220,4 @@ def load_any(name: Dataset, data_dir: DataDir = None) -> Any:
 
 def summarize(data: Any) -> dict[str, int]:
     """Counts that identify a loaded dataset (the keys :attr:`DatasetSpec.expected` may check)."""
-    if isinstance(data, NodeLabelData):
-        return {
-            "num_nodes": data.graph.num_nodes(),
-            "num_edges": num_undirected_edges(data.graph),
-            "num_classes": int(np.unique(data.labels[data.labels >= 0]).size),
-        }
-    if isinstance(data, GraphLabelData):
-        return {
-            "num_graphs": len(data.graphs),
-            "num_classes": int(np.unique(data.labels[data.labels >= 0]).size),
-            "num_nodes": sum(g.num_nodes() for g in data.graphs),
-            "num_edges": sum(num_undirected_edges(g) for g in data.graphs),
-        }
-    if isinstance(data, SimilarityPairData):
-        return {
-            "num_pairs": len(data.pairs),
-            "num_nodes_1": data.graph_1.num_nodes(),
-            "num_nodes_2": data.graph_2.num_nodes(),
-            "num_edges_1": num_undirected_edges(data.graph_1),
-            "num_edges_2": num_undirected_edges(data.graph_2),
-        }
-    return {
-        "num_graphs": len(data),
-        "num_nodes": sum(g.num_nodes() for g in data),
-        "num_edges": sum(num_undirected_edges(g) for g in data),
-    }
+    return kind_of_data(data).summary(data)

@@ -13,6 +13,7 @@ import numpy as np
 from gcc_sgcl.data import synthetic
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
 from gcc_sgcl.data.graphs import largest_component, reindex_first_appearance, remap_labels, simple_undirected_graph
+from gcc_sgcl.data.kinds import KINDS
 from gcc_sgcl.data.paths import DatasetNotFoundError
 from gcc_sgcl.data.readers import (
     find_zip_member,
@@ -27,7 +28,6 @@ from gcc_sgcl.data.readers import (
 )
 from gcc_sgcl.data.text import DataFormatError
 
-KINDS = ("node", "graph", "similarity", "pretrain")
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class DatasetSpec:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"dataset {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+            raise ValueError(f"dataset {self.name!r}: kind must be one of {tuple(KINDS)}, got {self.kind!r}")
 
     def locate(self, root: Path) -> list[Path]:
         """The first complete file set under ``root``, else :class:`DatasetNotFoundError`."""

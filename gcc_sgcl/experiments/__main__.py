@@ -13,6 +13,7 @@ import sys
 from gcc_sgcl.cli import user_errors
 from gcc_sgcl.experiments.report import build_report
 from gcc_sgcl.experiments.runner import Sweep, run_finetune, run_runtime, run_sweep
+from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
 DEFAULT_ROWS = "saved/repro/rows.jsonl"
 
@@ -37,8 +38,9 @@ def sweep_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--folds", type=int, default=d.folds)
     p.add_argument("--repeats", type=int, default=d.repeats, help="repetitions of the K-fold CV (paper: 10)")
     p.add_argument("--eval-seed", type=int, default=d.eval_seed, help="seed of the CV splits, same for all")
-    p.add_argument("--no-svc-search", dest="svc_search", action="store_false",
-                   help="graph classification with C=1 instead of an inner grid search over C in each fold")
+    p.add_argument("--svc", default=d.svc, choices=list(SVC_PROTOCOLS),
+                   help="graph-classification SVC: gcc = C=100000, gamma=1/n_features (GCC); grid = C by inner "
+                        "grid search in each fold; c1 = C=1 (the 100-step tables' protocol)")
 
 
 def to_sweep(a: argparse.Namespace) -> Sweep:
@@ -46,7 +48,7 @@ def to_sweep(a: argparse.Namespace) -> Sweep:
     return Sweep(methods=a.methods, seeds=a.seeds, datasets=a.datasets, modes=a.modes, corpus=a.corpus,
                  steps=a.steps, batch_size=a.batch_size, moco_queue=a.moco_queue, num_workers=a.num_workers,
                  save_freq=a.save_freq, output_dir=a.output_dir, rows=a.rows, data_dir=a.data_dir,
-                 device=a.device, folds=a.folds, repeats=a.repeats, eval_seed=a.eval_seed, svc_search=a.svc_search)
+                 device=a.device, folds=a.folds, repeats=a.repeats, eval_seed=a.eval_seed, svc=a.svc)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{len(added)} new rows in {a.rows}", file=sys.stderr)
         elif a.command == "runtime":
             for row in run_runtime(a.methods, a.corpus, a.rows, a.data_dir, a.batch_size, a.batches):
-                print(f"{row['method']:<24} {row['metric']:<8} {row['mean']:.4f}")
+                print(f"{row.method:<24} {row.metric:<8} {row.mean:.4f}")
         else:
             build_report(a.rows, a.out, a.intro, a.heatmap_dataset)
             print(a.out)

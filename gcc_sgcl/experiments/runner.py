@@ -16,15 +16,13 @@ Methods are any ``pretrain.sh`` preset, or a training-free method of :mod:`gcc_s
 """
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,12 +30,14 @@ from scipy.sparse.csgraph import connected_components
 from tqdm import tqdm
 
 from gcc_sgcl.config import Config
+from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch, offsets
 from gcc_sgcl.sampling.spectral import eigen_arrays
 from gcc_sgcl.tasks.common import TaskResult
+from gcc_sgcl.tasks.registry import TASKS, EvalProtocol
 
 CLASSICAL_MODE = "none"
 QUINTILES = 5
@@ -65,7 +65,7 @@ class Sweep:
     folds: int = 10
     repeats: int = 10
     eval_seed: int = 0
-    svc_search: bool = True
+    svc: str = "gcc"
 
     def encoder_config(self, method: str, mode: str, seed: int) -> Config:
         """The pre-training configuration of one (method, mode, seed)."""
@@ -89,8 +89,11 @@ class Sweep:
     def budget(self) -> dict[str, Any]:
         """The fields that make two rows of the same (method, mode, seed, dataset) comparable."""
         return {"steps": self.steps, "batch_size": self.batch_size, "corpus": "+".join(self.corpus),
-                "repeats": self.repeats, "folds": self.folds, "eval_seed": self.eval_seed,
-                "svc_search": self.svc_search}
+                "repeats": self.repeats, "folds": self.folds, "eval_seed": self.eval_seed, "svc": self.svc}
+
+    def protocol(self) -> EvalProtocol:
+        """How every encoder of the sweep is evaluated."""
+        return EvalProtocol(folds=self.folds, repeats=self.repeats, seed=self.eval_seed, svc=self.svc)
 
 
 def is_classical(method: str) -> bool:
@@ -105,9 +108,8 @@ def applicable(method: str, mode: str, dataset: str) -> bool:
     if mode != CLASSICAL_MODE:
         return True
     from gcc_sgcl.classical import METHODS
-    from gcc_sgcl.data import dataset_kind
 
-    return dataset_kind(dataset) != "graph" or METHODS[method].graphs is not None
+    return not KINDS[dataset_kind(dataset)].per_graph or METHODS[method].graphs is not None
 
 
 def git_commit() -> str:
@@ -120,51 +122,6 @@ def git_commit() -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-
-
-class RowStore:
-    """Result rows in a JSON-lines file; each row is appended and flushed as soon as it exists."""
-
-    KEY = ("method", "mode", "seed", "dataset", "task", "steps", "batch_size", "corpus", "repeats", "folds",
-           "eval_seed", "svc_search")
-
-    def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path)
-
-    def load(self) -> list[dict[str, Any]]:
-        """Every stored row (a truncated last line, left by a kill mid-write, is ignored)."""
-        if not self.path.is_file():
-            return []
-        lines = self.path.read_text().splitlines()
-        rows = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                if number == len(lines):
-                    break
-                raise ValueError(f"{self.path}, line {number}: not a JSON row ({err})") from err
-        return rows
-
-    def keys(self) -> set[tuple]:
-        """The identifying fields of every stored row."""
-        return {self.key(row) for row in self.load()}
-
-    @classmethod
-    def key(cls, row: dict[str, Any]) -> tuple:
-        """The identifying fields of ``row``."""
-        return tuple(row.get(name) for name in cls.KEY)
-
-    def append(self, rows: Iterable[dict[str, Any]]) -> None:
-        """Append ``rows``, one JSON object per line, flushed to disk."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows)
-        with self.path.open("a") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
 
 
 def lambda2(views: ViewBatch) -> np.ndarray:
@@ -215,35 +172,19 @@ def quintile_scores(lam: np.ndarray, correct: np.ndarray) -> tuple[list[float], 
     return scores, bounds
 
 
-def evaluate_dataset(name: str, data: Any, emb: np.ndarray, lam: np.ndarray | None, sweep: Sweep) -> list[dict]:
-    """The task of dataset ``name`` (loaded as ``data``) on ``emb``: the row fields of each metric (without
-    method/config); ``lam`` is the λ2 of each example's view, for the quintile split of classification."""
-    from gcc_sgcl.data import dataset_kind
-    from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
-    from gcc_sgcl.tasks.node_classification import evaluate_node_classification
-    from gcc_sgcl.tasks.similarity_search import evaluate_similarity_search
-
-    kind = dataset_kind(name)
-    cv = {"folds": sweep.folds, "repeats": sweep.repeats, "seed": sweep.eval_seed, "dataset": name}
-    if kind == "similarity":
-        n1 = data.graph_1.num_nodes()
-        return [result_fields(r) for r in evaluate_similarity_search(emb[:n1], emb[n1:], data.pairs,
-                                                                      seed=sweep.eval_seed, dataset=name)]
-    if kind == "node":
-        result = evaluate_node_classification(emb, data.labels, **cv)
-    else:
-        result = evaluate_graph_classification(emb, data.labels, search=sweep.svc_search, **cv)
-    scores, bounds = quintile_scores(lam, result.correct)
-    return [{**result_fields(result), "lambda2_quintiles": scores, "lambda2_bounds": bounds}]
-
-
-def result_fields(result: TaskResult) -> dict[str, Any]:
-    """The row fields of a task result."""
-    return {
-        "task": result.task, "dataset": result.dataset, "metric": result.metric, "mean": result.mean,
-        "std": result.std, "std_kind": result.std_kind, "scores": [float(s) for s in np.ravel(result.scores)]
-        if result.task != "similarity_search" else [], "n": result.n, "protocol": result.protocol,
-    }
+def evaluate_dataset(name: str, data: Any, emb: np.ndarray, lam: np.ndarray | None,
+                     sweep: Sweep) -> list[tuple[TaskResult, dict[str, Any]]]:
+    """The task of dataset ``name`` (loaded as ``data``; :data:`gcc_sgcl.tasks.registry.TASKS`) on ``emb``: each
+    metric's result, with the accuracy of each λ2 quintile of the examples for classification (``lam``: the λ2
+    of each example's view) as extra row fields."""
+    fields = []
+    for result in TASKS[dataset_kind(name)].evaluate(emb, data, name, sweep.protocol()):
+        extra: dict[str, Any] = {}
+        if result.correct is not None and lam is not None:
+            scores, bounds = quintile_scores(lam, result.correct)
+            extra = {"lambda2_quintiles": scores, "lambda2_bounds": bounds}
+        fields.append((result, extra))
+    return fields
 
 
 def ensure_pretrained(cfg: Config) -> float | None:
@@ -251,8 +192,15 @@ def ensure_pretrained(cfg: Config) -> float | None:
     from gcc_sgcl.engine.pretrain import pretrain
 
     ckpt = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
-    if ckpt.exists() and load_checkpoint(ckpt)["step"] >= cfg.train.steps:
-        return None
+    if ckpt.exists():
+        state = load_checkpoint(ckpt)
+        saved = Config.from_dict(state["config"])
+        if (saved.method, saved.sampling, saved.model, saved.augment) != (cfg.method, cfg.sampling, cfg.model,
+                                                                         cfg.augment):
+            raise ValueError(f"{ckpt} was trained with another method, sampling, model or augmentation "
+                             f"configuration than the sweep asks for; move it away or use another --output-dir")
+        if state["step"] >= cfg.train.steps:
+            return None
     start = time.time()
     pretrain(cfg, resume=ckpt.exists(), progress=False)
     return time.time() - start
@@ -272,7 +220,12 @@ def load_present(datasets: list[str], data_dir: str | None) -> dict[str, Any]:
     return found
 
 
-def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
+def _budget_key(budget: dict[str, Any]) -> tuple:
+    """The budget part of :attr:`ResultRow.key` (every identifying field after method, mode, seed, dataset, task)."""
+    return tuple(budget.get(f) for f in ResultRow.KEY[5:])
+
+
+def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
     """Run every missing (method, mode, seed, dataset) of ``sweep``; returns the rows it added.
 
     Each dataset is loaded and its views (and their λ2) built once for the whole sweep; each encoder is
@@ -282,10 +235,8 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
     from gcc_sgcl.engine.generate import cached_views, embed_parts, load_encoder
 
     store = RowStore(sweep.rows)
-    done = store.keys()
     budget = sweep.budget()
-    budget_key = tuple(budget[f] for f in RowStore.KEY[5:])
-    done_units = {k[:4] for k in done if k[5:] == budget_key}
+    done_units = {k[:4] for k in store.keys() if k[5:] == _budget_key(budget)}
     commit = git_commit()
     sampling = make_config("gcc").sampling  # presets share the sampling settings, so views are shared too
     data = load_present(sweep.datasets, sweep.data_dir)
@@ -293,7 +244,7 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
     lambda2_of: dict[str, np.ndarray] = {}
     todo = [(job, [n for n in data if applicable(*job[:2], n) and (*job, n) not in done_units])
             for job in sweep.jobs()]
-    added: list[dict[str, Any]] = []
+    added: list[ResultRow] = []
     bar = tqdm(total=sum(len(names) for _, names in todo), desc="sweep", unit="eval", disable=not progress)
     for (method, mode, seed), names in todo:
         if not names:
@@ -317,12 +268,12 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
             else:
                 emb = embed_parts(model, views_of[name], 256, name, progress=False)
                 config = cfg.to_dict()
-            fields = evaluate_dataset(name, data[name], emb, lambda2_of[name], sweep)
-            rows = [{
-                **f, **budget, "method": method, "mode": mode, "seed": seed, "config": config, "commit": commit,
-                "time": datetime.now().isoformat(timespec="seconds"), "pretrain_seconds": pretrain_s,
-                "eval_seconds": time.time() - start, "columns": int(emb.shape[1]),
-            } for f in fields]
+            results = evaluate_dataset(name, data[name], emb, lambda2_of[name], sweep)
+            seconds, now = time.time() - start, datetime.now().isoformat(timespec="seconds")
+            rows = [ResultRow.from_result(
+                result, **extra, **budget, method=method, mode=mode, seed=seed, config=config, commit=commit,
+                time=now, pretrain_seconds=pretrain_s, eval_seconds=seconds, columns=int(emb.shape[1]),
+            ) for result, extra in results]
             store.append(rows)
             added += rows
             pretrain_s = None  # counted once, on the encoder's first row
@@ -332,7 +283,7 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[dict[str, Any]]:
 
 
 def run_runtime(methods: list[str], corpus: list[str], rows: str, data_dir: str | None = None,
-                batch_size: int = 16, batches: int = 40, seed: int = 0) -> list[dict[str, Any]]:
+                batch_size: int = 16, batches: int = 40, seed: int = 0) -> list[ResultRow]:
     """Seconds per mini-batch of each method, measured in one run (:mod:`gcc_sgcl.experiments.runtime`),
     stored as rows of task ``runtime`` (replacing earlier runtime rows of the same corpus)."""
     from gcc_sgcl.experiments.runtime import measure
@@ -341,33 +292,29 @@ def run_runtime(methods: list[str], corpus: list[str], rows: str, data_dir: str 
     measured = measure(methods, corpus, batch_size, batches, data_dir, seed)
     commit = git_commit()
     now = datetime.now().isoformat(timespec="seconds")
-    new = [{
-        "method": m, "mode": "e2e", "seed": seed, "dataset": "+".join(corpus), "task": "runtime", "metric": metric,
-        "mean": value, "std": 0.0, "std_kind": f"mean over {batches} mini-batches", "scores": [], "n": batches,
-        "protocol": f"batch {batch_size}, methods alternate batch by batch in one process, one thread",
-        "corpus": "+".join(corpus), "batch_size": batch_size, "config": make_config(m).to_dict(),
-        "commit": commit, "time": now, "eval_seconds": time.time() - start,
-    } for m, result in measured.items() for metric, value in result.items()]
-    store = RowStore(rows)
-    kept = [r for r in store.load() if not (r["task"] == "runtime" and r["dataset"] == "+".join(corpus))]
-    store.path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_target(store.path) as tmp:
-        tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept + new))
+    name = "+".join(corpus)
+    new = [ResultRow(
+        method=m, mode="e2e", seed=seed, dataset=name, task="runtime", metric=metric, mean=value, std=0.0,
+        std_kind=f"mean over {batches} mini-batches", n=batches,
+        protocol=f"batch {batch_size}, methods alternate batch by batch in one process, one thread",
+        corpus=name, batch_size=batch_size, config=make_config(m).to_dict(), commit=commit, time=now,
+        eval_seconds=time.time() - start,
+    ) for m, result in measured.items() for metric, value in result.items()]
+    RowStore(rows).replace(lambda r: r.task == "runtime" and r.dataset == name, new)
     return new
 
 
 def run_finetune(sweep: Sweep, epochs: int = 30, max_folds: int | None = None,
-                 progress: bool = True) -> list[dict[str, Any]]:
+                 progress: bool = True) -> list[ResultRow]:
     """Fine-tune every pre-trained (method, mode, seed) of ``sweep`` on each classification dataset
-    (:mod:`gcc_sgcl.engine.finetune`); rows of task ``*_finetuned``, skipped when already stored."""
-    from gcc_sgcl.data import dataset_kind
+    (:mod:`gcc_sgcl.engine.finetune`); rows of task ``*_finetuned``, skipped when already stored at this budget."""
     from gcc_sgcl.engine.finetune import finetune
 
     store = RowStore(sweep.rows)
-    done = {k[:4] for k in store.keys() if str(k[4]).endswith("_finetuned")}
     budget = {**sweep.budget(), "repeats": 1, "epochs": epochs, "max_folds": max_folds}
+    done = {k[:4] for k in store.keys() if str(k[4]).endswith("_finetuned") and k[5:] == _budget_key(budget)}
     commit = git_commit()
-    labelled = [n for n in load_present(sweep.datasets, sweep.data_dir) if dataset_kind(n) in ("node", "graph")]
+    labelled = [n for n in load_present(sweep.datasets, sweep.data_dir) if KINDS[dataset_kind(n)].labelled]
     units = [(job, name) for job in sweep.jobs() if job[1] != CLASSICAL_MODE for name in labelled]
     added = []
     bar = tqdm(units, desc="fine-tune", unit="run", disable=not progress)
@@ -381,9 +328,9 @@ def run_finetune(sweep: Sweep, epochs: int = 30, max_folds: int | None = None,
         result = finetune(Path(cfg.train.output_dir) / cfg.run_dir_name(), name, device=sweep.device,
                           data_dir=sweep.data_dir, folds=sweep.folds, epochs=epochs, seed=sweep.eval_seed,
                           progress=False, max_folds=max_folds)
-        row = {**result_fields(result), **budget, "method": method, "mode": mode, "seed": seed,
-               "config": cfg.to_dict(), "commit": commit, "time": datetime.now().isoformat(timespec="seconds"),
-               "pretrain_seconds": pretrain_s, "eval_seconds": time.time() - start}
+        row = ResultRow.from_result(result, **budget, method=method, mode=mode, seed=seed, config=cfg.to_dict(),
+                                    commit=commit, time=datetime.now().isoformat(timespec="seconds"),
+                                    pretrain_seconds=pretrain_s, eval_seconds=time.time() - start)
         store.append([row])
         added.append(row)
     return added

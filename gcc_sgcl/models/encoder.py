@@ -15,7 +15,8 @@ class GraphEncoder(nn.Module):
     """Node input = positional embedding ⊕ degree embedding ⊕ seed flag, encoded by a GIN.
 
     Degrees are the in-degrees inside each (sub)graph, clipped at ``max_degree`` and embedded in
-    ``degree_embedding_size`` dimensions. The output is L2-normalised (GCC's ``norm=True``).
+    ``degree_embedding_size`` dimensions (``apply_node_func``: see :class:`UnsupervisedGIN`). The output is
+    L2-normalised (GCC's ``norm=True``).
     """
 
     def __init__(
@@ -27,13 +28,14 @@ class GraphEncoder(nn.Module):
         num_layers: int = 5,
         dropout: float = 0.5,
         readout: str = "sum",
+        apply_node_func: bool = True,
     ) -> None:
         super().__init__()
         self.positional_embedding_size = positional_embedding_size
         self.max_degree = max_degree
         self.degree_embedding = nn.Embedding(max_degree + 1, degree_embedding_size)
         input_dim = positional_embedding_size + degree_embedding_size + 1
-        self.gnn = UnsupervisedGIN(input_dim, hidden_size, hidden_size, num_layers, dropout, readout)
+        self.gnn = UnsupervisedGIN(input_dim, hidden_size, hidden_size, num_layers, dropout, readout, apply_node_func)
 
     def node_inputs(self, g: dgl.DGLGraph) -> torch.Tensor:
         """The (num_nodes, input_dim) node input matrix of ``g``."""

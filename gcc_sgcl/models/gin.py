@@ -7,16 +7,22 @@ from dgl.nn import GINConv, Set2Set, SumPooling
 from torch import nn
 
 
-def _mlp(in_dim: int, hidden: int, out_dim: int) -> nn.Sequential:
-    """The 2-layer MLP applied after each GIN aggregation."""
-    return nn.Sequential(nn.Linear(in_dim, hidden), nn.BatchNorm1d(hidden), nn.ReLU(), nn.Linear(hidden, out_dim))
+def _mlp(in_dim: int, hidden: int, out_dim: int, apply_node_func: bool) -> nn.Sequential:
+    """The 2-layer MLP applied after each GIN aggregation; with ``apply_node_func`` its output goes through
+    batch norm and ReLU (GCC's ``ApplyNodeFunc``)."""
+    layers = [nn.Linear(in_dim, hidden), nn.BatchNorm1d(hidden), nn.ReLU(), nn.Linear(hidden, out_dim)]
+    if apply_node_func:
+        layers += [nn.BatchNorm1d(out_dim), nn.ReLU()]
+    return nn.Sequential(*layers)
 
 
 class UnsupervisedGIN(nn.Module):
     """GIN encoder producing one vector per graph.
 
     ``num_layers`` counts the input layer, as GCC (``num_layers=5`` = input + 4 ``GINConv`` layers). Each
-    ``GINConv`` (sum aggregation, fixed eps = 0) is followed by batch norm and ReLU. With ``readout="sum"``
+    ``GINConv`` (sum aggregation, fixed eps = 0) applies a 2-layer MLP, followed with ``apply_node_func`` by
+    batch norm and ReLU (GCC's ``ApplyNodeFunc``; ``False`` is this project's structure before that was
+    added), and then by the outer batch norm and ReLU. With ``readout="sum"``
     every layer's node states (input included) are sum-pooled, mapped to ``output_dim`` by a linear layer,
     dropped out and summed over layers (GCC's score over layers); with ``readout="set2set"`` the last
     layer's node states go through ``Set2Set`` and a linear layer instead.
@@ -30,6 +36,7 @@ class UnsupervisedGIN(nn.Module):
         num_layers: int = 5,
         dropout: float = 0.5,
         readout: str = "sum",
+        apply_node_func: bool = True,
     ) -> None:
         super().__init__()
         if num_layers < 2:
@@ -41,7 +48,7 @@ class UnsupervisedGIN(nn.Module):
         self.norms = nn.ModuleList()
         for layer in range(num_layers - 1):
             in_dim = input_dim if layer == 0 else hidden_dim
-            self.convs.append(GINConv(_mlp(in_dim, hidden_dim, hidden_dim), aggregator_type="sum"))
+            self.convs.append(GINConv(_mlp(in_dim, hidden_dim, hidden_dim, apply_node_func), aggregator_type="sum"))
             self.norms.append(nn.BatchNorm1d(hidden_dim))
         self.pool = SumPooling()
         if readout == "sum":

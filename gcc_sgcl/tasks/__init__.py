@@ -1,7 +1,7 @@
 """Downstream evaluation of saved embeddings (GCC's ``gcc/tasks``), one module per task:
 
 - ``node_classification.evaluate_node_classification`` — logistic regression, micro-F1, stratified CV
-- ``graph_classification.evaluate_graph_classification`` — SVC (C by inner grid search), accuracy
+- ``graph_classification.evaluate_graph_classification`` — RBF SVC (GCC's C=100000 by default), accuracy
 - ``similarity_search.evaluate_similarity_search`` — HITS@20/40 between two graphs
 - ``common.TaskResult`` — the result record; ``results.csv`` writing and the shared CLI loop
 

@@ -132,22 +132,35 @@ def bootstrap_indices(size: int, seed: int, repeat: int, fold: int) -> np.ndarra
     return np.random.default_rng((seed, repeat, fold)).integers(0, size, size=size)
 
 
+# (train indices, test indices) -> predicted labels of the test indices
+FitPredict = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def estimator_fit_predict(estimator: BaseEstimator, emb: np.ndarray, labels: np.ndarray) -> FitPredict:
+    """A :data:`FitPredict` that fits a clone of ``estimator`` on ``emb[train]`` and predicts ``emb[test]``."""
+    check_features(emb, labels)
+
+    def fit_predict(train: np.ndarray, test: np.ndarray) -> np.ndarray:
+        return clone(estimator).fit(emb[train], labels[train]).predict(emb[test])
+
+    return fit_predict
+
+
 def cross_validated(
-    task: str, dataset: str, metric: str, estimator: BaseEstimator,
-    score: Callable[[np.ndarray, np.ndarray], float], emb: np.ndarray, labels: np.ndarray, model: str, *,
+    task: str, dataset: str, metric: str, fit_predict: FitPredict,
+    score: Callable[[np.ndarray, np.ndarray], float], labels: np.ndarray, model: str, *,
     folds: int = 10, repeats: int = 10, bootstrap: bool = True, seed: int = 0,
 ) -> TaskResult:
     """The paper's protocol (appendix, "statistical experimental methodology"): ``repeats`` times, a new
-    stratified ``folds``-fold split; on each fold a clone of ``estimator`` is fitted on the training part and
-    predicts the test fold of size T, and ``score(y_true, y_pred)`` is taken on T test examples drawn
+    stratified ``folds``-fold split; on each fold ``fit_predict(train, test)`` fits a classifier on the training
+    part and predicts the test fold of size T, and ``score(y_true, y_pred)`` is taken on T test examples drawn
     uniformly with replacement from that fold (``bootstrap``; otherwise on the fold itself). A repetition's
     score is the mean over its folds; ``std`` is the sample std (ddof=1) over the repetitions.
 
     The splits and the bootstrap draws depend only on ``(labels, seed)``, so two encoders evaluated on the
     same dataset with the same seed meet identical folds and resamples: their ``scores`` pair up by position.
-    ``model`` describes the estimator for the ``protocol`` field.
+    ``model`` describes the classifier for the ``protocol`` field.
     """
-    check_features(emb, labels)
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     if seed < 0:
@@ -158,7 +171,7 @@ def cross_validated(
         for r, repetition in enumerate(repeated_stratified_folds(labels, folds, repeats, seed)):
             for f, (train, test) in enumerate(repetition):
                 y_true = labels[test]
-                y_pred = clone(estimator).fit(emb[train], labels[train]).predict(emb[test])
+                y_pred = fit_predict(train, test)
                 correct[r, test] = y_pred == y_true
                 if bootstrap:
                     resample = bootstrap_indices(len(test), seed, r, f)

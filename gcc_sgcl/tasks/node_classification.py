@@ -25,6 +25,7 @@ from gcc_sgcl.tasks.common import (
     check_rows,
     class_labels,
     cross_validated,
+    estimator_fit_predict,
     labelled_rows,
     labels_by_dataset,
     load_embeddings,
@@ -58,9 +59,10 @@ def evaluate_node_classification(
     (1.0, (3,), (3, 100))
     """
     estimator = OneVsRestClassifier(LogisticRegression(C=C, max_iter=2000, random_state=seed))
+    labels = class_labels(labels)
     return cross_validated(
-        TASK, dataset, "micro_f1", estimator, partial(f1_score, average="micro"), np.asarray(emb),
-        class_labels(labels), f"one-vs-rest logistic regression C={C:g}",
+        TASK, dataset, "micro_f1", estimator_fit_predict(estimator, np.asarray(emb), labels),
+        partial(f1_score, average="micro"), labels, f"one-vs-rest logistic regression C={C:g}",
         folds=folds, repeats=repeats, bootstrap=bootstrap, seed=seed,
     )
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Graph classification on saved embeddings: SVC (C by inner grid search), accuracy; the paper's protocol of
-# 10 repetitions of stratified 10-fold CV, each test fold scored on a bootstrap resample of itself.
+# Graph classification on saved embeddings: RBF SVC (GCC's C=100000 by default), accuracy; the paper's
+# protocol of 10 repetitions of stratified 10-fold CV, each test fold scored on a bootstrap resample of itself.
 #   bash scripts/graph_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]
-# flags: --no-search (C=1), --folds N, --repeats R, --no-bootstrap, --seed S, --data-dir DIR,
+# flags: --svc gcc|grid|c1 (default gcc: C=100000, gamma=1/n_features, as GCC), --folds N, --repeats R,
+#        --no-bootstrap, --seed S, --data-dir DIR,
 #        --labels FILE... (one 'graph_index label' file per collection given by path, overriding its labels)
 # Prints a table and appends to <load_path>/results.csv; the data root comes from $GCC_SGCL_DATA.
 source "$(dirname "$0")/../_env.sh"

@@ -1,0 +1,437 @@
+"""What the report says, computed from result rows (:class:`gcc_sgcl.experiments.rows.ResultRow`) and returned as
+data: table cells with their significance markers, the pairing of seeds, floor verdicts, the SGCL-vs-GCC
+headline, per-stage evidence, heat-map gains, λ2 quintiles, runtime and provenance. Formatting is
+:mod:`gcc_sgcl.experiments.render`'s job; the budget study is :mod:`gcc_sgcl.experiments.budget`.
+
+Per encoder, a classification score is the mean over the repeated, bootstrapped CV of the runner; across
+seeds a cell shows mean ± std and the bootstrap 5–95 % interval of the mean; comparisons with the ``gcc`` row
+of the same mode are paired by seed (:mod:`gcc_sgcl.experiments.stats`). Within one :class:`Rows`, a later row
+of the same (method, mode, dataset, task, metric, seed) replaces an earlier one.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from gcc_sgcl.experiments.rows import ResultRow
+from gcc_sgcl.experiments.stats import Comparison, compare, marker, summarize
+
+BASELINE = "gcc"
+RANDOM_INIT = "random init"  # the label of an encoder pre-trained for 0 steps
+PAPER_ALPHA = 1e-6
+LOOSE_ALPHA = 0.05
+LOOSE = "†"
+CLASSIFICATION = ("node_classification", "graph_classification")
+FINETUNED = ("node_classification_finetuned", "graph_classification_finetuned")
+SIMILARITY = ("similarity_search",)
+CLASSICAL_MODE = "none"
+ABLATION_METHODS = ("sgcl", "sgcl-random-crop", "sgcl-random-permute")
+STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
+
+# (steps, batch size, corpus): the pre-training budget of an encoder
+Budget = tuple[int | None, int | None, str | None]
+
+
+def budget_of(row: ResultRow) -> Budget:
+    """The pre-training budget of the encoder behind ``row``."""
+    return row.steps, row.batch_size, row.corpus
+
+
+class Rows:
+    """Index over result rows: per (method, mode, dataset, task, metric) the row of each seed."""
+
+    def __init__(self, rows: Iterable[ResultRow]) -> None:
+        rows = list(rows)
+        self.rows = [r for r in rows if r.task != "runtime"]
+        self.runtime = [r for r in rows if r.task == "runtime"]
+        self.by_key: dict[tuple, dict[int, ResultRow]] = defaultdict(dict)
+        for r in self.rows:
+            self.by_key[(r.method, r.mode, r.dataset, r.task, r.metric)][int(r.seed)] = r
+
+    def seeds(self, method: str, mode: str, dataset: str, task: str, metric: str) -> dict[int, float]:
+        """Score of each seed (the row's mean over its CV repetitions)."""
+        return {s: float(r.mean) for s, r in self.by_key.get((method, mode, dataset, task, metric), {}).items()}
+
+    def datasets(self, tasks: Sequence[str]) -> list[str]:
+        """Datasets that have rows of any of ``tasks``, in first-seen order."""
+        return list(dict.fromkeys(r.dataset for r in self.rows if r.task in tasks))
+
+    def task_of(self, dataset: str, tasks: Sequence[str]) -> str | None:
+        """Which of ``tasks`` ``dataset`` was evaluated with."""
+        return next((r.task for r in self.rows if r.dataset == dataset and r.task in tasks), None)
+
+    def columns(self, tasks: Sequence[str]) -> list[tuple[str, str, str]]:
+        """Every (dataset, task, metric) of ``tasks``, in first-seen order."""
+        return list(dict.fromkeys((r.dataset, r.task, r.metric) for r in self.rows if r.task in tasks))
+
+    def methods(self, classical: bool | None = None) -> list[str]:
+        """Methods present, optionally only the training-free (mode ``none``) or only the pre-trained ones."""
+        return list(dict.fromkeys(r.method for r in self.rows
+                                  if classical is None or (r.mode == CLASSICAL_MODE) == classical))
+
+
+def table_budget(rows: Sequence[ResultRow]) -> Budget | None:
+    """The budget shared by most rows of pre-trained encoders (0-step rows left out)."""
+    counts = Counter(budget_of(r) for r in rows if r.mode != CLASSICAL_MODE and r.task != "runtime" and r.steps)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRow]:
+    """The rows of one table: pre-trained encoders at ``budget``, training-free rows, runtime rows, and the
+    encoders pre-trained for 0 steps relabelled :data:`RANDOM_INIT` (``gcc``'s if several methods have them)."""
+    untrained = [r for r in rows if r.mode != CLASSICAL_MODE and r.steps == 0 and r.task != "runtime"]
+    source = BASELINE if any(r.method == BASELINE for r in untrained) else next((r.method for r in untrained), None)
+    out = []
+    for r in rows:
+        if r.mode == CLASSICAL_MODE or r.task == "runtime" or budget_of(r) == budget:
+            out.append(r)
+        elif r.steps == 0 and r.method == source:
+            out.append(ResultRow.from_dict({**r.to_dict(), "method": RANDOM_INIT}))
+    return out
+
+
+def paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
+    """Scores of the seeds present in both, in seed order."""
+    common = sorted(set(a) & set(b))
+    return [a[s] for s in common], [b[s] for s in common]
+
+
+def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> tuple[list, list]:
+    """The paper's samples: every CV repetition of every seed, paired with ``gcc``'s by (seed, repetition)
+    (all encoders are scored on the same splits and bootstrap draws); seed means where no repetitions are
+    stored (similarity search). Seeds whose repetition counts differ are left out."""
+    mine = rows.by_key.get((method, mode, dataset, task, metric), {})
+    base = rows.by_key.get((BASELINE, mode, dataset, task, metric), {})
+    x, y = [], []
+    for s in sorted(set(mine) & set(base)):
+        a, b = mine[s].scores or [mine[s].mean], base[s].scores or [base[s].mean]
+        if len(a) == len(b):
+            x += a
+            y += b
+    return x, y
+
+
+def significance(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> str:
+    """``▲``/``▼`` when all three tests give p < 1e-6 against ``gcc`` (pooled samples), else ``†`` when all give
+    p < 0.05, else ``""`` (also with fewer than two paired samples)."""
+    x, y = pooled(rows, method, mode, dataset, task, metric)
+    if len(x) < 2:
+        return ""
+    c = compare(x, y)
+    return marker(c, PAPER_ALPHA) or (LOOSE if marker(c, LOOSE_ALPHA) else "")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: ``seeds`` encoders, mean/std/bootstrap interval over them; with one seed ``std`` is
+    that encoder's spread over its CV repetitions (``cv_spread``); ``marker`` against ``gcc``."""
+
+    seeds: int
+    mean: float
+    std: float
+    ci_low: float
+    ci_high: float
+    cv_spread: bool
+    marker: str
+
+
+def cell(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str, versus_gcc: bool) -> Cell | None:
+    """The cell of (method, mode) on (dataset, task, metric), ``None`` without rows."""
+    scores = rows.seeds(method, mode, dataset, task, metric)
+    if not scores:
+        return None
+    s = summarize(list(scores.values()))
+    if len(scores) == 1:
+        row = next(iter(rows.by_key[(method, mode, dataset, task, metric)].values()))
+        return Cell(1, s.mean, float(row.std), s.ci_low, s.ci_high, True, "")
+    mark = significance(rows, method, mode, dataset, task, metric) if versus_gcc and method != BASELINE else ""
+    return Cell(len(scores), s.mean, s.std, s.ci_low, s.ci_high, False, mark)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: one metric of one dataset under one training mode."""
+
+    dataset: str
+    task: str
+    metric: str
+    mode: str
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """A table row: a method (``training_free``: mode ``none`` in every column), its cells and seed count."""
+
+    method: str
+    training_free: bool
+    seeds: int
+    cells: list[Cell | None]
+
+
+def score_grid(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
+               methods: Sequence[str]) -> tuple[list[Column], list[GridRow]]:
+    """Columns = dataset × mode × metric of ``tasks``; rows = ``methods`` (pre-trained) then every training-free
+    method; rows without any cell are left out."""
+    found = rows.columns(tasks)
+    columns = [Column(d, t, m, mode) for dataset in dict.fromkeys(d for d, _, _ in found) for mode in modes
+               for d, t, m in found if d == dataset]
+    out = []
+    for method, free in [(m, False) for m in methods] + [(m, True) for m in rows.methods(classical=True)]:
+        cells, seeds = [], set()
+        for c in columns:
+            mode = CLASSICAL_MODE if free else c.mode
+            seeds |= set(rows.seeds(method, mode, c.dataset, c.task, c.metric))
+            cells.append(cell(rows, method, mode, c.dataset, c.task, c.metric, versus_gcc=not free))
+        if any(x is not None for x in cells):
+            out.append(GridRow(method, free, len(seeds), cells))
+    return columns, out
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """``method`` against ``gcc`` on one column: seed-paired means, the interval of ``method``'s mean, the
+    tests on the pooled samples (``comparison``) and the Wilcoxon p of the seed means."""
+
+    column: Column
+    seeds: int
+    samples: int
+    mean: float
+    baseline: float
+    ci_low: float
+    ci_high: float
+    comparison: Comparison
+    p_seed_means: float | None
+
+
+def statistics(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[str]) -> list[Statistic]:
+    """One :class:`Statistic` per column with at least two paired seeds and pooled samples."""
+    out = []
+    for d, task, metric in rows.columns(tasks):
+        for mode in modes:
+            x, y = paired(rows.seeds(method, mode, d, task, metric), rows.seeds(BASELINE, mode, d, task, metric))
+            px, py = pooled(rows, method, mode, d, task, metric)
+            if len(x) < 2 or len(px) < 2:
+                continue
+            s, b = summarize(x), summarize(y)
+            out.append(Statistic(Column(d, task, metric, mode), len(x), len(px), s.mean, b.mean, s.ci_low,
+                                 s.ci_high, compare(px, py), compare(x, y).p_wilcoxon))
+    return out
+
+
+@dataclass(frozen=True)
+class FloorVerdict:
+    """On one column: the best pre-trained seed-mean against the best training-free one."""
+
+    column: Column
+    best: str
+    score: float
+    floor: str
+    floor_score: float
+
+    @property
+    def beats(self) -> bool:
+        """Whether pre-training beats the training-free floor."""
+        return self.score > self.floor_score
+
+
+def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
+                   methods: Sequence[str]) -> list[FloorVerdict]:
+    """Per column: the best seed-mean of ``methods`` (pre-trained) against the best training-free mean."""
+    out = []
+    for d, task, metric in rows.columns(tasks):
+        floors = {m: float(np.mean(list(v.values()))) for m in rows.methods(classical=True)
+                  if (v := rows.seeds(m, CLASSICAL_MODE, d, task, metric))}
+        for mode in modes:
+            trained = {m: float(np.mean(list(v.values()))) for m in methods
+                       if (v := rows.seeds(m, mode, d, task, metric))}
+            if floors and trained:
+                best, floor = max(trained, key=trained.get), max(floors, key=floors.get)
+                out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], floor, floors[floor]))
+    return out
+
+
+@dataclass(frozen=True)
+class Headline:
+    """SGCL against GCC in one mode: the columns (``"<dataset> <metric>"``) where it is ahead or behind (pooled
+    means), and those passing the paper's threshold (``strict``) or only p < 0.05 (``loose``), with markers."""
+
+    mode: str
+    ahead: list[str]
+    behind: list[str]
+    strict: list[str]
+    loose: list[str]
+
+    @property
+    def compared(self) -> int:
+        """The number of columns compared (the m of "ahead in n of m")."""
+        return len(self.ahead) + len(self.behind)
+
+
+def headline(rows: Rows, mode: str, tasks: Sequence[str], label: dict[str, str] | None = None,
+             method: str = "sgcl") -> Headline:
+    """``method`` against ``gcc`` per column with at least two pooled samples; ties count as behind."""
+    ahead, behind, strict, loose = [], [], [], []
+    for d, task, metric in rows.columns(tasks):
+        x, y = pooled(rows, method, mode, d, task, metric)
+        if len(x) < 2:
+            continue
+        c = compare(x, y)
+        name = f"{(label or {}).get(d, d)} {metric}"
+        (ahead if c.mean_diff > 0 else behind).append(name)
+        if marker(c, PAPER_ALPHA):
+            strict.append(f"{name} {marker(c, PAPER_ALPHA)}")
+        elif marker(c, LOOSE_ALPHA):
+            loose.append(f"{name} {marker(c, LOOSE_ALPHA)}")
+    return Headline(mode, ahead, behind, strict, loose)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """On one classification dataset: SGCL − GCC over ``seeds`` paired seeds, and each single-stage preset −
+    GCC (paired with its own seeds)."""
+
+    dataset: str
+    difference: float
+    seeds: int
+    stages: dict[str, float]
+
+
+def evidence(rows: Rows, mode: str) -> list[Evidence]:
+    """:class:`Evidence` for every classification dataset where ``sgcl`` and ``gcc`` share a seed."""
+    out = []
+    for d, task, metric in rows.columns(CLASSIFICATION):
+        base = rows.seeds(BASELINE, mode, d, task, metric)
+        x, y = paired(rows.seeds("sgcl", mode, d, task, metric), base)
+        if not x:
+            continue
+        stages = {}
+        for stage in STAGES + ("random-crop", "random-permute"):
+            a, b = paired(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
+            if a:
+                stages[stage] = float(np.mean(a) - np.mean(b))
+        out.append(Evidence(d, float(np.mean(x) - np.mean(y)), len(x), stages))
+    return out
+
+
+def heatmap_gains(rows: Rows, dataset: str, mode: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """% gain of ``sgcl-<a>+<b>`` (diagonal ``sgcl-<a>``) over ``gcc`` on ``dataset`` (seed means) and the seed
+    count of each cell (NaN / 0 where not run); ``None`` without a ``gcc`` row."""
+    columns = [c for c in rows.columns(CLASSIFICATION) if c[0] == dataset]
+    if not columns:
+        return None
+    _, task, metric = columns[0]
+    base = rows.seeds(BASELINE, mode, dataset, task, metric)
+    if not base:
+        return None
+    base_mean = float(np.mean(list(base.values())))
+    gain = np.full((len(STAGES), len(STAGES)), np.nan)
+    seeds = np.zeros_like(gain, dtype=int)
+    for i, a in enumerate(STAGES):
+        for j, b in enumerate(STAGES):
+            names = [f"sgcl-{a}"] if i == j else [f"sgcl-{a}+{b}", f"sgcl-{b}+{a}"]
+            scores = next((s for n in names if (s := rows.seeds(n, mode, dataset, task, metric))), {})
+            if scores:
+                gain[i, j] = 100 * (np.mean(list(scores.values())) - base_mean) / base_mean
+                seeds[i, j] = len(scores)
+    return gain, seeds
+
+
+@dataclass(frozen=True)
+class Quintiles:
+    """On one dataset, over ``seeds`` paired seeds: per λ2 quintile, ``method``'s and ``gcc``'s mean out-of-fold
+    accuracy and the quintile's λ2 range (from ``gcc``'s first paired row)."""
+
+    dataset: str
+    seeds: int
+    mine: np.ndarray
+    baseline: np.ndarray
+    bounds: list[list[float]]
+
+
+def lambda2_quintiles(rows: Rows, method: str, mode: str) -> list[Quintiles]:
+    """:class:`Quintiles` of every classification dataset where both have quintile scores on a shared seed."""
+    out = []
+    for d, task, metric in rows.columns(CLASSIFICATION):
+        mine = rows.by_key.get((method, mode, d, task, metric), {})
+        base = rows.by_key.get((BASELINE, mode, d, task, metric), {})
+        common = sorted(s for s in set(mine) & set(base) if mine[s].lambda2_quintiles and base[s].lambda2_quintiles)
+        if common:
+            out.append(Quintiles(d, len(common), np.array([mine[s].lambda2_quintiles for s in common]).mean(axis=0),
+                                 np.array([base[s].lambda2_quintiles for s in common]).mean(axis=0),
+                                 base[common[0]].lambda2_bounds))
+    return out
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """One corpus's runtime measurement: per method (data, step, total) seconds per mini-batch and the ratio of
+    its total to ``gcc``'s (else the first method's)."""
+
+    corpus: str
+    protocol: str
+    std_kind: str
+    commit: str
+    methods: list[tuple[str, float, float, float, float]]
+
+
+def runtimes(rows: Rows) -> list[Runtime]:
+    """One :class:`Runtime` per measured corpus."""
+    out = []
+    for corpus in dict.fromkeys(r.dataset for r in rows.runtime):
+        here = [r for r in rows.runtime if r.dataset == corpus]
+        values = {(r.method, r.metric): r.mean for r in here}
+        methods = list(dict.fromkeys(r.method for r in here))
+        base = values.get((BASELINE, "total_s")) or values[(methods[0], "total_s")]
+        out.append(Runtime(corpus, here[0].protocol, here[0].std_kind, here[0].commit, [
+            (m, values[(m, "data_s")], values[(m, "step_s")], values[(m, "total_s")], values[(m, "total_s")] / base)
+            for m in methods]))
+    return out
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the rows came from: counts, commits, budgets (steps, batch, corpus, repeats, folds, SVC protocol)
+    and the wall time the runner recorded (pre-training it ran itself; each evaluation once)."""
+
+    rows: int
+    encoders: int
+    runtime_rows: int
+    commits: list[str]
+    budgets: list[tuple]
+    pretrain_seconds: float
+    eval_seconds: float
+
+
+def provenance(rows: Rows) -> Provenance:
+    """:class:`Provenance` of ``rows``. An evaluation's time is stored on each of its metric rows (similarity
+    search has two), so it is counted once per evaluation (:attr:`ResultRow.key`)."""
+    evaluations = {r.key: r.eval_seconds or 0.0 for r in rows.rows}
+    budgets = sorted({(r.steps, r.batch_size, r.corpus, r.repeats, r.folds, r.svc) for r in rows.rows
+                      if r.mode != CLASSICAL_MODE}, key=str)
+    return Provenance(
+        rows=len(rows.rows),
+        encoders=len({(r.method, r.mode, r.seed, budget_of(r)) for r in rows.rows if r.mode != CLASSICAL_MODE}),
+        runtime_rows=len(rows.runtime),
+        commits=sorted({r.commit for r in rows.rows + rows.runtime}),
+        budgets=budgets,
+        pretrain_seconds=float(sum(r.pretrain_seconds or 0.0 for r in rows.rows)),
+        eval_seconds=float(sum(evaluations.values())),
+    )
+
+
+def protocols(rows: Rows, tasks: Sequence[str]) -> dict[str, list[str]]:
+    """Per task of ``tasks``, the distinct evaluation protocols recorded in the rows (e.g. which SVC)."""
+    out: dict[str, list[str]] = {}
+    for r in rows.rows:
+        if r.task in tasks and r.protocol not in out.setdefault(r.task, []):
+            out[r.task].append(r.protocol)
+    return out
+
+
+def cv_settings(rows: Rows, tasks: Sequence[str]) -> list[tuple[int, int]]:
+    """The distinct (CV repetitions, folds) of the rows of ``tasks``, most frequent first."""
+    counts = Counter((r.repeats, r.folds) for r in rows.rows if r.task in tasks and r.repeats and r.folds)
+    return [k for k, _ in counts.most_common()]

@@ -1,0 +1,144 @@
+"""The budget study, computed from result rows: learning curves (score against pre-training steps), the rule
+that picks the table budget where GCC's curve flattens, and the fidelity check of GCC at that budget against
+GCC's published E2E numbers.
+
+Curves come from rows of encoders pre-trained for different ``steps`` with one batch size and corpus (the
+family with the most distinct step counts, unless given); 0 steps is the untrained encoder.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from gcc_sgcl.experiments.analysis import BASELINE, CLASSIFICATION, Budget
+from gcc_sgcl.experiments.rows import ResultRow
+
+# GCC's paper, E2E, frozen encoder (Tables 2 and 3), in %
+PUBLISHED_GCC_E2E = {"usa_airport": 64.8, "h-index": 78.3, "imdb-binary": 71.7, "imdb-multi": 49.3,
+                     "collab": 74.7, "rdt-b": 87.5}
+FIDELITY_TOLERANCE = 2.0  # percentage points
+FIDELITY_MIN_COLUMNS = 4  # of the six published columns
+FLAT_TOLERANCE = 0.005  # 0.5 pt, scores are fractions
+
+
+@dataclass(frozen=True)
+class Curve:
+    """``method``'s score on (dataset, metric) after each number of pre-training ``steps``: the mean over
+    ``seeds`` (the seeds present at every step count of this curve, so points compare the same encoders)."""
+
+    method: str
+    dataset: str
+    metric: str
+    steps: tuple[int, ...]
+    means: tuple[float, ...]
+    seeds: tuple[int, ...]
+
+
+def curve_family(rows: Sequence[ResultRow], mode: str = "e2e") -> tuple[int | None, str | None] | None:
+    """The (batch size, corpus) whose pre-trained ``mode`` rows span the most distinct step counts (at least
+    two), or ``None``."""
+    steps: dict[tuple, set] = defaultdict(set)
+    for r in rows:
+        if r.mode == mode and r.steps is not None and r.task in CLASSIFICATION:
+            steps[(r.batch_size, r.corpus)].add(r.steps)
+    best = max(steps, key=lambda k: (len(steps[k]), str(k)), default=None)
+    return best if best is not None and len(steps[best]) >= 2 else None
+
+
+def learning_curves(rows: Sequence[ResultRow], methods: Sequence[str] = ("gcc", "sgcl"), mode: str = "e2e",
+                    family: tuple[int | None, str | None] | None = None) -> list[Curve]:
+    """One :class:`Curve` per (method, classification column) with at least two step counts sharing a seed."""
+    family = family or curve_family(rows, mode)
+    if family is None:
+        return []
+    scores: dict[tuple, dict[int, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        if (r.method in methods and r.mode == mode and r.task in CLASSIFICATION and r.steps is not None
+                and (r.batch_size, r.corpus) == family):
+            scores[(r.method, r.dataset, r.metric)][r.steps][r.seed] = r.mean
+    out = []
+    for (method, dataset, metric), by_steps in scores.items():
+        common = set.intersection(*(set(s) for s in by_steps.values()))
+        if len(by_steps) >= 2 and common:
+            steps = tuple(sorted(by_steps))
+            out.append(Curve(method, dataset, metric, steps,
+                             tuple(float(np.mean([by_steps[s][seed] for seed in common])) for s in steps),
+                             tuple(sorted(common))))
+    return sorted(out, key=lambda c: (methods.index(c.method), c.dataset))
+
+
+def change_per_doubling(curve: Curve) -> dict[int, float]:
+    """Per step count ``s`` after the first non-zero one: the score change from the previous measured count
+    ``p`` divided by the doublings between them, ``(score(s) − score(p)) / log2(s / p)`` — the change over the
+    last doubling when the curve is linear in log(steps) between the two."""
+    points = [(s, m) for s, m in zip(curve.steps, curve.means) if s > 0]
+    return {s: (m - pm) / np.log2(s / p) for (p, pm), (s, m) in zip(points, points[1:])}
+
+
+@dataclass(frozen=True)
+class BudgetChoice:
+    """The chosen step count, whether GCC's curve is flat there (``flat``: on more than half of the columns
+    the change per doubling is below the tolerance), and per candidate step count the flat and measured column
+    counts."""
+
+    steps: int
+    flat: bool
+    flat_columns: dict[int, int]
+    measured_columns: dict[int, int]
+    tolerance: float
+
+
+def choose_budget(curves: Sequence[Curve], method: str = BASELINE,
+                  tolerance: float = FLAT_TOLERANCE) -> BudgetChoice | None:
+    """The smallest step count where ``method``'s curve has flattened: |change per doubling| < ``tolerance``
+    on most (more than half) of its columns; the largest measured count (``flat=False``) if none qualifies;
+    ``None`` without two non-zero step counts."""
+    changes = [change_per_doubling(c) for c in curves if c.method == method]
+    candidates = sorted({s for ch in changes for s in ch})
+    if not candidates:
+        return None
+    flat = {s: sum(abs(ch[s]) < tolerance for ch in changes if s in ch) for s in candidates}
+    measured = {s: sum(s in ch for ch in changes) for s in candidates}
+    chosen = next((s for s in candidates if 2 * flat[s] > measured[s]), None)
+    return BudgetChoice(chosen if chosen is not None else candidates[-1], chosen is not None, flat, measured,
+                        tolerance)
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """One published column: GCC's published E2E score and this project's (mean over ``seeds``), both in %;
+    ``measured`` is ``None`` without rows."""
+
+    dataset: str
+    published: float
+    measured: float | None
+    seeds: int
+
+    @property
+    def difference(self) -> float | None:
+        """Measured − published, in percentage points."""
+        return None if self.measured is None else self.measured - self.published
+
+    @property
+    def within(self) -> bool:
+        """Whether the measured score is within :data:`FIDELITY_TOLERANCE` of the published one."""
+        return self.difference is not None and abs(self.difference) <= FIDELITY_TOLERANCE
+
+
+def fidelity(rows: Sequence[ResultRow], budget: Budget, mode: str = "e2e") -> list[Fidelity]:
+    """GCC (``gcc``, ``mode``, frozen encoder) at ``budget`` against :data:`PUBLISHED_GCC_E2E`, per column."""
+    out = []
+    for dataset, published in PUBLISHED_GCC_E2E.items():
+        means = {r.seed: r.mean for r in rows if r.method == BASELINE and r.mode == mode and r.dataset == dataset
+                 and r.task in CLASSIFICATION and (r.steps, r.batch_size, r.corpus) == budget}
+        out.append(Fidelity(dataset, published, 100 * float(np.mean(list(means.values()))) if means else None,
+                            len(means)))
+    return out
+
+
+def fidelity_passes(table: Sequence[Fidelity]) -> bool:
+    """The fidelity bar: within :data:`FIDELITY_TOLERANCE` on at least :data:`FIDELITY_MIN_COLUMNS` columns."""
+    return sum(f.within for f in table) >= FIDELITY_MIN_COLUMNS

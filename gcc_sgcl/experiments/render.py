@@ -1,0 +1,284 @@
+"""Renderers of the report: Markdown, CSV and PNG of what :mod:`gcc_sgcl.experiments.analysis` and
+:mod:`gcc_sgcl.experiments.budget` compute. They only format; no number is computed here beyond unit changes.
+A ``*_section``-style function writes its CSV and returns its Markdown.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from gcc_sgcl.experiments.analysis import (
+    LOOSE_ALPHA,
+    PAPER_ALPHA,
+    STAGES,
+    Cell,
+    Column,
+    Evidence,
+    FloorVerdict,
+    GridRow,
+    Headline,
+    Provenance,
+    Quintiles,
+    Runtime,
+    Statistic,
+)
+from gcc_sgcl.experiments.budget import (
+    FIDELITY_MIN_COLUMNS,
+    FIDELITY_TOLERANCE,
+    BudgetChoice,
+    Curve,
+    Fidelity,
+    fidelity_passes,
+)
+from gcc_sgcl.experiments.stats import marker
+
+DATASET_LABELS = {
+    "usa_airport": "US-Airport", "h-index": "H-index", "imdb-binary": "IMDB-B", "imdb-multi": "IMDB-M",
+    "collab": "COLLAB", "rdt-b": "RDT-B", "rdt-5k": "RDT-M", "kdd_icdm": "KDD-ICDM", "sigir_cikm": "SIGIR-CIKM",
+    "sigmod_icde": "SIGMOD-ICDE",
+}
+
+
+def label(dataset: str) -> str:
+    """Display name of a dataset."""
+    return DATASET_LABELS.get(dataset, dataset)
+
+
+def markdown_table(header: Sequence[str], body: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def write_csv(path: Path, header: Sequence[str], body: Sequence[Sequence[Any]]) -> None:
+    """Write one table as CSV."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(body)
+
+
+def format_cell(c: Cell | None) -> str:
+    """``mean ± std`` in %, with the marker; ``ᶜ`` flags a single seed's CV spread; ``–`` for no rows."""
+    if c is None:
+        return "–"
+    return f"{100 * c.mean:.2f} ± {100 * c.std:.2f}" + ("ᶜ" if c.cv_spread else c.marker)
+
+
+def column_title(c: Column, with_metric: bool) -> str:
+    """``<dataset> <MODE>[ <metric>]``."""
+    mode = c.mode.upper() if c.mode != "none" else ""
+    return " ".join(p for p in (label(c.dataset), mode, c.metric if with_metric else "") if p)
+
+
+def grid_section(columns: list[Column], grid: list[GridRow], csv_path: Path, with_metric: bool = False) -> str:
+    """A score table (methods × columns) as Markdown; its cells (with interval) as CSV."""
+    if not columns:
+        return "_no rows_"
+    flat = [[r.method, "none" if r.training_free else c.mode, c.dataset, c.metric, x.seeds, x.mean, x.std,
+             "cv repetitions" if x.cv_spread else "seeds", x.ci_low, x.ci_high]
+            for r in grid for c, x in zip(columns, r.cells) if x is not None]
+    write_csv(csv_path, ["method", "mode", "dataset", "metric", "seeds", "mean", "std", "std_over", "ci5", "ci95"],
+              flat)
+    body = [[f"{r.method} (training-free)" if r.training_free else r.method, r.seeds]
+            + [format_cell(x) for x in r.cells] for r in grid]
+    return markdown_table(["method", "max seeds"] + [column_title(c, with_metric) for c in columns], body)
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None or not np.isfinite(value) else f"{value:.3g}"
+
+
+def statistics_section(stats: list[Statistic], method: str, csv_path: Path) -> str:
+    """The statistics of ``method`` against ``gcc`` as Markdown and CSV."""
+    header = ["dataset", "mode", "seeds", "samples", method, "gcc", "difference (pp)", f"{method} 5–95 %",
+              "Wilcoxon p", "Mann–Whitney p", "t-test p", f"all p < {PAPER_ALPHA:g}", f"all p < {LOOSE_ALPHA:g}",
+              "Wilcoxon p (seed means)"]
+    body, flat = [], []
+    for s in stats:
+        c = s.comparison
+        p = [c.p_wilcoxon, c.p_mannwhitney, c.p_ttest]
+        body.append([label(s.column.dataset), s.column.mode, s.seeds, s.samples, f"{100 * s.mean:.2f}",
+                     f"{100 * s.baseline:.2f}", f"{100 * (s.mean - s.baseline):+.2f}",
+                     f"[{100 * s.ci_low:.2f}, {100 * s.ci_high:.2f}]", *map(_p, p),
+                     marker(c, PAPER_ALPHA) or "no", marker(c, LOOSE_ALPHA) or "no", _p(s.p_seed_means)])
+        flat.append([s.column.dataset, s.column.mode, s.column.metric, s.seeds, s.samples, s.mean, s.baseline,
+                     s.mean - s.baseline, s.ci_low, s.ci_high, *p, s.p_seed_means])
+    write_csv(csv_path, ["dataset", "mode", "metric", "seeds", "samples", method, "gcc", "difference", "ci5",
+                         "ci95", "p_wilcoxon", "p_mannwhitney", "p_ttest", "p_wilcoxon_seed_means"], flat)
+    return markdown_table(header, body) if body else "_fewer than two paired seeds_"
+
+
+def floor_lines(verdicts: list[FloorVerdict]) -> str:
+    """One sentence per floor verdict."""
+    return "\n".join(
+        f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}): best pre-trained `{v.best}` "
+        f"{100 * v.score:.2f} {'beats' if v.beats else 'does NOT beat'} the best training-free row `{v.floor}` "
+        f"{100 * v.floor_score:.2f}." for v in verdicts)
+
+
+def headline_text(h: Headline, method: str = "SGCL") -> str:
+    """The headline as one bold sentence plus the significant columns; empty when nothing was compared."""
+    if not h.compared:
+        return ""
+    return (f"**{h.mode.upper()}: {method} is ahead of GCC in {len(h.ahead)} of {h.compared} columns "
+            f"({', '.join(h.ahead) or 'none'}) and behind in {len(h.behind)}.** At the paper's threshold (all "
+            f"p < 1e-6) significant: {', '.join(h.strict) or 'none'}; at p < 0.05: {', '.join(h.loose) or 'none'}.")
+
+
+def evidence_lines(items: list[Evidence]) -> str:
+    """One sentence per dataset of per-stage evidence."""
+    return "\n".join(
+        f"- {label(e.dataset)}: SGCL − GCC = {100 * e.difference:+.2f} pp, SGCL "
+        f"{'ahead' if e.difference > 0 else 'behind'} ({e.seeds} paired seeds); each stage alone − GCC: "
+        + (", ".join(f"{stage} {100 * d:+.2f}" for stage, d in e.stages.items()) or "none run") for e in items)
+
+
+def heatmap_section(gains: tuple[np.ndarray, np.ndarray], title: str, png: Path, csv_path: Path) -> str:
+    """The pairwise heat-map as PNG, CSV and a Markdown table with seed counts."""
+    gain, seeds = gains
+    write_csv(csv_path, ["augmentation"] + list(STAGES),
+              [[a] + ["" if np.isnan(v) else f"{v:.3f}" for v in gain[i]] for i, a in enumerate(STAGES)])
+    plot_heatmap(gain, title, png)
+    body = [[a] + ["–" if np.isnan(v) else f"{v:+.2f} ({seeds[i, j]})" for j, v in enumerate(gain[i])]
+            for i, a in enumerate(STAGES)]
+    return markdown_table(["% gain (seeds)"] + list(STAGES), body)
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_heatmap(gain: np.ndarray, title: str, png: Path) -> None:
+    """A diverging heat-map of ``gain`` (NaN cells blank) with the values written in."""
+    plt = _pyplot()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6.4, 5.2))
+    bound = max(float(np.nanmax(np.abs(gain))) if np.isfinite(gain).any() else 1.0, 1e-9)
+    image = ax.imshow(np.ma.masked_invalid(gain), cmap="RdYlGn", vmin=-bound, vmax=bound)
+    ax.set_xticks(range(len(STAGES)), STAGES, rotation=30)
+    ax.set_yticks(range(len(STAGES)), STAGES)
+    for i in range(len(STAGES)):
+        for j in range(len(STAGES)):
+            if np.isfinite(gain[i, j]):
+                ax.text(j, i, f"{gain[i, j]:+.1f}", ha="center", va="center", fontsize=8)
+    fig.colorbar(image, ax=ax, label="% gain over GCC")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+
+
+def quintiles_section(items: list[Quintiles], method: str, csv_path: Path) -> str:
+    """Per λ2 quintile: ``method`` − ``gcc`` (pp), GCC in brackets, the λ2 range; Markdown and CSV."""
+    flat = [[q.dataset, i + 1, lo, hi, q.mine[i], q.baseline[i], q.seeds]
+            for q in items for i, (lo, hi) in enumerate(q.bounds)]
+    write_csv(csv_path, ["dataset", "quintile", "lambda2_min", "lambda2_max", method, "gcc", "seeds"], flat)
+    if not items:
+        return "_no quintile rows_"
+    header = ["λ2 quintile"] + [f"{label(q.dataset)} (n seeds {q.seeds})" for q in items]
+    body = [[f"Q{i + 1}"] + [f"{100 * (q.mine[i] - q.baseline[i]):+.2f} ({100 * q.baseline[i]:.1f}) "
+                             f"[{q.bounds[i][0]:.3f}–{q.bounds[i][1]:.3f}]" for q in items]
+            for i in range(len(items[0].bounds))]
+    return markdown_table(header, body)
+
+
+def runtime_section(items: list[Runtime], csv_path: Path) -> str:
+    """One Markdown table per measured corpus; all of them in one CSV."""
+    if not items:
+        return "_no runtime rows_"
+    write_csv(csv_path, ["corpus", "method", "data_s", "step_s", "total_s", "ratio"],
+              [[r.corpus, *m] for r in items for m in r.methods])
+    return "\n\n".join(
+        f"Corpus `{r.corpus}`, {r.protocol}, {r.std_kind} (commit `{r.commit}`):\n\n"
+        + markdown_table(["method", "data s/batch", "step s/batch", "total s/batch", "ratio to gcc"],
+                         [[m, f"{d:.4f}", f"{s:.4f}", f"{t:.4f}", f"{ratio:.2f}"] for m, d, s, t, ratio in r.methods])
+        for r in items)
+
+
+def provenance_lines(p: Provenance) -> str:
+    """The provenance as a Markdown list."""
+    return "\n".join([
+        f"- rows: {p.rows} result rows, {p.encoders} pre-trained encoders, {p.runtime_rows} runtime rows",
+        f"- code commits that produced the rows: {', '.join(f'`{c}`' for c in p.commits)}",
+        "- budgets (steps × batch, corpus, CV repeats × folds, SVC protocol): "
+        + "; ".join(f"{s} × {b}, {c}, {r} × {f}-fold, svc {svc}" for s, b, c, r, f, svc in p.budgets),
+        f"- pre-training wall time recorded by the runner: {p.pretrain_seconds / 60:.1f} min (encoders it found "
+        f"already trained are not counted); embedding + evaluation: {p.eval_seconds / 60:.1f} min",
+    ])
+
+
+def protocol_lines(found: dict[str, list[str]]) -> str:
+    """The evaluation protocols recorded in the rows, per task."""
+    return "\n".join(f"- {task.replace('_', ' ')}: " + "; ".join(f"`{p}`" for p in ps) for task, ps in found.items())
+
+
+def curves_section(curves: list[Curve], png: Path, csv_path: Path) -> str:
+    """The learning curves as a Markdown table (method × column, one cell per step count), CSV and PNG."""
+    steps = sorted({s for c in curves for s in c.steps})
+    write_csv(csv_path, ["method", "dataset", "metric", "steps", "mean", "seeds"],
+              [[c.method, c.dataset, c.metric, s, m, " ".join(map(str, c.seeds)) or ""]
+               for c in curves for s, m in zip(c.steps, c.means)])
+    plot_curves(curves, png)
+    body = [[c.method, f"{label(c.dataset)} {c.metric}", len(c.seeds)]
+            + [f"{100 * dict(zip(c.steps, c.means))[s]:.2f}" if s in c.steps else "–" for s in steps]
+            for c in curves]
+    return markdown_table(["method", "column", "seeds"] + [f"{s} steps" for s in steps], body)
+
+
+def plot_curves(curves: list[Curve], png: Path) -> None:
+    """Score against pre-training steps (symmetric-log x axis, so 0 steps shows), one panel per column."""
+    plt = _pyplot()
+    columns = list(dict.fromkeys((c.dataset, c.metric) for c in curves))
+    fig, axes = plt.subplots(1, len(columns), figsize=(3.2 * len(columns), 3.2), squeeze=False)
+    for ax, (dataset, metric) in zip(axes[0], columns):
+        for c in curves:
+            if (c.dataset, c.metric) == (dataset, metric):
+                ax.plot(c.steps, [100 * m for m in c.means], marker="o", label=c.method)
+        ax.set_xscale("symlog", linthresh=max(1, min((s for c in curves for s in c.steps if s > 0), default=1)))
+        ax.set_title(f"{label(dataset)} {metric}", fontsize=9)
+        ax.set_xlabel("pre-training steps")
+    axes[0][0].set_ylabel("score (%)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def budget_text(choice: BudgetChoice, method: str = "gcc") -> str:
+    """The chosen budget and the rule's evidence, as prose."""
+    counts = ", ".join(f"{s} steps: {choice.flat_columns[s]} of {choice.measured_columns[s]}"
+                       for s in choice.flat_columns)
+    rule = (f"the smallest step count at which `{method}`'s score changes by less than "
+            f"{100 * choice.tolerance:.1f} pt per doubling of the steps (change from the previous measured count "
+            f"divided by log2 of their ratio) on most columns")
+    if choice.flat:
+        return f"**Chosen budget: {choice.steps} steps** — {rule}. Flat columns per step count: {counts}."
+    return (f"**No budget meets the rule yet** ({rule}); the largest measured, {choice.steps} steps, is used. "
+            f"Flat columns per step count: {counts}.")
+
+
+def fidelity_section(table: list[Fidelity], csv_path: Path) -> str:
+    """The fidelity table (header ``| dataset | published | gcc | difference |``) and the bar's verdict."""
+    write_csv(csv_path, ["dataset", "published", "gcc", "difference", "seeds"],
+              [[f.dataset, f.published, f.measured, f.difference, f.seeds] for f in table])
+    body = [[label(f.dataset), f"{f.published:.1f}",
+             "–" if f.measured is None else f"{f.measured:.2f} ({f.seeds} seeds)",
+             "–" if f.difference is None else f"{f.difference:+.2f}"] for f in table]
+    within = [label(f.dataset) for f in table if f.within]
+    measured = sum(f.measured is not None for f in table)
+    verdict = (f"Within {FIDELITY_TOLERANCE:g} pt of the published number on {len(within)} of {len(table)} columns "
+               f"({', '.join(within) or 'none'}; {measured} measured); the bar is {FIDELITY_MIN_COLUMNS} of "
+               f"{len(table)}: **{'met' if fidelity_passes(table) else 'not met'}**.")
+    return markdown_table(["dataset", "published", "gcc", "difference"], body) + "\n\n" + verdict

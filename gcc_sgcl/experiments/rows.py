@@ -1,0 +1,149 @@
+"""Result rows: the one record the runner, fine-tuning, the runtime measurement and the report share, and the
+JSON-lines store that holds them (``docs/results/rows.jsonl``).
+
+A row is one metric of one evaluation: what was evaluated (method, mode, seed, dataset, task, metric), its
+score (mean, spread, per-repetition scores, protocol), the budget that makes two rows comparable (steps,
+batch, corpus, CV repeats and folds, evaluation seed, SVC protocol) and where it came from (configuration,
+commit, wall times). Rows written before a field existed load with that field's old meaning
+(:meth:`ResultRow.from_dict`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Iterable
+
+import numpy as np
+
+from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.tasks.common import TaskResult
+
+# Before ``svc`` named the SVC protocol, rows said whether C was grid-searched (the alternative was C=1).
+_LEGACY_SVC = {True: "grid", False: "c1"}
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One metric of one evaluation, with its budget and provenance (see the module docstring).
+
+    ``scores`` are the per-repetition scores of classification (empty for similarity search and runtime);
+    ``steps`` is the pre-training budget (0: an untrained encoder, the "random init" row); ``svc`` the
+    graph-classification SVC protocol of the sweep (:data:`gcc_sgcl.tasks.graph_classification.SVC_PROTOCOLS`);
+    ``pretrain_seconds`` is set on the first row of an encoder that the runner pre-trained itself;
+    ``eval_seconds`` is the time of the whole evaluation, repeated on each of its metric rows.
+    """
+
+    method: str
+    mode: str
+    seed: int
+    dataset: str
+    task: str
+    metric: str
+    mean: float
+    std: float
+    std_kind: str
+    n: int
+    protocol: str
+    scores: list[float] = field(default_factory=list)
+    steps: int | None = None
+    batch_size: int | None = None
+    corpus: str | None = None
+    repeats: int | None = None
+    folds: int | None = None
+    eval_seed: int | None = None
+    svc: str | None = None
+    epochs: int | None = None
+    max_folds: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    commit: str = "unknown"
+    time: str = ""
+    pretrain_seconds: float | None = None
+    eval_seconds: float | None = None
+    columns: int | None = None
+    lambda2_quintiles: list[float] | None = None
+    lambda2_bounds: list[list[float]] | None = None
+
+    KEY: ClassVar[tuple[str, ...]] = ("method", "mode", "seed", "dataset", "task", "steps", "batch_size", "corpus",
+                                      "repeats", "folds", "eval_seed", "svc")
+
+    @property
+    def key(self) -> tuple:
+        """The fields that identify an evaluation (all its metric rows share them)."""
+        return tuple(getattr(self, name) for name in self.KEY)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object stored for this row."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ResultRow":
+        """A stored row; the legacy ``svc_search`` flag becomes ``svc`` (``grid`` / ``c1``), unknown keys are
+        rejected with their names."""
+        d = dict(d)
+        if "svc_search" in d:
+            d.setdefault("svc", _LEGACY_SVC[bool(d.pop("svc_search"))])
+        extra = set(d) - {f.name for f in dataclasses.fields(cls)}
+        if extra:
+            raise ValueError(f"unknown result-row fields {sorted(extra)}")
+        return cls(**d)
+
+    @classmethod
+    def from_result(cls, result: TaskResult, **fields: Any) -> "ResultRow":
+        """The row of a task result; ``fields`` add the method, mode, seed, budget and provenance."""
+        scores = [float(s) for s in np.ravel(result.scores)] if result.task != "similarity_search" else []
+        return cls(task=result.task, dataset=result.dataset, metric=result.metric, mean=float(result.mean),
+                   std=float(result.std), std_kind=result.std_kind, scores=scores, n=int(result.n),
+                   protocol=result.protocol, **fields)
+
+
+class RowStore:
+    """Result rows in a JSON-lines file; each row is appended and flushed as soon as it exists."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+
+    def load(self) -> list[ResultRow]:
+        """Every stored row (a truncated last line, left by a kill mid-write, is ignored)."""
+        if not self.path.is_file():
+            return []
+        lines = self.path.read_text().splitlines()
+        rows = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(ResultRow.from_dict(json.loads(line)))
+            except json.JSONDecodeError as err:
+                if number == len(lines):
+                    break
+                raise ValueError(f"{self.path}, line {number}: not a JSON row ({err})") from err
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"{self.path}, line {number}: {err}") from err
+        return rows
+
+    def keys(self) -> set[tuple]:
+        """The identifying fields (:attr:`ResultRow.key`) of every stored row."""
+        return {row.key for row in self.load()}
+
+    def append(self, rows: Iterable[ResultRow]) -> None:
+        """Append ``rows``, one JSON object per line, flushed to disk."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(_line(row) for row in rows)
+        with self.path.open("a") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def replace(self, drop: Callable[[ResultRow], bool], rows: Iterable[ResultRow]) -> None:
+        """Rewrite the store atomically without the stored rows for which ``drop`` is true, plus ``rows``."""
+        kept = [row for row in self.load() if not drop(row)]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_target(self.path) as tmp:
+            tmp.write_text("".join(_line(row) for row in [*kept, *rows]))
+
+
+def _line(row: ResultRow) -> str:
+    return json.dumps(row.to_dict(), sort_keys=True) + "\n"

@@ -1,0 +1,69 @@
+"""The downstream task of each embedded dataset kind (:data:`gcc_sgcl.data.kinds.KINDS`), as a registry:
+node → node classification, graph → graph classification, similarity → top-k similarity search.
+
+``TASKS[kind].evaluate(emb, data, name, protocol)`` scores an embedding laid out as the kind says (one row per
+node of the kind's graphs, or per graph) against the loaded dataset ``data`` called ``name``; ``finetuned`` / ``finetuned_metric`` name the
+rows of fine-tuning on the kind's labels (``None`` for kinds without labels).
+
+>>> sorted(TASKS), TASKS["graph"].name, TASKS["similarity"].finetuned
+(['graph', 'node', 'similarity'], 'graph_classification', None)
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gcc_sgcl.tasks.common import TaskResult
+from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
+from gcc_sgcl.tasks.node_classification import evaluate_node_classification
+from gcc_sgcl.tasks.similarity_search import evaluate_similarity_search
+
+
+@dataclass(frozen=True)
+class EvalProtocol:
+    """How a sweep evaluates: ``repeats`` × stratified ``folds``-fold CV with splits (and bootstrap draws) from
+    ``seed``, graph classification with the SVC protocol ``svc`` (``graph_classification.SVC_PROTOCOLS``)."""
+
+    folds: int = 10
+    repeats: int = 10
+    seed: int = 0
+    svc: str = "gcc"
+    bootstrap: bool = True
+
+
+@dataclass(frozen=True)
+class Task:
+    """The evaluation of one dataset kind: ``name`` and ``metrics`` as in the result rows, ``evaluate(emb,
+    data, dataset_name, protocol) -> results`` (one per metric), and the fine-tuning task's name and metric
+    (or ``None``)."""
+
+    name: str
+    metrics: tuple[str, ...]
+    evaluate: Callable[[np.ndarray, Any, str, EvalProtocol], list[TaskResult]]
+    finetuned: str | None = None
+    finetuned_metric: str | None = None
+
+
+def _node(emb: np.ndarray, data: Any, name: str, p: EvalProtocol) -> list[TaskResult]:
+    return [evaluate_node_classification(emb, data.labels, p.folds, p.seed, dataset=name, repeats=p.repeats,
+                                         bootstrap=p.bootstrap)]
+
+
+def _graph(emb: np.ndarray, data: Any, name: str, p: EvalProtocol) -> list[TaskResult]:
+    return [evaluate_graph_classification(emb, data.labels, p.folds, p.seed, svc=p.svc, dataset=name,
+                                          repeats=p.repeats, bootstrap=p.bootstrap)]
+
+
+def _similarity(emb: np.ndarray, data: Any, name: str, p: EvalProtocol) -> list[TaskResult]:
+    n1 = data.graph_1.num_nodes()
+    return evaluate_similarity_search(emb[:n1], emb[n1:], data.pairs, seed=p.seed, dataset=name)
+
+
+TASKS: dict[str, Task] = {
+    "node": Task("node_classification", ("micro_f1",), _node, "node_classification_finetuned", "micro_f1"),
+    "graph": Task("graph_classification", ("accuracy",), _graph, "graph_classification_finetuned", "accuracy"),
+    "similarity": Task("similarity_search", ("hits@20", "hits@40"), _similarity),
+}

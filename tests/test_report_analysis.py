@@ -1,0 +1,233 @@
+"""The report's analysis and budget functions on hand-made rows whose right answers are known, and the
+report's new sections rendered from them."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gcc_sgcl.experiments import analysis as an
+from gcc_sgcl.experiments.budget import (
+    PUBLISHED_GCC_E2E,
+    Curve,
+    change_per_doubling,
+    choose_budget,
+    fidelity,
+    fidelity_passes,
+    learning_curves,
+)
+from gcc_sgcl.experiments.report import build_report
+from gcc_sgcl.experiments.rows import ResultRow, RowStore
+
+CORPUS = "ca-grqc"
+ROWS_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "rows.jsonl"
+
+
+def row(method, dataset, mean, seed=0, mode="e2e", task="graph_classification", metric="accuracy", scores=None,
+        steps=100, batch_size=128, eval_seconds=1.0, pretrain_seconds=None, **extra) -> ResultRow:
+    """A result row with the fields the analysis reads."""
+    return ResultRow(method=method, mode=mode, seed=seed, dataset=dataset, task=task, metric=metric, mean=mean,
+                     std=0.01, std_kind="std over repeats", n=100, protocol="p",
+                     scores=list(scores if scores is not None else [mean]), steps=steps, batch_size=batch_size,
+                     corpus=CORPUS, repeats=len(scores) if scores is not None else 1, folds=10, eval_seed=0,
+                     svc="gcc", commit="abc", eval_seconds=eval_seconds, pretrain_seconds=pretrain_seconds,
+                     **extra)
+
+
+def repeats(centre: float, n: int = 30, shift: float = 0.0) -> list[float]:
+    """``n`` distinct repetition scores around ``centre`` (+ ``shift``)."""
+    return list(centre + shift + 0.001 * np.arange(n))
+
+
+# ------------------------------------------------------------------------------------------- rows and store
+
+
+def test_every_committed_row_loads_with_its_old_svc_flag_as_a_protocol_name():
+    if not ROWS_FILE.is_file():
+        pytest.skip("docs/results/rows.jsonl not present")
+    raw = [json.loads(line) for line in ROWS_FILE.read_text().splitlines() if line.strip()]
+    rows = RowStore(ROWS_FILE).load()
+    assert len(rows) == len(raw)
+    for r, d in zip(rows, raw):
+        assert (r.method, r.dataset, r.metric, r.mean) == (d["method"], d["dataset"], d["metric"], d["mean"])
+        if "svc_search" in d:
+            assert r.svc == ("grid" if d["svc_search"] else "c1")
+
+
+def test_row_store_round_trips_rows_and_replace_drops_only_the_matching_ones(tmp_path):
+    store = RowStore(tmp_path / "rows.jsonl")
+    a, b = row("gcc", "x", 0.5), row("sgcl", "x", 0.6)
+    store.append([a, b])
+    assert store.load() == [a, b]
+    c = row("grace", "x", 0.7)
+    store.replace(lambda r: r.method == "gcc", [c])
+    assert store.load() == [b, c]
+    with pytest.raises(ValueError, match="unknown result-row fields"):
+        ResultRow.from_dict({**a.to_dict(), "bogus": 1})
+
+
+# ------------------------------------------------------------------------------------------ pairing, markers
+
+
+def test_pooled_samples_pair_repetitions_by_seed_and_skip_seeds_missing_on_one_side():
+    rows = an.Rows([row("gcc", "x", 0.5, seed=0, scores=[0.4, 0.6]), row("gcc", "x", 0.7, seed=1, scores=[0.7, 0.7]),
+                    row("sgcl", "x", 0.55, seed=0, scores=[0.5, 0.6]), row("sgcl", "x", 0.9, seed=2, scores=[0.9, 0.9])])
+    x, y = an.pooled(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy")
+    assert (x, y) == ([0.5, 0.6], [0.4, 0.6])
+    assert an.paired({0: 1.0, 1: 2.0}, {1: 3.0, 2: 4.0}) == ([2.0], [3.0])
+
+
+@pytest.mark.parametrize("shift, expected", [(0.05, "▲"), (-0.05, "▼"), (0.0, "")])
+def test_significance_marker_follows_the_sign_when_every_test_passes(shift, expected):
+    # 3 seeds × 30 repetitions, every paired difference = shift (plus a tiny varying part so tests are defined)
+    rows = []
+    for seed in range(3):
+        base = repeats(0.6 + 0.01 * seed)
+        rows.append(row("gcc", "x", float(np.mean(base)), seed=seed, scores=base))
+        mine = [v + shift + 1e-4 * ((i * 7) % 5) for i, v in enumerate(base)]
+        rows.append(row("sgcl", "x", float(np.mean(mine)), seed=seed, scores=mine))
+    got = an.significance(an.Rows(rows), "sgcl", "e2e", "x", "graph_classification", "accuracy")
+    assert got == expected if shift else got in ("", an.LOOSE)
+
+
+def test_single_seed_cell_reports_the_cv_spread_and_no_marker():
+    rows = an.Rows([row("gcc", "x", 0.5), row("sgcl", "x", 0.6)])
+    c = an.cell(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy", versus_gcc=True)
+    assert (c.seeds, c.mean, c.std, c.cv_spread, c.marker) == (1, 0.6, 0.01, True, "")
+    assert an.cell(rows, "grace", "e2e", "x", "graph_classification", "accuracy", True) is None
+
+
+# ---------------------------------------------------------------------------------- verdicts and headline
+
+
+def test_floor_verdict_compares_the_best_listed_method_with_the_best_training_free_row():
+    rows = an.Rows([row("gcc", "x", 0.70), row("sgcl", "x", 0.72), row("grace", "x", 0.99),
+                    row("structural", "x", 0.71, mode="none"), row("spectral", "x", 0.60, mode="none")])
+    (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "sgcl"])
+    assert (v.best, v.score, v.floor, v.floor_score, v.beats) == ("sgcl", 0.72, "structural", 0.71, True)
+    rows = an.Rows([row("gcc", "x", 0.70), row("structural", "x", 0.71, mode="none")])
+    assert not an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc"])[0].beats
+
+
+def test_headline_counts_columns_where_sgcl_is_ahead_of_gcc():
+    rows = []
+    for dataset, shift in (("a", 0.02), ("b", 0.01), ("c", -0.03)):
+        for seed in (0, 1):
+            base = repeats(0.5, n=3)
+            rows += [row("gcc", dataset, float(np.mean(base)), seed=seed, scores=base),
+                     row("sgcl", dataset, float(np.mean(base)) + shift, seed=seed,
+                         scores=[v + shift + 1e-4 * i for i, v in enumerate(base)])]
+    rows.append(row("sgcl", "d", 0.9))  # no gcc row: not compared
+    h = an.headline(an.Rows(rows), "e2e", an.CLASSIFICATION, {"a": "A"})
+    assert (h.ahead, h.behind, h.compared) == (["A accuracy", "b accuracy"], ["c accuracy"], 3)
+
+
+# ----------------------------------------------------------------------------------------------- provenance
+
+
+def test_provenance_counts_an_evaluation_once_though_each_metric_row_repeats_its_time():
+    rows = an.Rows([
+        row("gcc", "kdd", 0.1, task="similarity_search", metric="hits@20", eval_seconds=60.0, pretrain_seconds=120.0),
+        row("gcc", "kdd", 0.2, task="similarity_search", metric="hits@40", eval_seconds=60.0),
+        row("gcc", "x", 0.5, eval_seconds=30.0),
+        row("structural", "x", 0.5, mode="none", eval_seconds=6.0, steps=100),
+    ])
+    p = an.provenance(rows)
+    assert (p.eval_seconds, p.pretrain_seconds, p.encoders, p.rows) == (96.0, 120.0, 1, 4)
+    assert p.budgets == [(100, 128, CORPUS, 1, 10, "gcc")]
+
+
+def test_cv_settings_and_protocols_are_read_from_the_rows():
+    rows = an.Rows([row("gcc", "x", 0.5, scores=[0.5] * 3), row("sgcl", "x", 0.5, scores=[0.5] * 3),
+                    row("gcc", "y", 0.5, scores=[0.5] * 10)])
+    assert an.cv_settings(rows, an.CLASSIFICATION) == [(3, 10), (10, 10)]
+    assert an.protocols(rows, an.CLASSIFICATION) == {"graph_classification": ["p"]}
+
+
+# -------------------------------------------------------------------------------- budgets and random init
+
+
+def test_tables_keep_one_budget_and_show_untrained_encoders_as_random_init():
+    rows = [row("gcc", "x", 0.5, steps=100), row("gcc", "x", 0.6, steps=100, seed=1), row("gcc", "x", 0.7, steps=300),
+            row("gcc", "x", 0.3, steps=0), row("sgcl", "x", 0.31, steps=0), row("structural", "x", 0.4, mode="none")]
+    assert an.table_budget(rows) == (100, 128, CORPUS)
+    kept = an.Rows(an.at_budget(rows, (100, 128, CORPUS)))
+    assert kept.seeds("gcc", "e2e", "x", "graph_classification", "accuracy") == {0: 0.5, 1: 0.6}
+    assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.3}
+    assert kept.methods(classical=True) == ["structural"]
+
+
+def _curve_rows(gcc_points: dict[str, list[float]], steps=(0, 100, 300, 1000, 3000)) -> list[ResultRow]:
+    rows = []
+    for dataset, means in gcc_points.items():
+        for s, m in zip(steps, means):
+            rows.append(row("gcc", dataset, m, steps=s, batch_size=256))
+            rows.append(row("sgcl", dataset, m + 0.01, steps=s, batch_size=256))
+    return rows
+
+
+def test_learning_curves_follow_steps_for_each_method_and_column():
+    rows = _curve_rows({"imdb-binary": [0.5, 0.6, 0.65, 0.7, 0.7]})
+    rows.append(row("gcc", "imdb-binary", 0.1, steps=100, batch_size=128))  # another family: ignored
+    rows.append(row("gcc", "imdb-binary", 0.9, steps=100, batch_size=256, seed=1))  # seed not at every step
+    curves = learning_curves(rows)
+    assert [(c.method, c.steps, c.seeds) for c in curves] == [("gcc", (0, 100, 300, 1000, 3000), (0,)),
+                                                             ("sgcl", (0, 100, 300, 1000, 3000), (0,))]
+    assert curves[0].means == (0.5, 0.6, 0.65, 0.7, 0.7)
+
+
+def test_change_per_doubling_divides_the_change_by_the_doublings_between_counts():
+    c = Curve("gcc", "x", "accuracy", (0, 100, 400), (0.1, 0.5, 0.52), (0,))
+    assert change_per_doubling(c) == {400: pytest.approx(0.01)}  # +2 pt over two doublings
+
+
+def test_budget_is_the_first_step_count_where_most_gcc_columns_change_less_than_half_a_point_per_doubling():
+    # per-doubling changes at 300 / 1000 / 3000: a: big, small, small; b: big, big, small; c: big, small, small
+    rows = _curve_rows({"a": [0.3, 0.50, 0.60, 0.602, 0.603], "b": [0.3, 0.50, 0.60, 0.65, 0.651],
+                        "c": [0.3, 0.50, 0.55, 0.551, 0.552]})
+    choice = choose_budget(learning_curves(rows))
+    assert (choice.steps, choice.flat) == (1000, True)
+    assert choice.flat_columns == {300: 0, 1000: 2, 3000: 3} and choice.measured_columns[1000] == 3
+
+
+def test_budget_rule_says_so_when_no_step_count_flattens():
+    rows = _curve_rows({"a": [0.1, 0.2, 0.3, 0.4, 0.5], "b": [0.1, 0.2, 0.3, 0.4, 0.5]})
+    choice = choose_budget(learning_curves(rows))
+    assert (choice.steps, choice.flat) == (3000, False)
+    assert choose_budget([]) is None
+
+
+def test_fidelity_compares_gcc_e2e_at_the_budget_with_the_published_numbers():
+    rows = [row("gcc", "usa_airport", 0.640, task="node_classification", metric="micro_f1", seed=0),
+            row("gcc", "usa_airport", 0.650, task="node_classification", metric="micro_f1", seed=1),
+            row("gcc", "rdt-b", 0.80), row("gcc", "imdb-binary", 0.99, steps=300),
+            row("gcc", "imdb-multi", 0.99, mode="moco"), row("sgcl", "collab", 0.747)]
+    table = {f.dataset: f for f in fidelity(rows, (100, 128, CORPUS))}
+    assert list(table) == list(PUBLISHED_GCC_E2E)
+    assert table["usa_airport"].measured == pytest.approx(64.5) and table["usa_airport"].seeds == 2
+    assert table["usa_airport"].within and table["usa_airport"].difference == pytest.approx(-0.3)
+    assert table["rdt-b"].difference == pytest.approx(-7.5) and not table["rdt-b"].within
+    assert all(table[d].measured is None for d in ("imdb-binary", "imdb-multi", "collab", "h-index"))
+    assert not fidelity_passes(list(table.values()))
+
+
+# ------------------------------------------------------------------------------------------ rendered report
+
+
+def test_report_renders_the_budget_study_and_random_init_only_when_rows_exist(tmp_path):
+    plain = tmp_path / "plain" / "rows.jsonl"
+    RowStore(plain).append([row("gcc", "imdb-binary", 0.7), row("sgcl", "imdb-binary", 0.71)])
+    text = build_report(plain, tmp_path / "plain.md", heatmap_dataset="imdb-binary")
+    assert "Budget study" not in text and "| dataset | published | gcc | difference |" not in text
+    assert "random init" not in text.split("### Does")[0]
+
+    study = tmp_path / "study" / "rows.jsonl"
+    points = {d: [0.3, 0.5, 0.6, 0.602, 0.603] for d in ("imdb-binary", "usa_airport")}
+    RowStore(study).append(_curve_rows(points))
+    text = build_report(study, tmp_path / "study.md", heatmap_dataset="imdb-binary")
+    assert "**Chosen budget: 1000 steps**" in text
+    assert "| dataset | published | gcc | difference |" in text
+    assert "| IMDB-B | 71.7 | 60.20 (1 seeds) | -11.50 |" in text
+    assert "| random init | 1 |" in text
+    assert (study.parent / "learning_curve.png").stat().st_size > 1000
+    assert (study.parent / "fidelity.csv").read_text().startswith("dataset,published,gcc,difference")
