@@ -85,7 +85,7 @@ class TrainConfig:
     decay_frac: float = 0.1
     clip_norm: float = 1.0
     num_workers: int = 0
-    threads: int = 0  # torch threads of the model step (0: all CPU cores); results depend on it, workers do not
+    threads: int = 0  # torch threads of the model step (0: half the CPU cores); results depend on it, workers do not
     seed: int = 0
     save_freq: int = 1000
     log_freq: int = 10
@@ -236,7 +236,7 @@ class Config:
         if t.mode not in MODES:
             raise ValueError(f"--mode must be one of {MODES}, got {t.mode!r}")
         if t.threads < 0:
-            raise ValueError(f"--threads must be >= 0 (0: all CPU cores), got {t.threads}")
+            raise ValueError(f"--threads must be >= 0 (0: half the CPU cores), got {t.threads}")
         if t.steps < 1:
             raise ValueError(f"--steps must be >= 1, got {t.steps}")
         if s.pe_sign not in PE_SIGNS:

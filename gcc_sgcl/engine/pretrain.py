@@ -54,16 +54,17 @@ def dropout_seed(seed: int, step: int, rank: int = 0) -> int:
 
 
 def training_threads(cfg: Config, dist: DistContext | None = None) -> int:
-    """Torch intra-op threads of the model step: ``--threads``, or when it is 0 the CPU cores shared among the
-    processes of this node (``LOCAL_WORLD_SIZE`` under torchrun).
+    """Torch intra-op threads of the model step: ``--threads``, or when it is 0 half of the CPU cores shared
+    among the processes of this node (``LOCAL_WORLD_SIZE`` under torchrun), leaving the rest to the DataLoader
+    workers (measured on 2 cores, batch 256: 1 model thread + 2 workers 0.30 s/step, 2 + 2 0.50 s/step).
 
-    Set the same way whatever the number of DataLoader workers (batches built in this process run under
+    Never derived from ``--num-workers`` (batches built in this process run under
     :func:`~gcc_sgcl.sampling.dataset.sampling_threads`), since float reductions depend on the thread count.
     """
     if cfg.train.threads:
         return cfg.train.threads
     local = 1 if dist is None else int(os.environ.get("LOCAL_WORLD_SIZE", dist.world_size))
-    return max(1, (os.cpu_count() or 1) // local)
+    return max(1, (os.cpu_count() or 1) // (2 * local))
 
 
 def lr_factor(step: int, total: int, warmup_frac: float, decay_frac: float) -> float:

@@ -25,6 +25,7 @@ PE_SIGNS = ("random", "canonical")
 # their edges scanned: a hub's thousands of edges would otherwise dominate the cost of its views.
 HUB_DEGREE = 64
 PROBE_RATIO = 4  # probing a member costs about this many scanned edges (two binary searches)
+MAX_TABLE_ENTRIES = 2**24  # cells of the (view, node) lookup table of one chunk of views
 
 
 @dataclass(frozen=True)
@@ -79,29 +80,52 @@ def induced_edges(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nda
     """``(num_edges, src, dst)`` of the subgraphs induced on ``B`` node sets (distinct ids within a set).
 
     Local id ``i`` of view ``b`` is its ``i``-th node; edges come by source, then by head id (the parent's sorted
-    CSR order, as ``dgl.node_subgraph``), repeated edges as often as in the parent. One vectorised pass: the
-    out-edges of ordinary members are looked up among the (view, node) keys of all members; a hub member (more
-    than ``HUB_DEGREE`` out-neighbours, and ``PROBE_RATIO`` times its view's size) is instead probed for each
-    member of its view in the hubs' edge codes.
+    CSR order, as ``dgl.node_subgraph``), repeated edges as often as in the parent. Vectorised over chunks of
+    views: the out-edges of ordinary members are looked up in a (view, node) -> local id table of the chunk; a
+    hub member (more than ``HUB_DEGREE`` out-neighbours, and ``PROBE_RATIO`` times its view's size) is instead
+    probed for each member of its view in the hubs' edge codes.
     """
+    parts = [_induced_chunk(index, sets.select(rows)) for rows in _table_chunks(sets.num_nodes)]
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return tuple(np.concatenate(arrays) for arrays in zip(*parts))
+
+
+def _table_chunks(num_nodes: np.ndarray, max_entries: int = MAX_TABLE_ENTRIES) -> list[np.ndarray]:
+    """Consecutive groups of views whose lookup table (views x members) has at most ``max_entries`` cells."""
+    chunks, start, members = [], 0, 0
+    for b, n in enumerate(num_nodes.tolist()):
+        if b > start and (b - start + 1) * (members + n) > max_entries:
+            chunks.append(np.arange(start, b))
+            start, members = b, 0
+        members += n
+    if len(num_nodes):
+        chunks.append(np.arange(start, len(num_nodes)))
+    return chunks
+
+
+def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     num_nodes, nodes = sets.num_nodes, sets.nodes
     n = index.num_nodes
     view = segment_ids(num_nodes)
     local = positions(num_nodes)
     degree = index.indptr[nodes + 1] - index.indptr[nodes]
     hub = (degree > HUB_DEGREE) & (degree > PROBE_RATIO * num_nodes[view])
-    # ordinary members: scan their out-edges
+    # ordinary members: scan their out-edges, look each head up in the chunk's (view, node) table
     scan_degree = np.where(hub, 0, degree)
     heads = index.indices[np.repeat(index.indptr[nodes], scan_degree) + positions(scan_degree)]
     edge_view = np.repeat(view, scan_degree)
-    member_keys = view * n + nodes
-    order = np.argsort(member_keys, kind="stable")
-    sorted_keys = member_keys[order]
-    wanted = edge_view * n + heads
-    at = np.searchsorted(sorted_keys, wanted).clip(max=max(len(sorted_keys) - 1, 0))
-    inside = sorted_keys[at] == wanted if len(sorted_keys) else np.zeros(0, dtype=bool)
-    src = [np.repeat(local, scan_degree)[inside]]
-    dst = [local[order[at[inside]]]]
+    distinct, column = np.unique(nodes, return_inverse=True)
+    slot = np.full(n, -1, dtype=np.int64)
+    slot[distinct] = np.arange(len(distinct))
+    table = np.zeros((len(num_nodes), len(distinct)), dtype=np.int32)
+    table[view, column] = local + 1
+    head_slot = slot[heads]
+    found = np.zeros(len(heads), dtype=np.int64)
+    known = head_slot >= 0
+    found[known] = table[edge_view[known], head_slot[known]]
+    inside = found > 0
+    scan = (edge_view[inside], np.repeat(local, scan_degree)[inside], found[inside] - 1)
     # hub members: probe every member of the view
     hubs = np.flatnonzero(hub)
     size = num_nodes[view[hubs]]
@@ -110,13 +134,20 @@ def induced_edges(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nda
     codes = nodes[pair_src] * n + nodes[pair_dst]
     multiplicity = (np.searchsorted(index.hub_codes, codes, side="right")
                     - np.searchsorted(index.hub_codes, codes, side="left"))
-    src.append(np.repeat(local[pair_src], multiplicity))
-    dst.append(np.repeat(local[pair_dst], multiplicity))
-    src, dst = np.concatenate(src), np.concatenate(dst)
-    edge_view = np.concatenate([edge_view[inside], np.repeat(view[pair_src], multiplicity)])
-    first = offsets(num_nodes)[edge_view]
-    ordered = np.argsort((edge_view * int(num_nodes.max(initial=1)) + src) * n + nodes[first + dst], kind="stable")
-    return np.bincount(edge_view, minlength=len(num_nodes)), src[ordered], dst[ordered]
+    probed = (np.repeat(view[pair_src], multiplicity), np.repeat(local[pair_src], multiplicity),
+              np.repeat(local[pair_dst], multiplicity))
+    # the scanned edges are in order already; the probed ones are sorted and merged in
+    first = offsets(num_nodes)
+    width = int(num_nodes.max(initial=1))
+
+    def order_key(edge_view: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        return (edge_view * width + src) * n + nodes[first[edge_view] + dst]
+
+    hub_order = np.argsort(order_key(*probed), kind="stable")
+    probed = tuple(a[hub_order] for a in probed)
+    at = np.searchsorted(order_key(*scan), order_key(*probed), side="right")
+    edge_view, src, dst = (np.insert(a, at, b) for a, b in zip(scan, probed))
+    return np.bincount(edge_view, minlength=len(num_nodes)), src, dst
 
 
 def sign_draws(pe_sign: str, rng: KeyedRandom | None, k: int) -> np.ndarray | None:
