@@ -106,11 +106,10 @@ def apply_by_group(
     views: ViewBatch, groups: np.ndarray, transforms: Sequence[Transform], rng: KeyedRandom
 ) -> ViewBatch:
     """Views of group ``j`` (``groups[b] == j``) transformed by ``transforms[j]`` (stream ``j``), the rest kept."""
-    for j, t in enumerate(transforms):
-        rows = np.flatnonzero(groups == j)
-        if len(rows) and not isinstance(t, Identity):
-            views = views.update(rows, t.transform(views.select(rows), rng.take(rows).child(j)))
-    return views
+    changed = [(rows, t.transform(views.select(rows), rng.take(rows).child(j)))
+               for j, t in enumerate(transforms)
+               for rows in [np.flatnonzero(groups == j)] if len(rows) and not isinstance(t, Identity)]
+    return views.update_many(changed)
 
 
 class RandomApply(Transform):

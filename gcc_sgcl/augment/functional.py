@@ -195,10 +195,9 @@ def align_views(views: ViewBatch) -> ViewBatch:
             f"Align needs the global embedding size to equal the positional embedding size, "
             f"got d={views.global_rows.shape[1]} and k={views.k}"
         )
-    x = views.padded(views.pe.astype(np.float64))
-    q = procrustes(x, views.padded(views.global_rows.astype(np.float64)))
-    rotated = np.einsum("nk,nkj->nj", views.pe.astype(np.float64), q[views.node_view])
-    return views.replace(pe=rotated.astype(np.float32))
+    x = views.padded(views.pe)
+    rotated = np.matmul(x, procrustes(x, views.padded(views.global_rows)).astype(np.float32))
+    return views.replace(pe=rotated[views.node_view, positions(views.num_nodes)])
 
 
 def view_similarity(sum_q: np.ndarray, sum_k: np.ndarray) -> np.ndarray:

@@ -124,12 +124,19 @@ class ViewBatch:
 
     def update(self, rows: np.ndarray, part: ViewBatch) -> ViewBatch:
         """This batch with views ``rows`` replaced by the views of ``part`` (same order)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if len(rows) == 0:
+        return self.update_many([(rows, part)])
+
+    def update_many(self, changes: Sequence[tuple[np.ndarray, ViewBatch]]) -> ViewBatch:
+        """This batch with, for each ``(rows, part)``, views ``rows`` replaced by those of ``part`` (one gather)."""
+        changes = [(np.asarray(rows, dtype=np.int64), part) for rows, part in changes if len(rows)]
+        if not changes:
             return self
         source = np.arange(len(self))
-        source[rows] = len(self) + np.arange(len(rows))
-        return concat([self, part]).select(source)
+        start = len(self)
+        for rows, part in changes:
+            source[rows] = start + np.arange(len(rows))
+            start += len(rows)
+        return concat([self] + [part for _, part in changes]).select(source)
 
     def induce(self, keep: np.ndarray) -> ViewBatch:
         """Every view restricted to its node rows where ``keep`` (``(N,)`` bool) is true, edges induced.

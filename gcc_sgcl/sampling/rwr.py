@@ -6,9 +6,9 @@ is always taken, after each step the walk restarts at the start node with probab
 start node is not counted unless a step returns to it). The view is the start node followed by the other
 distinct visited nodes in increasing order.
 
-Here every walker of the batch advances one step per iteration as array operations over the parent's CSR;
-the random numbers of row ``r`` at iteration ``t`` are those of its :class:`~gcc_sgcl.sampling.keys.KeyedRandom`
-row at counters ``2t`` (neighbour) and ``2t + 1`` (restart), so a row's walk depends on its key only.
+Here all walks of all start nodes advance together, one step per iteration, as array operations over the
+parent's CSR; every random number comes from the row's :class:`~gcc_sgcl.sampling.keys.KeyedRandom` key at a
+counter fixed by (walk, step), so a row's walks depend on its key only.
 """
 from __future__ import annotations
 
@@ -38,36 +38,44 @@ def rwr_visits(
     """``(counts, visits)``: the nodes visited (with repeats, in walk order) from each start, concatenated.
 
     Row ``r`` walks from ``starts[r]`` until ``budgets[r]`` nodes have been visited; a start without
-    out-neighbours visits nothing, and a walk reaching a node without out-neighbours restarts.
+    out-neighbours visits nothing, and a walk reaching a node without out-neighbours ends there. The walks of a
+    row are independent, so all walks of all rows advance together (``walk_length`` iterations per round); a
+    round launches about 1.2 times the walks a row still needs (a walk visits ``1 / restart_prob`` nodes on
+    average) and rows short of their budget get another round. Walk ``w`` of row ``r`` draws its numbers at
+    counters ``2 (w L + t)`` (neighbour) and ``2 (w L + t) + 1`` (restart) of row ``r``, ``L = walk_length``.
     """
     starts = np.asarray(starts, dtype=np.int64)
-    budgets = np.asarray(budgets, dtype=np.int64)
     degree = np.diff(indptr)
-    counts = np.where(degree[starts] > 0, budgets, 0)
-    visits = np.empty(int(counts.sum()), dtype=np.int64)
-    write = offsets(counts)[:-1].copy()
-    rows = np.flatnonzero(counts > 0)
-    keys = KeyedRandom(rng.keys[rows])
-    cur, left = starts[rows].copy(), counts[rows].copy()
-    in_walk = np.zeros(len(rows), dtype=np.int64)
-    step = 0
+    counts = np.where(degree[starts] > 0, np.asarray(budgets, dtype=np.int64), 0)
+    have = np.zeros(len(starts), dtype=np.int64)
+    next_walk = np.zeros(len(starts), dtype=np.int64)
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (row, walk * L + step, node)
+    rows = np.flatnonzero(counts > have)
     while len(rows):
-        u, v = keys.at(np.broadcast_to(np.array([2 * step, 2 * step + 1]), (len(rows), 2))).T
-        d = degree[cur]
-        moving = d > 0
-        nxt = np.where(moving, indices[np.minimum(indptr[cur] + (u * d).astype(np.int64), len(indices) - 1)], -1)
-        visits[write[rows[moving]]] = nxt[moving]
-        write[rows[moving]] += 1
-        left -= moving
-        in_walk += 1
-        restart = ~moving | (v < restart_prob) | (in_walk >= walk_length)
-        cur = np.where(restart, starts[rows], nxt)
-        in_walk[restart] = 0
-        step += 1
-        alive = left > 0
-        if not alive.all():
-            rows, keys, cur, left, in_walk = rows[alive], keys.take(alive), cur[alive], left[alive], in_walk[alive]
-    return counts, visits
+        walks = np.ceil((counts - have)[rows] * restart_prob * 1.2).astype(np.int64) + 1
+        walker_row = np.repeat(rows, walks)
+        walker = np.repeat(next_walk[rows], walks) + positions(walks)
+        next_walk[rows] += walks
+        cur = starts[walker_row]
+        for t in range(walk_length):
+            draws = KeyedRandom(rng.keys[walker_row]).at(
+                (walker * walk_length + t)[:, None] * 2 + np.array([0, 1]))
+            d = degree[cur]
+            moving = d > 0
+            walker_row, walker, cur, draws, d = (a[moving] for a in (walker_row, walker, cur, draws, d))
+            cur = indices[indptr[cur] + (draws[:, 0] * d).astype(np.int64)]
+            found.append((walker_row, walker * walk_length + t, cur))
+            going_on = draws[:, 1] >= restart_prob
+            walker_row, walker, cur = walker_row[going_on], walker[going_on], cur[going_on]
+        have = np.bincount(np.concatenate([f[0] for f in found]), minlength=len(starts))
+        rows = np.flatnonzero(counts > have)
+    if not found:
+        return counts, np.zeros(0, dtype=np.int64)
+    row, order_key, node = (np.concatenate(parts) for parts in zip(*found))
+    order = np.lexsort((order_key, row))
+    row, node = row[order], node[order]
+    keep = positions(np.bincount(row, minlength=len(starts))) < counts[row]
+    return counts, node[keep]
 
 
 def view_node_sets(starts: np.ndarray, counts: np.ndarray, visits: np.ndarray, num_parent_nodes: int) -> tuple[np.ndarray, np.ndarray]:
