@@ -1,0 +1,91 @@
+"""Embed your own graphs from Python with a pre-trained encoder (the same views and inference rule as
+``scripts/generate.sh``).
+
+>>> import tempfile, networkx as nx
+>>> from gcc_sgcl.engine.pretrain import pretrain
+>>> from gcc_sgcl.presets import make_config
+>>> folder = tempfile.mkdtemp()
+>>> cfg = make_config("gcc", {"train": {"steps": 2, "batch_size": 8, "output_dir": folder, "run_name": "tiny"}})
+>>> run = pretrain(cfg, progress=False, graphs=[as_dgl_graph(nx.barabasi_albert_graph(200, 3, seed=0))])
+>>> enc = load_encoder(run)
+>>> enc.embed_nodes(nx.karate_club_graph()).shape
+(34, 64)
+>>> enc.embed_graphs([nx.cycle_graph(5), nx.star_graph(7)]).shape
+(2, 64)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import dgl
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+
+from gcc_sgcl.config import Config
+from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
+from gcc_sgcl.engine import generate
+from gcc_sgcl.models import GraphEncoder
+from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
+
+GraphLike = Any
+"""A ``dgl.DGLGraph``, a ``networkx.Graph``, a scipy sparse adjacency matrix or an ``(src, dst)`` pair of arrays."""
+
+
+def as_dgl_graph(graph: GraphLike) -> dgl.DGLGraph:
+    """The simple undirected (bidirected) ``DGLGraph`` of ``graph``; node ``i`` is the ``i``-th node of a
+    networkx graph's ``nodes``, row/column ``i`` of a matrix, id ``i`` of a DGL graph or an ``(src, dst)`` pair.
+
+    >>> as_dgl_graph(([0, 1], [1, 2])).num_edges()
+    4
+    """
+    if isinstance(graph, dgl.DGLGraph):
+        src, dst = graph.edges()
+        return simple_undirected_graph(src.numpy(), dst.numpy(), graph.num_nodes())
+    if isinstance(graph, nx.Graph):
+        return graph_from_networkx(graph)[0]
+    if sp.issparse(graph):
+        return graph_from_scipy(graph)[0]
+    if isinstance(graph, tuple) and len(graph) == 2:
+        src, dst = (np.asarray(a, dtype=np.int64).ravel() for a in graph)
+        return simple_undirected_graph(src, dst, int(max(src.max(initial=-1), dst.max(initial=-1)) + 1))
+    raise TypeError(f"expected a DGLGraph, a networkx graph, a scipy sparse matrix or (src, dst), got {type(graph)}")
+
+
+class Encoder:
+    """A frozen pre-trained encoder. A node's row is the mean of the embeddings of ``copies`` independent RWR
+    views of it, a graph's the mean over ``copies`` sign draws of its eigenvectors (GCC's ``generate.py``);
+    views are pure functions of ``seed`` and the node or graph index, so calls repeat exactly."""
+
+    def __init__(self, model: GraphEncoder, cfg: Config) -> None:
+        self.model = model
+        self.cfg = cfg
+
+    @property
+    def hidden_size(self) -> int:
+        """Width of an embedding row."""
+        return self.cfg.model.hidden_size
+
+    def embed_nodes(self, graph: GraphLike, nodes: Sequence[int] | None = None, batch_size: int = 256,
+                    seed: int = 0, copies: int = generate.INFERENCE_COPIES) -> np.ndarray:
+        """``(len(nodes), hidden)`` float32 embeddings of ``nodes`` (default: every node, row ``i`` = node ``i``)."""
+        g = as_dgl_graph(graph)
+        items = np.arange(g.num_nodes()) if nodes is None else np.asarray(nodes, dtype=np.int64)
+        if items.size and (items.min() < 0 or items.max() >= g.num_nodes()):
+            raise ValueError(f"nodes must be ids in 0..{g.num_nodes() - 1}")
+        views = [NodeViewDataset(g, self.cfg.sampling, seed, c).__getitems__(items) for c in range(copies)]
+        return generate.embed_parts(self.model, [views], batch_size, progress=False)
+
+    def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
+                     copies: int = generate.INFERENCE_COPIES) -> np.ndarray:
+        """``(len(graphs), hidden)`` float32 embeddings of whole graphs."""
+        dataset = [as_dgl_graph(g) for g in graphs]
+        views = [GraphViewDataset(dataset, self.cfg.sampling, seed, c).__getitems__(np.arange(len(dataset)))
+                 for c in range(copies)]
+        return generate.embed_parts(self.model, [views], batch_size, progress=False)
+
+
+def load_encoder(path: str | Path, device: str = "cpu") -> Encoder:
+    """The encoder of a run folder (or checkpoint file), e.g. ``saved/<run>`` or a shipped checkpoint."""
+    return Encoder(*generate.load_encoder(path, device))
