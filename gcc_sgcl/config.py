@@ -237,8 +237,8 @@ class Config:
             raise ValueError(f"--mode must be one of {MODES}, got {t.mode!r}")
         if t.threads < 0:
             raise ValueError(f"--threads must be >= 0 (0: half the CPU cores), got {t.threads}")
-        if t.steps < 1:
-            raise ValueError(f"--steps must be >= 1, got {t.steps}")
+        if t.steps < 0:
+            raise ValueError(f"--steps must be >= 0 (0: the untrained encoder), got {t.steps}")
         if s.pe_sign not in PE_SIGNS:
             raise ValueError(f"--pe-sign must be one of {PE_SIGNS}, got {s.pe_sign!r}")
         if t.num_workers < 0:

@@ -2,7 +2,8 @@
 # Reproduce the comparison tables: pre-train, embed, evaluate, then regenerate the report from stored rows.
 #   bash scripts/reproduce.sh                    # every stage of the recorded CPU reproduction
 #   bash scripts/reproduce.sh report             # only rebuild docs/results.md from docs/results/rows.jsonl
-#   bash scripts/reproduce.sh main report        # chosen stages: main ablation classical finetune runtime pairs baselines moco report
+#   bash scripts/reproduce.sh main report        # chosen stages: curve main ablation classical finetune runtime pairs baselines moco report
+#   bash scripts/reproduce.sh curve report       # the learning curve (gcc, sgcl; 0 ... 3000 steps x 256) that chooses the budget
 #   PROFILE=smoke bash scripts/reproduce.sh      # the same sweep on the synthetic data in a few minutes (saved/smoke)
 # Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are skipped, finished runs reused, an
 # interrupted run resumes from its checkpoint: re-running after a kill continues where it stopped.
@@ -16,6 +17,7 @@ if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   ABL=("${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 20 --batch-size 32 --repeats 2 --svc c1)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
   SEEDS5=(0 1); SEEDS3=(0 1); FT=(--epochs 2 --max-folds 2); RT=(--batches 5); INTRO=()
+  CURVE_STEPS=(0 10 30); CURVE=(--batch-size 32 --repeats 2 --svc gcc); CURVE_DATA=("${NODE[@]}" "${GRAPH[@]}")
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
   NODE=(usa_airport h-index); GRAPH=(imdb-binary imdb-multi collab rdt-b rdt-5k); SIM=(kdd_icdm sigir_cikm sigmod_icde)
@@ -24,6 +26,8 @@ else
   ROWS=docs/results/rows.jsonl; OUT=docs/results.md; RUNS=saved/repro
   SEEDS5=(0 1 2 3 4); SEEDS3=(0 1 2); FT=(--epochs 10 --max-folds 3); RT=(--batches 40)
   INTRO=(--intro docs/results/intro.md)
+  CURVE_STEPS=(0 100 300 1000 3000); CURVE=(--batch-size 256 --repeats 10 --svc gcc)
+  CURVE_DATA=(usa_airport h-index imdb-binary imdb-multi rdt-b)
 fi
 run() { python -m gcc_sgcl.experiments "$@" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" "${BUDGET[@]}"; }
 SINGLES=(sgcl-crop sgcl-reorder sgcl-mask sgcl-align sgcl-similar sgcl-diverse)
@@ -37,6 +41,10 @@ done; done
 for stage in $stages; do
   echo "=== stage $stage ($(date +%T))"
   case $stage in
+    curve)     for steps in "${CURVE_STEPS[@]}"; do
+                 python -m gcc_sgcl.experiments run --methods gcc sgcl --modes e2e --seeds 0 --steps "$steps" \
+                   "${CURVE[@]}" --datasets "${CURVE_DATA[@]}" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS"
+               done ;;
     main)      run run --methods gcc sgcl --modes e2e --seeds "${SEEDS5[@]}" --datasets "${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}" ;;
     baselines) run run --methods graphcl grace mvgrl gca --modes e2e --seeds 0 --datasets "${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}" ;;
     moco)      run run --methods gcc sgcl --modes moco --seeds "${SEEDS3[@]}" --datasets "${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}" ;;
@@ -48,6 +56,7 @@ for stage in $stages; do
     runtime)   python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
                    graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
     report)    python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" ;;
-    *) echo "unknown stage $stage (main ablation classical finetune runtime pairs baselines moco report)" >&2; exit 2 ;;
+    *) echo "unknown stage $stage (curve main ablation classical finetune runtime pairs baselines moco report)" >&2
+       exit 2 ;;
   esac
 done

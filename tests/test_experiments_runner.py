@@ -1,5 +1,6 @@
 """The experiment runner: a tiny real sweep on the synthetic data, skip/resume, the view cache and the report."""
 import json
+from pathlib import Path
 
 import dgl
 import networkx as nx
@@ -58,7 +59,9 @@ def test_seeds_give_different_encoders_and_same_seed_same_rows(sweep_dir):
 
 def test_rerun_skips_stored_rows_and_reuses_trained_runs(sweep_dir):
     root, sweep, _ = sweep_dir
-    ckpt = root / "runs" / sweep.encoder_config("gcc", "e2e", 0).run_dir_name() / CHECKPOINT_NAME
+    cfg = sweep.encoder_config("gcc", "e2e", 0)
+    ckpt = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
+    assert Path(cfg.train.output_dir) == root / "runs" / f"{sweep.steps}x{sweep.batch_size}"
     before = ckpt.stat().st_mtime_ns
     assert run_sweep(sweep, progress=False) == []
     # drop one dataset's rows of one encoder: only those come back, without re-training

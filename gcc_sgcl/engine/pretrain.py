@@ -273,6 +273,8 @@ def _train(
     batches = rank_batches(trainer.step_count, t.steps, batch_size, rank, world_size)
     if dist is not None:  # every rank has checked and read the checkpoint before rank 0 overwrites it
         barrier()
+    if t.steps == 0 and main and not ckpt_path.exists():  # the untrained encoder ("random init") as a run
+        save_checkpoint(trainer.state_dict(), ckpt_path)
     if trainer.step_count >= t.steps:
         if main:
             print(f"{run_dir}: already trained for {trainer.step_count} steps", file=sys.stderr)

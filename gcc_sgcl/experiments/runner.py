@@ -68,10 +68,12 @@ class Sweep:
     svc: str = "gcc"
 
     def encoder_config(self, method: str, mode: str, seed: int) -> Config:
-        """The pre-training configuration of one (method, mode, seed)."""
+        """The pre-training configuration of one (method, mode, seed); runs of a budget live in
+        ``<output_dir>/<steps>x<batch_size>``, so the budgets of a learning curve do not share folders."""
         train: dict[str, Any] = {
             "mode": mode, "steps": self.steps, "batch_size": self.batch_size, "seed": seed,
-            "corpus": list(self.corpus), "output_dir": self.output_dir, "num_workers": self.num_workers,
+            "corpus": list(self.corpus), "output_dir": str(Path(self.output_dir) / f"{self.steps}x{self.batch_size}"),
+            "num_workers": self.num_workers,
             "save_freq": self.save_freq, "device": self.device,
         }
         if mode == "moco":
