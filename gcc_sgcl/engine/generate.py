@@ -81,21 +81,19 @@ def dataset_views(
     """The views ``generate`` encodes for dataset ``name``, built once (batched; ``num_workers`` DataLoader
     workers). Views depend on the sampling settings, ``seed`` and ``copies`` only, not on the encoder, so a sweep
     over encoders can build them once (:func:`cached_views`)."""
-    from gcc_sgcl.data import dataset_kind, load_graph_dataset, load_node_dataset, load_similarity_dataset
+    from gcc_sgcl.data import KINDS, dataset_kind, load_any
 
     if copies < 1:
         raise ValueError(f"copies must be >= 1, got {copies}")
-    kind = dataset_kind(name)
-    if kind == "node":
-        makers = [lambda c, g=load_node_dataset(name, data_dir).graph: NodeViewDataset(g, sampling, seed, c)]
-    elif kind == "graph":
-        graphs = load_graph_dataset(name, data_dir).graphs
+    kind = KINDS[dataset_kind(name)]
+    if not kind.embedded:
+        raise ValueError(f"dataset {name!r} is a {kind.name} dataset; generate embeds node, graph or similarity "
+                         "datasets")
+    graphs = kind.graphs(load_any(name, data_dir))
+    if kind.per_graph:
         makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
-    elif kind == "similarity":
-        pair = load_similarity_dataset(name, data_dir)
-        makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c) for g in (pair.graph_1, pair.graph_2)]
-    else:
-        raise ValueError(f"dataset {name!r} is a {kind} dataset; generate embeds node, graph or similarity datasets")
+    else:  # one part per graph, its rows one per node (similarity pairs: graph 1, then graph 2)
+        makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c) for g in graphs]
     return [[all_views(make(c), num_workers, desc=f"views {name}", progress=progress) for c in range(copies)]
             for make in makers]
 
