@@ -13,12 +13,11 @@ from typing import Sequence
 import dgl
 import numpy as np
 
+from gcc_sgcl.config import PE_SIGNS
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, offsets, positions, segment_ids
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.rwr import max_nodes_per_seed, rwr_visits, view_node_sets
 from gcc_sgcl.sampling.spectral import eigen_arrays, random_signs
-
-PE_SIGNS = ("random", "canonical")
 
 
 # Members with more out-neighbours than this are probed for the view's other members instead of having all
