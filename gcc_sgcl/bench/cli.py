@@ -37,7 +37,7 @@ SECTIONS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_line() -> argparse.ArgumentParser:
     """:class:`~gcc_sgcl.config.BenchConfig`: flags choosing the parts and scaling each down, one section per
     part."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.bench", description=__doc__)
@@ -71,7 +71,7 @@ def _section(title: str, body: Callable[[], str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the chosen parts and print their reports."""
-    args = build_parser().parse_args(argv)
+    args = command_line().parse_args(argv)
     a, data_dir = from_args(BenchConfig, args), from_args(InputConfig, args).data_dir
     given = shlex.join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m gcc_sgcl.bench {given}".rstrip())

@@ -20,7 +20,7 @@ from gcc_sgcl.data import check_dataset_names, dataset_kind, dataset_name
 from gcc_sgcl.fileio import atomic_target
 
 
-def parser() -> argparse.ArgumentParser:
+def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.ClassicalConfig`, the datasets and the data root."""
     p = argparse.ArgumentParser(
         prog="python -m gcc_sgcl.classical", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -32,7 +32,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> list[Path]:
     """Command-line entry point; returns the written paths."""
-    a = parser().parse_args(argv)
+    a = command_line().parse_args(argv)
     c, where = from_args(ClassicalConfig, a), from_args(InputConfig, a)
     with user_errors():
         check_dataset_names(where.dataset, ("node", "graph", "similarity"), "--dataset")

@@ -118,7 +118,7 @@ def downloadable() -> list[str]:
     return sorted(name for name, spec in DATASETS.items() if spec.files)
 
 
-def parser() -> argparse.ArgumentParser:
+def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.DownloadConfig` and the data root."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.data.download", description=__doc__.split("\n")[0],
                                 epilog=f"downloadable: {', '.join(downloadable())}")
@@ -129,7 +129,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point (see the module docstring)."""
-    p = parser()
+    p = command_line()
     args = p.parse_args(argv)
     request, data_dir = from_args(DownloadConfig, args), from_args(InputConfig, args).data_dir
     names = downloadable() if request.names == ["all"] else request.names

@@ -245,7 +245,7 @@ def finetune(
     return finetune_cv(encoder, cfg, views, labels, kind, dataset, ft)
 
 
-def parser() -> argparse.ArgumentParser:
+def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.config.FinetuneConfig`."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.finetune", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -256,7 +256,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> list[TaskResult]:
     """Command-line entry point: fine-tune on each dataset, print a table line and log it to results.csv."""
-    a = parser().parse_args(argv)
+    a = command_line().parse_args(argv)
     where = from_args(InputConfig, a)
     with user_errors():
         settings = from_args(FinetuneConfig, a)

@@ -184,7 +184,7 @@ def generate(
     return written
 
 
-def parser() -> argparse.ArgumentParser:
+def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.config.GenerateConfig`."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.generate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -195,7 +195,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    a = parser().parse_args(argv)
+    a = command_line().parse_args(argv)
     where = from_args(InputConfig, a)
     with user_errors():
         for path in generate(where.load_path, where.dataset, from_args(GenerateConfig, a), where.device,

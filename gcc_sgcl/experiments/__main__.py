@@ -25,7 +25,7 @@ from gcc_sgcl.experiments.runner import Sweep, run_finetune, run_runtime, run_sw
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
 
-def parser() -> argparse.ArgumentParser:
+def command_line() -> argparse.ArgumentParser:
     """The four subcommands: ``run`` (:class:`~gcc_sgcl.config.SweepConfig`), ``finetune`` (the sweep plus
     :class:`~gcc_sgcl.config.FinetuneConfig`'s epochs and max folds), ``runtime``
     (:class:`~gcc_sgcl.config.RuntimeConfig`) and ``report`` (:class:`~gcc_sgcl.config.ReportConfig`)."""
@@ -48,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    a = parser().parse_args(argv)
+    a = command_line().parse_args(argv)
     with user_errors():
         if a.command == "run":
             sweep = from_args(Sweep, a)

@@ -90,7 +90,7 @@ def run_demo(demo: DemoConfig) -> str:
     return table
 
 
-def parser() -> argparse.ArgumentParser:
+def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.DemoConfig`."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.demo", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -100,7 +100,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    demo = from_args(DemoConfig, parser().parse_args(argv))
+    demo = from_args(DemoConfig, command_line().parse_args(argv))
     with user_errors():
         run_demo(demo)
 

@@ -52,7 +52,7 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path) -> Path:
     return out
 
 
-def parser() -> argparse.ArgumentParser:
+def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.PlotConfig`."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.plot_training", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -62,7 +62,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    plot = from_args(PlotConfig, parser().parse_args(argv))
+    plot = from_args(PlotConfig, command_line().parse_args(argv))
     with user_errors():
         print(plot_runs(plot.runs, plot.out))
 

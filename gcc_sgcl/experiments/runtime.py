@@ -73,7 +73,7 @@ def format_report(results: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def parser() -> argparse.ArgumentParser:
+def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.RuntimeConfig` and the data root."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.runtime", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -84,7 +84,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    a = parser().parse_args(argv)
+    a = command_line().parse_args(argv)
     r = from_args(RuntimeConfig, a)
     with user_errors():
         results = measure(r.methods, r.corpus, r.batch_size, r.batches, from_args(InputConfig, a).data_dir, r.seed)

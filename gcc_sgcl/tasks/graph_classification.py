@@ -5,6 +5,8 @@ protocol of repeated stratified k-fold CV with bootstrapped test folds (``common
 """
 from __future__ import annotations
 
+import argparse
+
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -111,12 +113,17 @@ def evaluate_graph_classification(
     )
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
+    return task_parser(TASK, "Graph classification on saved embeddings (SVC, accuracy).", ("labels",),
+                       ("folds", "repeats", "bootstrap", "seed", "svc"), {"svc": SVC_PROTOCOLS})
+
+
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
     """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset; ``loader`` defaults to the data layer's
     ``load_graph_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graphs`` and
     ``.labels``, ``-1`` for unlabelled graphs, which are not evaluated)."""
-    parser = task_parser(TASK, "Graph classification on saved embeddings (SVC, accuracy).", ("labels",),
-                         ("folds", "repeats", "bootstrap", "seed", "svc"), {"svc": SVC_PROTOCOLS})
+    parser = command_line()
     args = parser.parse_args(argv)
     where, task, p = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args)
     labels = labels_by_dataset(parser, where.dataset, task.labels)

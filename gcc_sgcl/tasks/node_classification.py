@@ -7,6 +7,8 @@ protocol of repeated stratified k-fold CV with bootstrapped test folds (``common
 """
 from __future__ import annotations
 
+import argparse
+
 from functools import partial
 from typing import Callable, Sequence
 
@@ -66,12 +68,17 @@ def evaluate_node_classification(
     )
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
+    return task_parser(TASK, "Node classification on saved embeddings (logistic regression, micro-F1).",
+                       ("labels",), ("folds", "repeats", "bootstrap", "seed"))
+
+
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
     """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset; ``loader`` defaults to the data layer's
     ``load_node_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graph``, ``.labels``,
     ``-1`` for unlabelled nodes, which are not evaluated, and ``.ids`` or None)."""
-    parser = task_parser(TASK, "Node classification on saved embeddings (logistic regression, micro-F1).",
-                         ("labels",), ("folds", "repeats", "bootstrap", "seed"))
+    parser = command_line()
     args = parser.parse_args(argv)
     where, task, p = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args)
     labels = labels_by_dataset(parser, where.dataset, task.labels)

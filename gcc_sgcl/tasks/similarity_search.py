@@ -10,6 +10,7 @@ and the pairs file names nodes by their ids in the two graph files.
 """
 from __future__ import annotations
 
+import argparse
 from typing import Callable, Sequence
 
 import numpy as np
@@ -118,11 +119,16 @@ def evaluate_similarity_search(
     ]
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
+    return task_parser(TASK, "Top-k similarity search on saved embeddings (HITS@k).", ("pairs", "ks"), ("seed",))
+
+
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
     """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset, or with ``--pairs`` the two graphs given
     by path; ``loader`` defaults to the data layer's ``load_similarity_dataset(name, data_dir[, pairs])``
     (returns ``.name``, ``.graph_1``, ``.graph_2``, ``.pairs`` and ``.ids_1``/``.ids_2`` or None)."""
-    parser = task_parser(TASK, "Top-k similarity search on saved embeddings (HITS@k).", ("pairs", "ks"), ("seed",))
+    parser = command_line()
     args = parser.parse_args(argv)
     where, task, seed = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args).seed
     if task.pairs is not None and len(where.dataset) != 2:
