@@ -49,8 +49,12 @@ def setting(default: Any = dataclasses.MISSING, help: str = "", *, choices: Sequ
 def default_of(klass: type, name: str) -> Any:
     """The default of field ``name`` of dataclass ``klass``: another group's field of the same quantity refers
     to it instead of repeating it."""
-    f = next(f for f in dataclasses.fields(klass) if f.name == name)
-    return f.default_factory() if f.default is dataclasses.MISSING else f.default
+    return _field_default(next(f for f in dataclasses.fields(klass) if f.name == name))
+
+
+def _field_default(f: dataclasses.Field) -> Any:
+    """The default of ``f`` (a fresh copy if made by a factory), or ``dataclasses.MISSING``."""
+    return f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
 
 
 def _check_probability(name: str, p: float) -> float:
@@ -355,8 +359,7 @@ def add_arguments(parser: argparse.ArgumentParser, klass: type, *, prefix: str =
         if names and f.name not in names:
             continue
         hint, meta = _value_type(hints[f.name]), f.metadata
-        default = dataclasses.MISSING if f.name in required else (
-            f.default if f.default_factory is dataclasses.MISSING else f.default_factory())
+        default = dataclasses.MISSING if f.name in required else _field_default(f)
         kwargs: dict[str, Any] = {"help": meta.get("help", "")}
         if meta.get("parse"):
             kwargs.update(type=meta["parse"], nargs="+")
