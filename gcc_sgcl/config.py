@@ -1,17 +1,21 @@
 """All configuration in one place: dataclass groups and the argparse built from them.
 
-Every field becomes a command-line flag (``rw_hops`` → ``--rw-hops``); the full configuration is stored in
-each checkpoint, so ``generate`` needs only the run folder. This module imports nothing from the package; the
-method presets (``gcc``, ``sgcl``, …) that fill these dataclasses live in :mod:`gcc_sgcl.presets`.
+Every field becomes a command-line flag (``rw_hops`` → ``--rw-hops``) through :func:`add_arguments`, and the
+parsed flags become the dataclass again through :func:`from_args`; every command line of the package is built
+this way, so each setting has one default, stated here. The pre-training configuration is stored in each
+checkpoint, so ``generate`` needs only the run folder. This module imports nothing from the package; the method
+presets (``gcc``, ``sgcl``, …) that fill the pre-training dataclasses live in :mod:`gcc_sgcl.presets`.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import os
+import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Iterable, Sequence
+from typing import Any, Callable, TypeVar
 
 MODES = ("e2e", "moco")
 PE_SIGNS = ("random", "canonical")
@@ -28,10 +32,49 @@ PAPER_CROP_TABLE: tuple[tuple[Box, float], ...] = (
 )
 """The appendix's crops ``c_1..c_4`` as ``(box, probability)``; "no crop" takes the rest (``c_5 = 0.7``)."""
 
+T = TypeVar("T")
+
+
+def setting(default: Any = dataclasses.MISSING, help: str = "", *, choices: Sequence[str] = (),
+            positional: bool = False, parse: Callable[[str], Any] | None = None) -> Any:
+    """A dataclass field with its command-line ``help``: fixed ``choices``, a ``positional`` argument instead of a
+    flag, or a ``parse`` function of each value of a list; no ``default`` makes the argument required. A list
+    default is copied for each instance."""
+    metadata = {"help": help, "choices": tuple(choices), "positional": positional, "parse": parse}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def default_of(klass: type, name: str) -> Any:
+    """The default of field ``name`` of dataclass ``klass``: another group's field of the same quantity refers
+    to it instead of repeating it."""
+    return _field_default(next(f for f in dataclasses.fields(klass) if f.name == name))
+
+
+def _field_default(f: dataclasses.Field) -> Any:
+    """The default of ``f`` (a fresh copy if made by a factory), or ``dataclasses.MISSING``."""
+    return f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+
+
 def _check_probability(name: str, p: float) -> float:
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1], got {p}")
     return float(p)
+
+
+def parse_crop_entry(text: str) -> tuple[Box, float]:
+    """``"x_min,x_max,y_min,y_max:p"`` → ``((x_min, x_max, y_min, y_max), p)`` (a ``--crop-table`` entry)."""
+    try:
+        box_text, p_text = text.split(":")
+        box = tuple(float(v) for v in box_text.split(","))
+        if len(box) != 4:
+            raise ValueError
+        return box, float(p_text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--crop-table entries look like 'x_min,x_max,y_min,y_max:p' (rank percentiles), got {text!r}"
+        ) from None
 
 
 @dataclass
@@ -42,7 +85,8 @@ class SamplingConfig:
     restart_prob: float = 0.8
     walk_length: int = 10  # per-walk cap; P(no restart in 10 steps) = 0.2^10, so walks are effectively untruncated
     positional_embedding_size: int = 32
-    pe_sign: str = "random"  # random: GCC's ARPACK random start (a ±1 per column per view); canonical: fixed signs
+    # random: GCC's ARPACK random start (a ±1 per column per view); canonical: fixed signs
+    pe_sign: str = setting("random", choices=PE_SIGNS)
 
 
 @dataclass
@@ -70,7 +114,7 @@ SAVED_BEFORE_FIELD: dict[str, dict[str, Any]] = {
 class TrainConfig:
     """Contrastive pre-training loop."""
 
-    mode: str = "e2e"  # e2e | moco
+    mode: str = setting("e2e", choices=MODES)
     batch_size: int = 0  # 0: the paper's default for the mode (E2E 1024, MoCo 32)
     nce_k: int = 16384  # MoCo queue size (E2E uses the batch: K = batch_size - 1)
     nce_t: float = 0.07
@@ -89,7 +133,7 @@ class TrainConfig:
     seed: int = 0
     save_freq: int = 1000
     log_freq: int = 10
-    corpus: list[str] = field(default_factory=lambda: ["synthetic"])
+    corpus: list[str] = setting(["synthetic"])
     data_dir: str = ""  # "" → $GCC_SGCL_DATA, else ./data
     output_dir: str = "saved"
     run_name: str = ""  # "" → <method>_<mode>_<corpus>_s<seed>
@@ -145,7 +189,7 @@ class AugmentConfig:
     # crop, each view independently; crop_table rows are (box, probability), "no crop" takes the rest
     use_crop: bool = True
     crop_kind: str = "spectral"  # or "random" (control)
-    crop_table: tuple[tuple[Box, float], ...] = PAPER_CROP_TABLE
+    crop_table: tuple[tuple[Box, float], ...] = setting(PAPER_CROP_TABLE, parse=parse_crop_entry)
     crop_basis: str = "normalized"  # or "combinatorial"
     recompute_pe: bool = True
     # alignment to E_t, one draw for the pair
@@ -289,52 +333,298 @@ class Config:
         return bool(self.augment.baseline) or any(getattr(self.augment, f"use_{stage}") for stage in STAGES)
 
 
-def parse_crop_entry(text: str) -> tuple[Box, float]:
-    """``"x_min,x_max,y_min,y_max:p"`` → ``((x_min, x_max, y_min, y_max), p)`` (a ``--crop-table`` entry)."""
-    try:
-        box_text, p_text = text.split(":")
-        box = tuple(float(v) for v in box_text.split(","))
-        if len(box) != 4:
-            raise ValueError
-        return box, float(p_text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--crop-table entries look like 'x_min,x_max,y_min,y_max:p' (rank percentiles), got {text!r}"
-        ) from None
 
 
-# Flags whose values need their own parser (name → (argparse type, nargs)).
-_SPECIAL_FLAGS: dict[str, tuple[Callable[[str], Any], str]] = {"crop_table": (parse_crop_entry, "+")}
+def _value_type(hint: Any) -> Any:
+    """``hint`` without ``| None``."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1 else hint
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+def add_arguments(parser: argparse.ArgumentParser, klass: type, *, prefix: str = "", only: Iterable[str] = (),
+                  required: Iterable[str] = (), choices: dict[str, Iterable[str]] | None = None,
+                  title: str = "") -> None:
+    """One argument per field of dataclass ``klass`` (or of the fields ``only``), in an argument group ``title``.
+
+    ``rw_hops`` becomes ``--rw-hops`` (dest ``prefix + "rw_hops"``); a bool ``--x/--no-x``; a list ``nargs="+"``;
+    a field without default, or named in ``required``, a required flag (a positional argument if the field says
+    so); ``choices`` adds the valid values of fields whose set is defined outside this module (a registry). Every
+    flag defaults to ``None`` (not given), so :func:`from_args` can tell given flags from defaults; the help shows
+    the dataclass default once.
+    """
+    target = parser.add_argument_group(title) if title else parser
+    hints = typing.get_type_hints(klass)
+    names = set(only)
+    for f in dataclasses.fields(klass):
+        if names and f.name not in names:
+            continue
+        hint, meta = _value_type(hints[f.name]), f.metadata
+        default = dataclasses.MISSING if f.name in required else _field_default(f)
+        kwargs: dict[str, Any] = {"help": meta.get("help", "")}
+        if meta.get("parse"):
+            kwargs.update(type=meta["parse"], nargs="+")
+        elif hint is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif typing.get_origin(hint) is list:
+            kwargs.update(type=typing.get_args(hint)[0], nargs="+")
+        else:
+            kwargs["type"] = hint
+        valid = tuple((choices or {}).get(f.name, ())) or meta.get("choices", ())
+        if valid:
+            kwargs["choices"] = valid
+        elif hint is not bool:
+            kwargs["metavar"] = f.name.upper()
+        if default is not dataclasses.MISSING and default is not None:
+            kwargs["help"] = f"{kwargs['help']} (default: {default})".lstrip()
+        if meta.get("positional"):
+            kwargs["metavar"] = f.name.upper()
+            target.add_argument(prefix + f.name, **kwargs)
+            continue
+        kwargs.update(dest=prefix + f.name, default=None)
+        if default is dataclasses.MISSING:
+            kwargs["required"] = True
+        target.add_argument("--" + f.name.replace("_", "-"), **kwargs)
+
+
+def given_flags(klass: type, args: argparse.Namespace, prefix: str = "") -> dict[str, Any]:
+    """The fields of ``klass`` given on the command line (:func:`add_arguments` with ``prefix``), by name."""
+    return {f.name: value for f in dataclasses.fields(klass)
+            if (value := getattr(args, prefix + f.name, None)) is not None}
+
+
+def from_args(klass: type[T], args: argparse.Namespace, prefix: str = "") -> T:
+    """The dataclass ``klass`` of parsed flags: the given ones over the defaults (the inverse of
+    :func:`add_arguments`).
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser, EvalConfig)
+    >>> from_args(EvalConfig, parser.parse_args(["--folds", "5", "--no-bootstrap"]))
+    EvalConfig(folds=5, repeats=10, bootstrap=False, seed=0, svc='gcc')
+    """
+    return klass(**given_flags(klass, args, prefix))
 
 
 def build_parser(description: str = "gcc_sgcl pre-training", methods: str = "") -> argparse.ArgumentParser:
-    """An argparse parser with one flag per config field (defaults left as ``None`` = not given); ``methods``
-    describes the valid ``--method`` values."""
+    """Pre-training's parser: one flag per field of every group (dest ``<group>.<field>``), defaults left as
+    ``None`` = not given, since the method preset comes between the defaults and the flags; ``methods`` describes
+    the valid ``--method`` values."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--method", default="gcc", help=f"one of: {methods or 'a method preset'} (default: gcc)")
     parser.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
     for group_name, klass in GROUPS.items():
-        group = parser.add_argument_group(group_name)
-        hints = typing.get_type_hints(klass)
-        for f in dataclasses.fields(klass):
-            hint = hints[f.name]
-            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-            kwargs: dict[str, Any] = {"default": None, "dest": f"{group_name}.{f.name}", "help": f"(default: {default})"}
-            if f.name in _SPECIAL_FLAGS:
-                kwargs["type"], kwargs["nargs"] = _SPECIAL_FLAGS[f.name]
-            elif hint is bool:
-                kwargs["action"] = argparse.BooleanOptionalAction
-            elif typing.get_origin(hint) is list:
-                kwargs.update(nargs="+", type=typing.get_args(hint)[0])
-            else:
-                kwargs["type"] = hint
-            if hint is not bool:
-                kwargs["metavar"] = f.name.upper()
-            group.add_argument(_flag(f.name), **kwargs)
+        add_arguments(parser, klass, prefix=f"{group_name}.", title=group_name)
     return parser
 
 
+# ---- the other command lines: inputs, embedding, evaluation, fine-tuning, sweeps, benchmarks ----
+
+@dataclass
+class InputConfig:
+    """What a command reads: a pre-training run folder, the datasets, the data root and the device."""
+
+    load_path: str = setting("", "run folder (or checkpoint file) of a pre-training run; the tasks read its "
+                                 "<dataset>.npy embeddings")
+    dataset: list[str] = setting([], "registered dataset names or graph file paths")
+    data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")
+    device: str = setting(default_of(TrainConfig, "device"), "torch device (the scripts map <gpu> to it)")
+
+
+@dataclass
+class GenerateConfig:
+    """Embedding generation (``generate.sh``): how the views are built and encoded."""
+
+    batch_size: int = setting(256, "views encoded per forward pass")
+    copies: int = setting(2, "views averaged per row (GCC: 2 -- two walks per node, two sign draws per graph)")
+    seed: int = setting(0, "seed of the views")
+    num_workers: int = setting(0, "DataLoader workers building the views")
+    cache_views: bool = setting(False, "read/write the encoder-independent views in the cache dir "
+                                       "($GCC_SGCL_CACHE)")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """The evaluation protocol (appendix, "statistical experimental methodology"): ``repeats`` × stratified
+    ``folds``-fold CV, splits and bootstrap draws from ``seed``; graph classification with the RBF SVC ``svc``
+    (``gcc_sgcl.tasks.graph_classification.SVC_PROTOCOLS``)."""
+
+    folds: int = setting(10, "stratified CV folds per repetition")
+    repeats: int = setting(10, "repetitions of the CV, each with a new split (paper: 10)")
+    bootstrap: bool = setting(True, "score a bootstrap resample of each test fold (the paper's protocol)")
+    seed: int = setting(0, "seed of the CV splits and bootstrap draws")
+    svc: str = setting("gcc", "graph classification's SVC: gcc = C=100000, gamma=1/n_features (GCC); grid = C by "
+                              "inner grid search in each training fold; c1 = C=1, gamma=scale")
+
+
+@dataclass
+class TaskConfig:
+    """What the task commands add to their inputs: the embedding width, and labels or pairs of datasets given
+    by path."""
+
+    hidden: int = setting(help="embedding size (columns of each .npy)")
+    labels: list[str] = setting([], "labels of the datasets given by path, one file each in order (lines "
+                                    "'node label' or 'graph_index label', a header line allowed); unnamed items "
+                                    "stay unlabelled and are not evaluated")
+    pairs: str | None = setting(None, "ground-truth pairs 'id_1 id_2' of the two graphs given by path as "
+                                      "--dataset A B")
+    ks: list[int] = setting([20, 40], "cut-offs k of HITS@k")
+
+
+@dataclass
+class FinetuneConfig:
+    """Fine-tuning on downstream labels: Adam with linear warm-up and ramp-down (the paper's appendix), stratified
+    k-fold CV scored after the last epoch."""
+
+    folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds")
+    max_folds: int | None = setting(None, "run only the first N folds (budget)")
+    epochs: int = setting(30, "epochs per fold")
+    batch_size: int = setting(128, "views per optimisation step")
+    lr: float = setting(0.005, "peak learning rate")
+    warmup_epochs: int = setting(3, "epochs of linear warm-up")
+    rampdown_epochs: int = setting(3, "epochs of linear ramp-down")
+    seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, views, head init, dropout, "
+                                                        "batches")
+    progress: bool = setting(True, "show progress bars")
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the offending setting."""
+        if self.folds < 2:
+            raise ValueError(f"folds must be >= 2, got {self.folds}")
+        if self.max_folds is not None and not 1 <= self.max_folds <= self.folds:
+            raise ValueError(f"max_folds must be in [1, folds={self.folds}], got {self.max_folds}")
+        if self.epochs < 1 or self.batch_size < 1:
+            raise ValueError(f"epochs and batch_size must be >= 1, got {self.epochs} and {self.batch_size}")
+        if self.lr <= 0 or self.warmup_epochs < 0 or self.rampdown_epochs < 0:
+            raise ValueError(f"need lr > 0 and warmup/rampdown epochs >= 0, got {self.lr}, {self.warmup_epochs}, "
+                             f"{self.rampdown_epochs}")
+
+
+@dataclass
+class ClassicalConfig:
+    """Training-free embeddings (``python -m gcc_sgcl.classical``)."""
+
+    method: str = setting(help="training-free method")
+    out_dir: str = setting(help="folder to write <dataset>.npy (a path: <stem>.npy) to (created if missing)")
+    hidden: int = setting(default_of(ModelConfig, "hidden_size"), "embedding size of prone and graphwave (the "
+                                                                  "structural and spectral floors have fixed sizes)")
+    seed: int = setting(0, "seed of the numpy Generator of randomized methods")
+
+
+@dataclass
+class SweepConfig:
+    """A sweep (``python -m gcc_sgcl.experiments run|finetune``): every method × mode × seed, pre-trained on
+    ``corpus`` for ``steps`` × ``batch_size``, evaluated on every dataset with ``repeats`` × ``folds``-fold CV.
+
+    The pre-training budget is the sweep's own (short CPU runs); the MoCo queue defaults to the paper's, as
+    pre-training's ``nce_k`` (``scripts/reproduce.sh`` passes its CPU profile's ``--moco-queue 4096``)."""
+
+    methods: list[str] = setting(help="pretrain.sh presets or training-free methods")
+    seeds: list[int] = setting(help="seeds of the pre-training runs")
+    datasets: list[str] = setting(help="downstream datasets")
+    modes: list[str] = setting(["e2e"], "pre-training modes", choices=MODES)
+    corpus: list[str] = setting(default_of(TrainConfig, "corpus"), "pre-training graphs")
+    steps: int = setting(100, "pre-training steps of every run")
+    batch_size: int = setting(128, "pre-training batch size of every run")
+    moco_queue: int = setting(default_of(TrainConfig, "nce_k"), "MoCo queue length (nce_k)")
+    num_workers: int = setting(2, "DataLoader workers of pre-training and view building")
+    save_freq: int = setting(50, "checkpoint every N steps")
+    output_dir: str = setting("saved/repro", "where the run folders go")
+    rows: str = setting("saved/repro/rows.jsonl", "JSON-lines result store")
+    data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")
+    device: str = setting(default_of(TrainConfig, "device"), "torch device")
+    folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds per repetition")
+    repeats: int = setting(default_of(EvalConfig, "repeats"), "repetitions of the K-fold CV (paper: 10)")
+    eval_seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, same for all encoders")
+    svc: str = setting(default_of(EvalConfig, "svc"), "graph classification's SVC protocol (see the tasks' --svc)")
+
+
+@dataclass
+class RuntimeConfig:
+    """Seconds per mini-batch of several methods, measured in one run (``bench_runtime.sh``)."""
+
+    methods: list[str] = setting(["gcc", "sgcl"], "methods timed side by side")
+    corpus: list[str] = setting(default_of(TrainConfig, "corpus"), "pre-training graphs")
+    batch_size: int = setting(16, "the paper's runtime table uses 16")
+    batches: int = setting(60, "mini-batches per method")
+    seed: int = setting(0, "seed of the sampled nodes")
+
+
+@dataclass
+class ReportConfig:
+    """The sweep's Markdown report, CSV tables and heat-map (``python -m gcc_sgcl.experiments report``)."""
+
+    rows: str = setting(default_of(SweepConfig, "rows"), "JSON-lines result store")
+    out: str = setting("docs/results.md", "Markdown report to write")
+    intro: str | None = setting(None, "Markdown file put before the tables")
+    heatmap_dataset: str = setting("rdt-b", "dataset of the pairwise-ablation heat-map")
+
+
+@dataclass
+class DemoConfig:
+    """The embedded demo (``scripts/demo.sh``), a CPU profile: short pre-training on the synthetic corpus, 3
+    instead of 10 CV repetitions. With ``--mode moco`` its queue is :data:`DEMO_MOCO_QUEUE`."""
+
+    methods: list[str] = setting(["gcc", "sgcl"], "method presets (see pretrain --help)")
+    steps: int = setting(200, "pre-training steps")
+    batch_size: int = setting(128, "pre-training batch size")
+    mode: str = setting(default_of(TrainConfig, "mode"), "pre-training mode", choices=MODES)
+    seed: int = setting(0, "seed of pre-training, views and CV splits")
+    output_dir: str = setting("saved/demo", "where the run folders go")
+    num_workers: int = setting(2, "DataLoader workers")
+    repeats: int = setting(3, "repetitions of the bootstrapped 10-fold CV (paper: 10)")
+
+
+# The demo's MoCo queue: a value of its CPU profile, not a second default of ``TrainConfig.nce_k`` (the paper's
+# 16384). 200 steps of 128 keys would fill a 16384-key queue only after 128 steps, leaving the demo's MoCo
+# encoder mostly trained against an empty queue; 1024 keys (8 batches) are full after 8 steps.
+DEMO_MOCO_QUEUE = 1024
+
+
+@dataclass
+class PlotConfig:
+    """Training curves of runs (``python -m gcc_sgcl.experiments.plot_training``)."""
+
+    runs: list[str] = setting(help="run folders with TensorBoard events", positional=True)
+    out: str = setting("training_curves.png", "PNG file to write")
+
+
+@dataclass
+class DownloadConfig:
+    """Dataset download (``scripts/download.sh``)."""
+
+    names: list[str] = setting(help="'all' or downloadable dataset names (listed below)", positional=True)
+    verify: bool = setting(True, "load each dataset afterwards and check its counts")
+
+
+BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling")
+
+
+@dataclass
+class BenchConfig:
+    """Every performance measurement (``scripts/bench.sh``), each part scaled by its flags (a test runs them all in
+    seconds). Flags are grouped by part in ``--help``."""
+
+    only: list[str] = setting(list(BENCH_PARTS), "parts to run (they run in the order listed here)",
+                              choices=BENCH_PARTS)
+    corpus: list[str] = setting(["ca-hepth"], "pre-training graphs of the pe, sampler, runtime and scaling parts")
+    seed: int = setting(0, "seed of every part")
+    methods: list[str] = setting(default_of(RuntimeConfig, "methods"), "methods of the sampler and runtime parts")
+    pe_graphs: int = setting(512, "RWR subgraphs decomposed by each path")
+    pe_batch: int = setting(256, "subgraphs per batched call of the fast path")
+    pe_repeats: int = setting(3, "timings per chunk and path; the fastest is kept")
+    workers: list[int] = setting([0, 1, 2], "DataLoader worker counts")
+    batch_size: int = setting(256, "pairs per batch")
+    sampler_batches: int = setting(4, "batches per (method, path) setting and round")
+    reference_pairs: int = setting(128, "pairs of the per-item reference per round")
+    sampler_rounds: int = setting(2, "rounds over the settings, order rotating")
+    e2e_steps: int = setting(30, "steps of the shorter run (the longer has twice)")
+    e2e_batch_size: int = setting(256, "pre-training batch size")
+    e2e_workers: int = setting(2, "DataLoader workers")
+    runtime_batch_size: int = setting(default_of(RuntimeConfig, "batch_size"), "the paper's runtime table uses 16")
+    runtime_batches: int = setting(default_of(RuntimeConfig, "batches"), "mini-batches per method")
+    nodes: int = setting(1_000_000, "nodes of the generated graph")
+    edges: int = setting(10_000_000, "undirected edges drawn (before removing repeats)")
+    steps: int = setting(100, "pre-training steps")
+    mem_batch_size: int = setting(32, "pre-training batch size")
+    mem_workers: int = setting(2, "DataLoader workers")
+    hops: list[int] = setting([64, 128, 256], "rw_hops values")
+    scaling_views: int = setting(128, "views (and pairs) per rw_hops value")

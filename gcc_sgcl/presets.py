@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any
 
 from gcc_sgcl.augment.pipeline import BASELINES
-from gcc_sgcl.config import GROUPS, STAGES, Config, build_parser
+from gcc_sgcl.config import GROUPS, STAGES, Config, build_parser, given_flags
 
 # Method presets: name → overrides applied to the defaults before command-line flags. ``gcc`` switches
 # every SGCL stage off, ``sgcl`` keeps them all (the appendix's sequence); ``sgcl-<stage>`` keeps one stage;
@@ -73,11 +73,7 @@ def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None
 
 def config_from_args(args: argparse.Namespace) -> Config:
     """Defaults ← method preset ← explicitly given flags; an unknown method exits listing the valid ones."""
-    overrides: dict[str, dict[str, Any]] = {}
-    for key, value in vars(args).items():
-        if "." in key and value is not None:
-            group, name = key.split(".", 1)
-            overrides.setdefault(group, {})[name] = value
+    overrides = {group: given_flags(klass, args, f"{group}.") for group, klass in GROUPS.items()}
     try:
         return make_config(args.method, overrides)
     except ValueError as err:

@@ -29,7 +29,11 @@ else
   CURVE_STEPS=(0 100 300 1000 3000); CURVE=(--batch-size 256 --repeats 10 --svc gcc)
   CURVE_DATA=(usa_airport h-index imdb-binary imdb-multi rdt-b)
 fi
-run() { python -m gcc_sgcl.experiments "$@" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" "${BUDGET[@]}"; }
+# The MoCo queue is a value of this CPU profile, not the runner's default (the paper's 16384, as pretrain.sh's
+# --nce-k): 100 steps of 128 keys would leave a 16384-key queue mostly empty; 4096 keys are 32 batches.
+MOCO_QUEUE=4096
+run() { python -m gcc_sgcl.experiments "$@" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" "${BUDGET[@]}" \
+  --moco-queue "$MOCO_QUEUE"; }
 SINGLES=(sgcl-crop sgcl-reorder sgcl-mask sgcl-align sgcl-similar sgcl-diverse)
 PAIRS=()
 stages_list=(crop reorder mask align similar diverse)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from gcc_sgcl.config import FinetuneConfig
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.finetune import finetune, finetune_cv, finetune_fold, finetune_lr, main
 from gcc_sgcl.engine.generate import load_encoder
@@ -18,6 +19,7 @@ from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.sampling.dataset import GraphViewDataset
 
 ROOT = Path(__file__).resolve().parents[1]
+QUIET = FinetuneConfig(progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -73,22 +75,23 @@ def test_a_fold_is_a_function_of_seed_and_fold_and_leaves_the_global_rng_alone(t
     train = np.arange(45)
     rng_state = torch.get_rng_state()
     first, again, other = (
-        finetune_fold(encoder, cfg, views, labels, train, seed=0, fold=f, epochs=2, batch_size=16, progress=False)
+        finetune_fold(encoder, cfg, views, labels, train, FinetuneConfig(epochs=2, batch_size=16, progress=False), f)
         for f in (1, 1, 2)
     )
     assert torch.equal(torch.get_rng_state(), rng_state)
     a, b, c = (m.state_dict() for m in (first, again, other))
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert not all(torch.equal(a[k], c[k]) for k in a)
-    scores = [finetune_cv(encoder, cfg, views, labels, "graph", folds=3, epochs=2, batch_size=16, seed=4,
-                          progress=False, max_folds=2).scores for _ in range(2)]
+    settings = FinetuneConfig(folds=3, epochs=2, batch_size=16, seed=4, progress=False, max_folds=2)
+    scores = [finetune_cv(encoder, cfg, views, labels, "graph", settings=settings).scores for _ in range(2)]
     np.testing.assert_array_equal(*scores)
 
 
 def test_the_encoder_is_trained_end_to_end_on_a_copy(toy):
     encoder, cfg, views, labels = toy
     before = {k: v.clone() for k, v in encoder.state_dict().items()}
-    model = finetune_fold(encoder, cfg, views, labels, np.arange(45), epochs=2, batch_size=16, progress=False)
+    model = finetune_fold(encoder, cfg, views, labels, np.arange(45), FinetuneConfig(epochs=2, batch_size=16,
+                                                                                     progress=False))
     tuned = dict(model.encoder.named_parameters())
     frozen = [k for k, v in tuned.items() if torch.allclose(before[k], v)]
     assert len(tuned) == 27 and not frozen  # every parameter of every layer (ApplyNodeFunc BNs included) moved
@@ -98,8 +101,8 @@ def test_the_encoder_is_trained_end_to_end_on_a_copy(toy):
 
 def test_a_learnable_toy_task_is_learned_well_above_chance(toy):
     encoder, cfg, views, labels = toy
-    result = finetune_cv(encoder, cfg, views, labels, "graph", "toy", folds=3, epochs=10, batch_size=16,
-                         progress=False)
+    result = finetune_cv(encoder, cfg, views, labels, "graph", "toy",
+                         FinetuneConfig(folds=3, epochs=10, batch_size=16, progress=False))
     assert result.task == "graph_classification_finetuned" and result.metric == "accuracy"
     assert result.scores.shape == (3,) and result.n == 60 and result.std_kind == "std over 3 folds"
     assert result.mean >= 0.8  # chance is 1/3
@@ -120,11 +123,11 @@ def test_cli_appends_a_node_classification_row_and_leaves_the_checkpoint_unchang
 
 def test_datasets_without_labels_a_missing_checkpoint_and_bad_folds_are_refused(run, tmp_path):
     with pytest.raises(ValueError, match="similarity dataset"):
-        finetune(run, "synthetic-similarity", progress=False)
+        finetune(run, "synthetic-similarity", QUIET)
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
-        finetune(tmp_path, "synthetic-graphs", progress=False)
+        finetune(tmp_path, "synthetic-graphs", QUIET)
     with pytest.raises(ValueError, match="max_folds"):
-        finetune(run, "synthetic-graphs", folds=3, max_folds=4, progress=False)
+        finetune(run, "synthetic-graphs", FinetuneConfig(folds=3, max_folds=4, progress=False))
 
 
 def test_the_shell_script_fine_tunes_with_load_path_first(run, tmp_path):

@@ -15,32 +15,32 @@ import numpy as np
 
 from gcc_sgcl.classical import METHODS, embed_dataset
 from gcc_sgcl.cli import check_writable_dir, user_errors
+from gcc_sgcl.config import ClassicalConfig, InputConfig, add_arguments, from_args
 from gcc_sgcl.data import check_dataset_names, dataset_kind, dataset_name
 from gcc_sgcl.fileio import atomic_target
 
 
-def main(argv: list[str] | None = None) -> list[Path]:
-    """Command-line entry point; returns the written paths."""
+def command_line() -> argparse.ArgumentParser:
+    """The command line: :class:`~gcc_sgcl.config.ClassicalConfig`, the datasets and the data root."""
     p = argparse.ArgumentParser(
         prog="python -m gcc_sgcl.classical", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--method", required=True, choices=sorted(METHODS))
-    p.add_argument("--dataset", nargs="+", required=True, help="node, graph or similarity dataset names, or graph "
-                   "file paths")
-    p.add_argument("--out-dir", required=True, help="folder to write <dataset>.npy (a path: <stem>.npy) to "
-                   "(created if missing)")
-    p.add_argument("--hidden", type=int, default=64, help="embedding size of prone and graphwave (the "
-                   "structural and spectral floors have fixed sizes)")
-    p.add_argument("--data-dir", default=None, help="data root (default: $GCC_SGCL_DATA or ./data)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the numpy Generator of randomized methods")
-    a = p.parse_args(argv)
+    add_arguments(p, ClassicalConfig, choices={"method": sorted(METHODS)})
+    add_arguments(p, InputConfig, only=("dataset", "data_dir"), required=("dataset",))
+    return p
+
+
+def main(argv: list[str] | None = None) -> list[Path]:
+    """Command-line entry point; returns the written paths."""
+    a = command_line().parse_args(argv)
+    c, where = from_args(ClassicalConfig, a), from_args(InputConfig, a)
     with user_errors():
-        check_dataset_names(a.dataset, ("node", "graph", "similarity"), "--dataset")
-        out_dir = check_writable_dir(a.out_dir, "--out-dir", create=True)
+        check_dataset_names(where.dataset, ("node", "graph", "similarity"), "--dataset")
+        out_dir = check_writable_dir(c.out_dir, "--out-dir", create=True)
         written = []
-        for name in a.dataset:
+        for name in where.dataset:
             start = time.perf_counter()
-            emb = embed_dataset(a.method, name, a.data_dir, a.hidden, a.seed)
+            emb = embed_dataset(c.method, name, where.data_dir, c.hidden, c.seed)
             seconds = time.perf_counter() - start
             path = out_dir / f"{dataset_name(name)}.npy"
             with atomic_target(path) as tmp, open(tmp, "wb") as f:

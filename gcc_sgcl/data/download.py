@@ -22,6 +22,7 @@ import requests
 from tqdm import tqdm
 
 from gcc_sgcl.cli import user_errors
+from gcc_sgcl.config import DownloadConfig, InputConfig, add_arguments, from_args
 from gcc_sgcl.data.graphs import check_simple_undirected
 from gcc_sgcl.data.load import check_expected_counts, graphs_of, load_any, summarize
 from gcc_sgcl.data.paths import resolve_data_dir
@@ -112,21 +113,32 @@ def download_dataset(name: str, data_dir: str | os.PathLike | None = None, verif
     return paths
 
 
+def downloadable() -> list[str]:
+    """Names of the registered datasets that have files to fetch."""
+    return sorted(name for name, spec in DATASETS.items() if spec.files)
+
+
+def command_line() -> argparse.ArgumentParser:
+    """The command line: :class:`~gcc_sgcl.config.DownloadConfig` and the data root."""
+    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.data.download", description=__doc__.split("\n")[0],
+                                epilog=f"downloadable: {', '.join(downloadable())}")
+    add_arguments(p, DownloadConfig)
+    add_arguments(p, InputConfig, only=("data_dir",))
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point (see the module docstring)."""
-    downloadable = sorted(name for name, spec in DATASETS.items() if spec.files)
-    parser = argparse.ArgumentParser(prog="python -m gcc_sgcl.data.download", description=__doc__.split("\n")[0])
-    parser.add_argument("names", nargs="+", metavar="NAME", help=f"'all' or any of: {', '.join(downloadable)}")
-    parser.add_argument("--data-dir", default=None, help="data root (default: $GCC_SGCL_DATA, else ./data)")
-    parser.add_argument("--no-verify", action="store_true", help="skip loading and checking counts afterwards")
-    args = parser.parse_args(argv)
-    names = downloadable if args.names == ["all"] else args.names
-    unknown = [n for n in names if n not in downloadable]
+    p = command_line()
+    args = p.parse_args(argv)
+    request, data_dir = from_args(DownloadConfig, args), from_args(InputConfig, args).data_dir
+    names = downloadable() if request.names == ["all"] else request.names
+    unknown = [n for n in names if n not in downloadable()]
     if unknown:
-        parser.error(f"not downloadable: {', '.join(unknown)}; choose from: all, {', '.join(downloadable)}")
+        p.error(f"not downloadable: {', '.join(unknown)}; choose from: all, {', '.join(downloadable())}")
     with user_errors():
         for name in names:
-            download_dataset(name, args.data_dir, verify=not args.no_verify)
+            download_dataset(name, data_dir, verify=request.verify)
 
 
 if __name__ == "__main__":

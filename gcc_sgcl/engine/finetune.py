@@ -1,6 +1,7 @@
 """Fine-tune a pre-trained encoder end to end on downstream labels (the paper's "fine-tuned" block).
 
-``python -m gcc_sgcl.engine.finetune --load-path saved/RUN --dataset imdb-binary``; wrapped by
+``python -m gcc_sgcl.engine.finetune --load-path saved/RUN --dataset imdb-binary`` (settings:
+:class:`~gcc_sgcl.config.FinetuneConfig`); wrapped by
 ``scripts/finetune.sh <load_path> <gpu> <dataset...> [flags]``. Each fold of a stratified k-fold CV starts
 from the pre-trained query encoder plus a fresh linear head, trains both with Adam (lr 0.005, 3 epochs of
 linear warm-up and 3 of linear ramp-down, as the paper's appendix) and a cross-entropy loss, and is scored on
@@ -23,7 +24,7 @@ from torch import nn
 from tqdm import tqdm
 
 from gcc_sgcl.cli import check_writable_dir, user_errors
-from gcc_sgcl.config import Config
+from gcc_sgcl.config import Config, FinetuneConfig, InputConfig, add_arguments, default_of, from_args
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.generate import cached_views, load_encoder
 from gcc_sgcl.models import GraphEncoder
@@ -45,7 +46,9 @@ TASKS = {
 
 
 def finetune_lr(
-    step: int, steps_per_epoch: int, epochs: int, lr: float, warmup_epochs: int = 3, rampdown_epochs: int = 3
+    step: int, steps_per_epoch: int, epochs: int, lr: float,
+    warmup_epochs: int = default_of(FinetuneConfig, "warmup_epochs"),
+    rampdown_epochs: int = default_of(FinetuneConfig, "rampdown_epochs"),
 ) -> float:
     """Learning rate of optimisation step ``step`` (0-based) out of ``epochs * steps_per_epoch``.
 
@@ -118,69 +121,53 @@ def finetune_fold(
     views: ViewBatch,
     targets: np.ndarray,
     train_idx: np.ndarray,
-    seed: int = 0,
+    ft: FinetuneConfig,
     fold: int = 0,
-    epochs: int = 30,
-    batch_size: int = 128,
-    lr: float = 0.005,
-    warmup_epochs: int = 3,
-    rampdown_epochs: int = 3,
-    progress: bool = True,
 ) -> Classifier:
     """A deep copy of ``encoder`` plus a fresh linear head, both trained on ``views[train_idx]``.
 
     ``targets`` are the class indices ``0..C-1`` of all ``views``; the loss is cross-entropy. Adam takes
     the pre-training run's betas, eps and weight decay (``cfg.train``) and gradients are clipped to its
     ``clip_norm``; the learning rate follows :func:`finetune_lr` step by step; batches are reshuffled each
-    epoch. Head initialisation, dropout and batch order derive from ``(seed, fold)`` alone (the global
-    torch RNG is forked, not consumed); ``encoder`` itself is left untouched.
+    epoch; ``ft`` gives epochs, batch size and schedule. Head initialisation, dropout and batch order
+    derive from ``(ft.seed, fold)`` alone (the global torch RNG is forked, not consumed); ``encoder`` itself
+    is left untouched.
     """
     device = next(encoder.parameters()).device
-    rng = np.random.default_rng([seed, fold])
-    steps_per_epoch = math.ceil(len(train_idx) / batch_size)
+    rng = np.random.default_rng([ft.seed, fold])
+    steps_per_epoch = math.ceil(len(train_idx) / ft.batch_size)
     y = torch.as_tensor(targets, dtype=torch.int64, device=device)
     t = cfg.train
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(int(rng.integers(2**63)))
         model = Classifier(copy.deepcopy(encoder), cfg.model.hidden_size, int(targets.max()) + 1).to(device)
-        optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(t.beta1, t.beta2), eps=t.eps,
+        optimizer = torch.optim.Adam(model.parameters(), lr=ft.lr, betas=(t.beta1, t.beta2), eps=t.eps,
                                      weight_decay=t.weight_decay)
         model.train()
         step = 0
-        for _ in tqdm(range(epochs), desc=f"fold {fold}", disable=not progress, unit="epoch", leave=False):
-            for batch in _batches(rng.permutation(train_idx), batch_size):
+        for _ in tqdm(range(ft.epochs), desc=f"fold {fold}", disable=not ft.progress, unit="epoch", leave=False):
+            for batch in _batches(rng.permutation(train_idx), ft.batch_size):
                 logits = model(views.select(batch).to_dgl(device=device))
                 loss = nn.functional.cross_entropy(logits, y[torch.from_numpy(batch).to(device)])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), t.clip_norm)
                 for group in optimizer.param_groups:
-                    group["lr"] = finetune_lr(step, steps_per_epoch, epochs, lr, warmup_epochs, rampdown_epochs)
+                    group["lr"] = finetune_lr(step, steps_per_epoch, ft.epochs, ft.lr, ft.warmup_epochs,
+                                              ft.rampdown_epochs)
                 optimizer.step()
                 step += 1
     return model
 
 
 @torch.no_grad()
-def predict(model: Classifier, views: ViewBatch, indices: np.ndarray, batch_size: int = 128) -> np.ndarray:
+def predict(model: Classifier, views: ViewBatch, indices: np.ndarray, batch_size: int) -> np.ndarray:
     """Predicted class index of each of ``views[indices]``, in eval mode (running batch-norm statistics, no dropout)."""
     device = next(model.parameters()).device
     model.eval()
     out = [model(views.select(batch).to_dgl(device=device)).argmax(dim=1).cpu()
            for batch in _batches(np.asarray(indices), batch_size)]
     return torch.cat(out).numpy()
-
-
-def _check_settings(folds: int, epochs: int, batch_size: int, lr: float, warmup_epochs: int, rampdown_epochs: int,
-                    max_folds: int | None) -> None:
-    if folds < 2:
-        raise ValueError(f"folds must be >= 2, got {folds}")
-    if max_folds is not None and not 1 <= max_folds <= folds:
-        raise ValueError(f"max_folds must be in [1, folds={folds}], got {max_folds}")
-    if epochs < 1 or batch_size < 1:
-        raise ValueError(f"epochs and batch_size must be >= 1, got {epochs} and {batch_size}")
-    if lr <= 0 or warmup_epochs < 0 or rampdown_epochs < 0:
-        raise ValueError(f"need lr > 0 and warmup/rampdown epochs >= 0, got {lr}, {warmup_epochs}, {rampdown_epochs}")
 
 
 def finetune_cv(
@@ -190,23 +177,16 @@ def finetune_cv(
     labels: np.ndarray,
     kind: str,
     dataset: str = "",
-    folds: int = 10,
-    epochs: int = 30,
-    batch_size: int = 128,
-    lr: float = 0.005,
-    warmup_epochs: int = 3,
-    rampdown_epochs: int = 3,
-    seed: int = 0,
-    progress: bool = True,
-    max_folds: int | None = None,
+    settings: FinetuneConfig | None = None,
 ) -> TaskResult:
-    """Stratified ``folds``-fold CV of fine-tuning on pre-built ``views`` (see :func:`finetune`).
+    """Stratified ``settings.folds``-fold CV of fine-tuning on pre-built ``views`` (see :func:`finetune`).
 
     ``encoder`` (with its configuration ``cfg``) is never modified: each fold trains a deep copy plus a
     fresh ``nn.Linear(hidden, n_classes)`` head. Fold ``f``'s head initialisation, dropout and batch order
-    derive from ``(seed, f)`` only, so a fold's score does not depend on the folds run before it.
+    derive from ``(settings.seed, f)`` only, so a fold's score does not depend on the folds run before it.
     """
-    _check_settings(folds, epochs, batch_size, lr, warmup_epochs, rampdown_epochs, max_folds)
+    ft = settings or FinetuneConfig()
+    ft.check()
     labels = class_labels(labels)
     if kind not in TASKS:
         raise ValueError(f"kind must be one of {sorted(TASKS)}, got {kind!r}")
@@ -215,16 +195,15 @@ def finetune_cv(
     task, metric, score = TASKS[kind]
     limit_threads()  # as pre-training and generate: batches of small graphs gain little from threads, lose a lot shared
     targets = np.unique(labels, return_inverse=True)[1]
-    splits = repeated_stratified_folds(labels, folds, 1, seed)[0][:max_folds]
+    splits = repeated_stratified_folds(labels, ft.folds, 1, ft.seed)[0][:ft.max_folds]
     scores, evaluated = [], 0
-    for fold, (train_idx, test_idx) in enumerate(tqdm(splits, desc=f"finetune {dataset}", disable=not progress,
-                                                      unit="fold")):
-        model = finetune_fold(encoder, cfg, views, targets, train_idx, seed, fold, epochs, batch_size, lr,
-                              warmup_epochs, rampdown_epochs, progress)
-        scores.append(float(score(targets[test_idx], predict(model, views, test_idx, batch_size))))
+    for fold, (train_idx, test_idx) in enumerate(tqdm(splits, desc=f"finetune {dataset}",
+                                                      disable=not ft.progress, unit="fold")):
+        model = finetune_fold(encoder, cfg, views, targets, train_idx, ft, fold)
+        scores.append(float(score(targets[test_idx], predict(model, views, test_idx, ft.batch_size))))
         evaluated += len(test_idx)
     scores = np.asarray(scores)
-    run = f"{len(splits)} folds" if len(splits) == folds else f"the first {len(splits)} of {folds} folds"
+    run = f"{len(splits)} folds" if len(splits) == ft.folds else f"the first {len(splits)} of {ft.folds} folds"
     return TaskResult(
         task=task,
         dataset=dataset,
@@ -235,75 +214,62 @@ def finetune_cv(
         std_kind=f"std over {run}",
         n=evaluated,
         protocol=(
-            f"fine-tuned encoder + linear head, cross-entropy, Adam lr={lr:g} with {warmup_epochs}-epoch linear "
-            f"warm-up and {rampdown_epochs}-epoch ramp-down, {epochs} epochs, batch {batch_size}, stratified "
-            f"{folds}-fold CV ({run} run), scored after the last epoch"
+            f"fine-tuned encoder + linear head, cross-entropy, Adam lr={ft.lr:g} with {ft.warmup_epochs}-epoch "
+            f"linear warm-up and {ft.rampdown_epochs}-epoch ramp-down, {ft.epochs} epochs, batch {ft.batch_size}, "
+            f"stratified {ft.folds}-fold CV ({run} run), scored after the last epoch"
         ),
-        seed=seed,
+        seed=ft.seed,
     )
 
 
 def finetune(
     load_path: str | Path,
     dataset: str,
+    settings: FinetuneConfig | None = None,
     device: str = "cpu",
     data_dir: str | None = None,
-    folds: int = 10,
-    epochs: int = 30,
-    batch_size: int = 128,
-    lr: float = 0.005,
-    warmup_epochs: int = 3,
-    rampdown_epochs: int = 3,
-    seed: int = 0,
-    progress: bool = True,
-    max_folds: int | None = None,
 ) -> TaskResult:
     """Fine-tune the query encoder of the run ``load_path`` on ``dataset``'s labels, stratified k-fold CV.
 
-    ``seed`` fixes the CV splits, the node datasets' RWR views and each fold's head initialisation,
-    dropout and batch order: on CPU two calls with the same arguments give identical scores.
-    ``max_folds`` runs only the first ``max_folds`` of the ``folds`` splits (a budget-limited estimate;
-    ``std_kind`` and ``protocol`` say so, ``n`` counts the test examples actually scored). The checkpoint
-    is only read.
+    ``settings`` (default :class:`~gcc_sgcl.config.FinetuneConfig`): its ``seed`` fixes the CV splits, the node
+    datasets' RWR views and each fold's head initialisation, dropout and batch order, so on CPU two calls with
+    the same arguments give identical scores; ``max_folds`` runs only the first ``max_folds`` of the ``folds``
+    splits (a budget-limited estimate; ``std_kind`` and ``protocol`` say so, ``n`` counts the test examples
+    actually scored). The checkpoint is only read.
     """
-    _check_settings(folds, epochs, batch_size, lr, warmup_epochs, rampdown_epochs, max_folds)
+    ft = settings or FinetuneConfig()
+    ft.check()
     labelled_kind(dataset)
     encoder, cfg = load_encoder(load_path, device)  # before the slow view building: a missing checkpoint fails fast
-    views, labels, kind = build_views(dataset, data_dir, cfg, seed, progress)
-    return finetune_cv(encoder, cfg, views, labels, kind, dataset, folds, epochs, batch_size, lr, warmup_epochs,
-                       rampdown_epochs, seed, progress, max_folds)
+    views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress)
+    return finetune_cv(encoder, cfg, views, labels, kind, dataset, ft)
+
+
+def command_line() -> argparse.ArgumentParser:
+    """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.config.FinetuneConfig`."""
+    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.finetune", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p, InputConfig, required=("load_path", "dataset"))
+    add_arguments(p, FinetuneConfig)
+    return p
 
 
 def main(argv: list[str] | None = None) -> list[TaskResult]:
     """Command-line entry point: fine-tune on each dataset, print a table line and log it to results.csv."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.finetune", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--load-path", required=True, help="run folder (or checkpoint file) of a pre-training run")
-    p.add_argument("--dataset", nargs="+", required=True, help="node or graph classification datasets")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--data-dir", default=None, help="data root (default: $GCC_SGCL_DATA, else ./data)")
-    p.add_argument("--folds", type=int, default=10, help="number of stratified CV folds")
-    p.add_argument("--max-folds", type=int, default=None, help="run only the first N folds (budget)")
-    p.add_argument("--epochs", type=int, default=30)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--lr", type=float, default=0.005, help="peak learning rate")
-    p.add_argument("--warmup-epochs", type=int, default=3)
-    p.add_argument("--rampdown-epochs", type=int, default=3)
-    p.add_argument("--seed", type=int, default=0, help="seed of the CV splits, views, head init, dropout, batches")
-    p.add_argument("--no-progress", dest="progress", action="store_false", help="hide the progress bars")
-    a = p.parse_args(argv)
+    a = command_line().parse_args(argv)
+    where = from_args(InputConfig, a)
     with user_errors():
-        check_dataset_names(a.dataset, tuple(TASKS), "--dataset")
-        load_dir = Path(a.load_path) if Path(a.load_path).is_dir() else Path(a.load_path).parent
+        settings = from_args(FinetuneConfig, a)
+        check_dataset_names(where.dataset, tuple(TASKS), "--dataset")
+        load_dir = Path(where.load_path) if Path(where.load_path).is_dir() else Path(where.load_path).parent
         check_writable_dir(load_dir, "--load-path")
-        print(f"finetune  load_path={a.load_path}")
+        print(f"finetune  load_path={where.load_path}")
         print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
         results = []
-        for name in a.dataset:
-            result = finetune(a.load_path, name, a.device, a.data_dir, a.folds, a.epochs, a.batch_size, a.lr,
-                              a.warmup_epochs, a.rampdown_epochs, a.seed, a.progress, a.max_folds)
+        for name in where.dataset:
+            result = finetune(where.load_path, name, settings, where.device, where.data_dir)
             print(result.line(), flush=True)
-            append_results_csv(load_dir / RESULTS_FILE, [result], a.load_path)
+            append_results_csv(load_dir / RESULTS_FILE, [result], where.load_path)
             results.append(result)
     return results
 

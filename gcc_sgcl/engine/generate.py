@@ -1,6 +1,7 @@
 """Embed downstream datasets with a pre-trained encoder: ``<load_path>/<dataset>.npy``.
 
-``python -m gcc_sgcl.engine.generate --load-path saved/RUN --dataset usa_airport imdb-binary``; wrapped by
+``python -m gcc_sgcl.engine.generate --load-path saved/RUN --dataset usa_airport imdb-binary`` (flags:
+:class:`~gcc_sgcl.config.InputConfig`, :class:`~gcc_sgcl.config.GenerateConfig`); wrapped by
 ``scripts/generate.sh <gpu> <load_path> <dataset...>``. Node datasets get one row per node (the node's RWR
 view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
 followed by graph 2's. As GCC's ``generate.py``, a row is the mean of the embeddings of two views (``--copies``):
@@ -21,7 +22,15 @@ import torch
 from tqdm import tqdm
 
 from gcc_sgcl.cli import check_num_workers, check_writable_dir, user_errors
-from gcc_sgcl.config import Config, SamplingConfig
+from gcc_sgcl.config import (
+    Config,
+    GenerateConfig,
+    InputConfig,
+    SamplingConfig,
+    add_arguments,
+    default_of,
+    from_args,
+)
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
@@ -33,7 +42,7 @@ from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_vie
 # Bump when view building changes, so cached views written by older code are rebuilt.
 VIEWS_VERSION = 2
 # GCC's generate.py averages the embeddings of a query and a key view.
-INFERENCE_COPIES = 2
+INFERENCE_COPIES: int = default_of(GenerateConfig, "copies")
 
 Parts = list[list[ViewBatch]]
 """A dataset's views: one entry per graph of the dataset kind (two for similarity pairs), each a list of
@@ -129,28 +138,27 @@ def cached_views(
 def generate(
     load_path: str | Path,
     datasets: list[str],
+    settings: GenerateConfig | None = None,
     device: str = "cpu",
     data_dir: str | None = None,
-    seed: int = 0,
-    batch_size: int = 256,
-    num_workers: int = 0,
     progress: bool = True,
-    cache: bool = False,
-    copies: int = INFERENCE_COPIES,
 ) -> list[Path]:
     """Write ``<load_path>/<dataset>.npy`` for each dataset (for a path, ``<stem>.npy`` and, for a single
     graph, ``<stem>.ids.txt``); returns the written paths.
 
-    With ``cache`` the views are read from (or written to) the view cache (:func:`cached_views`). Names,
+    ``settings`` (default :class:`~gcc_sgcl.config.GenerateConfig`) sets the views' seed, copies and workers and
+    the batch size; with ``cache_views`` the views are read from (or written to) the view cache
+    (:func:`cached_views`). Names,
     worker count, batch size, checkpoint and output folder are checked, and datasets given by path read, before
     anything is embedded, so a malformed file stops the run with nothing written.
     """
     from gcc_sgcl.data import dataset_name, is_dataset_path, load_any
 
+    g = settings or GenerateConfig()
     check_dataset_names(datasets, ("node", "graph", "similarity"), "--dataset")
-    check_num_workers(num_workers)
-    if batch_size < 1:
-        raise ValueError(f"--batch-size must be >= 1, got {batch_size}")
+    check_num_workers(g.num_workers)
+    if g.batch_size < 1:
+        raise ValueError(f"--batch-size must be >= 1, got {g.batch_size}")
     stems = [dataset_name(name) for name in datasets]
     repeated = sorted({stem for stem in stems if stems.count(stem) > 1})
     if repeated:
@@ -159,11 +167,11 @@ def generate(
     model, cfg = load_encoder(load_path, device)
     load_dir = check_writable_dir(Path(load_path) if Path(load_path).is_dir() else Path(load_path).parent,
                                   "--load-path")
-    build = cached_views if cache else dataset_views
+    build = cached_views if g.cache_views else dataset_views
     written = []
     for name, stem in zip(datasets, stems):
-        parts = build(name, cfg.sampling, data_dir, seed, num_workers, progress, copies)
-        emb = embed_parts(model, parts, batch_size, stem, progress)
+        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies)
+        emb = embed_parts(model, parts, g.batch_size, stem, progress)
         path = load_dir / f"{stem}.npy"
         remove_stale_temporaries(path)
         with atomic_target(path) as tmp, open(tmp, "wb") as f:
@@ -176,24 +184,22 @@ def generate(
     return written
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.config.GenerateConfig`."""
+    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.generate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p, InputConfig, required=("load_path", "dataset"))
+    add_arguments(p, GenerateConfig)
+    return p
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--load-path", required=True, help="run folder (or checkpoint file) of a pre-training run")
-    p.add_argument("--dataset", nargs="+", required=True, help="registered dataset names or graph file paths")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--data-dir", default=None)
-    p.add_argument("--seed", type=int, default=0, help="seed of the RWR views of node-level datasets")
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--num-workers", type=int, default=0, help="DataLoader workers building the views")
-    p.add_argument("--copies", type=int, default=INFERENCE_COPIES,
-                   help="views averaged per row (GCC: 2 -- two walks per node, two sign draws per graph)")
-    p.add_argument("--cache-views", action="store_true",
-                   help="read/write the encoder-independent views in the cache dir ($GCC_SGCL_CACHE)")
-    a = p.parse_args(argv)
+    a = command_line().parse_args(argv)
+    where = from_args(InputConfig, a)
     with user_errors():
-        for path in generate(a.load_path, a.dataset, a.device, a.data_dir, a.seed, a.batch_size, a.num_workers,
-                             cache=a.cache_views, copies=a.copies):
+        for path in generate(where.load_path, where.dataset, from_args(GenerateConfig, a), where.device,
+                             where.data_dir):
             print(path)
 
 

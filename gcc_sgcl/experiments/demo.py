@@ -1,7 +1,8 @@
 """The embedded end-to-end demo: pre-train on the synthetic corpus, embed the synthetic downstream sets,
 evaluate all three tasks and print the methods side by side. No downloads.
 
-``python -m gcc_sgcl.experiments.demo [--methods gcc sgcl] [--steps 300] …``, wrapped by ``scripts/demo.sh``.
+``python -m gcc_sgcl.experiments.demo [--methods gcc sgcl] [--steps 300] …`` (flags:
+:class:`~gcc_sgcl.config.DemoConfig`), wrapped by ``scripts/demo.sh``.
 Finished runs are reused (a re-run only re-evaluates; an interrupted run resumes from its checkpoint).
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
+from gcc_sgcl.config import DEMO_MOCO_QUEUE, DemoConfig, GenerateConfig, add_arguments, default_of, from_args
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
 from gcc_sgcl.engine.generate import generate
@@ -22,7 +24,7 @@ from gcc_sgcl.tasks.common import TaskResult, append_results_csv
 NODE_SET, GRAPH_SET, SIMILARITY_SET = "synthetic-roles", "synthetic-graphs", "synthetic-similarity"
 
 
-def evaluate_run(run_dir: Path, seed: int = 0, repeats: int = 3) -> list[TaskResult]:
+def evaluate_run(run_dir: Path, seed: int = 0, repeats: int = default_of(DemoConfig, "repeats")) -> list[TaskResult]:
     """Evaluate a run folder's synthetic embeddings on the three tasks (classification: ``repeats`` ×
     bootstrapped 10-fold CV); appends to its ``results.csv``."""
     from gcc_sgcl.data import load_graph_dataset, load_node_dataset, load_similarity_dataset
@@ -62,51 +64,45 @@ def format_table(rows: dict[str, list[TaskResult]], minutes: dict[str, float]) -
     return "\n".join(out + [""] + notes)
 
 
-def run_demo(
-    methods: list[str],
-    steps: int,
-    batch_size: int,
-    mode: str,
-    seed: int,
-    output_dir: str,
-    num_workers: int,
-    repeats: int = 3,
-) -> str:
-    """Pre-train each method (or reuse its finished run), generate, evaluate; return the printed table."""
+def run_demo(demo: DemoConfig) -> str:
+    """Pre-train each method of ``demo`` (or reuse its finished run), generate, evaluate; return the printed
+    table. MoCo runs use the demo profile's queue, :data:`~gcc_sgcl.config.DEMO_MOCO_QUEUE`."""
     rows, minutes = {}, {}
-    for method in methods:
-        cfg = make_config(method, {"train": {
-            "mode": mode, "steps": steps, "batch_size": batch_size, "seed": seed, "corpus": ["synthetic"],
-            "output_dir": output_dir, "num_workers": num_workers, "save_freq": max(1, steps // 5),
-            "nce_k": 1024 if mode == "moco" else 16384,
-        }})
-        run_dir = Path(output_dir) / cfg.run_dir_name()
+    train = {"mode": demo.mode, "steps": demo.steps, "batch_size": demo.batch_size, "seed": demo.seed,
+             "corpus": ["synthetic"], "output_dir": demo.output_dir, "num_workers": demo.num_workers,
+             "save_freq": max(1, demo.steps // 5)}
+    if demo.mode == "moco":
+        train["nce_k"] = DEMO_MOCO_QUEUE
+    for method in demo.methods:
+        cfg = make_config(method, {"train": train})
+        run_dir = Path(demo.output_dir) / cfg.run_dir_name()
         start = time.time()
         pretrain(cfg, resume=(run_dir / CHECKPOINT_NAME).exists())
         minutes[method] = (time.time() - start) / 60
-        generate(run_dir, [NODE_SET, GRAPH_SET, SIMILARITY_SET], seed=seed, num_workers=num_workers)
-        rows[method] = evaluate_run(run_dir, seed, repeats)
+        generate(run_dir, [NODE_SET, GRAPH_SET, SIMILARITY_SET],
+                 GenerateConfig(seed=demo.seed, num_workers=demo.num_workers))
+        rows[method] = evaluate_run(run_dir, demo.seed, demo.repeats)
     table = format_table(rows, minutes)
-    print(f"\nDemo: {mode.upper()} pre-training on the synthetic corpus, {steps} steps × batch {batch_size}, seed {seed}")
+    print(f"\nDemo: {demo.mode.upper()} pre-training on the synthetic corpus, {demo.steps} steps × batch "
+          f"{demo.batch_size}, seed {demo.seed}")
     print("(train min = wall-clock minutes of this invocation's pre-training; 0 when a finished run is reused)\n")
     print(table)
     return table
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line: :class:`~gcc_sgcl.config.DemoConfig`."""
+    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.demo", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p, DemoConfig)
+    return p
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--methods", nargs="+", default=["gcc", "sgcl"], help="method presets (see pretrain --help)")
-    p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--mode", default="e2e", choices=["e2e", "moco"])
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--output-dir", default="saved/demo")
-    p.add_argument("--num-workers", type=int, default=2)
-    p.add_argument("--repeats", type=int, default=3, help="repetitions of the bootstrapped 10-fold CV (paper: 10)")
-    a = p.parse_args(argv)
+    demo = from_args(DemoConfig, command_line().parse_args(argv))
     with user_errors():
-        run_demo(a.methods, a.steps, a.batch_size, a.mode, a.seed, a.output_dir, a.num_workers, a.repeats)
+        run_demo(demo)
 
 
 if __name__ == "__main__":

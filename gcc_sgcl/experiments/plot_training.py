@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 from gcc_sgcl.cli import user_errors  # noqa: E402
+from gcc_sgcl.config import PlotConfig, add_arguments, from_args  # noqa: E402
 
 PANELS = (("train/loss", "InfoNCE loss"), ("train/prob", "positive-pair probability"),
           ("train/lr", "learning rate"), ("train/nodes_q", "mean nodes per query view"))
@@ -51,14 +52,19 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path) -> Path:
     return out
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line: :class:`~gcc_sgcl.config.PlotConfig`."""
+    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.plot_training", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p, PlotConfig)
+    return p
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("runs", nargs="+", help="run folders with TensorBoard events")
-    p.add_argument("--out", default="training_curves.png")
-    a = p.parse_args(argv)
+    plot = from_args(PlotConfig, command_line().parse_args(argv))
     with user_errors():
-        print(plot_runs(a.runs, a.out))
+        print(plot_runs(plot.runs, plot.out))
 
 
 if __name__ == "__main__":

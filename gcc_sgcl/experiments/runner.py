@@ -19,7 +19,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+import dataclasses
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from tqdm import tqdm
 
-from gcc_sgcl.config import Config
+from gcc_sgcl.config import Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
@@ -37,35 +37,15 @@ from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch, offsets
 from gcc_sgcl.sampling.spectral import eigen_arrays
 from gcc_sgcl.tasks.common import TaskResult
-from gcc_sgcl.tasks.registry import TASKS, EvalProtocol
+from gcc_sgcl.tasks.registry import TASKS
 
 CLASSICAL_MODE = "none"
 QUINTILES = 5
 
 
-@dataclass
-class Sweep:
-    """What to run: every method × mode × seed, pre-trained on ``corpus`` for ``steps`` × ``batch_size``,
-    evaluated on every dataset with ``repeats`` × ``folds``-fold CV."""
-
-    methods: list[str]
-    seeds: list[int]
-    datasets: list[str]
-    modes: list[str] = field(default_factory=lambda: ["e2e"])
-    corpus: list[str] = field(default_factory=lambda: ["synthetic"])
-    steps: int = 100
-    batch_size: int = 128
-    moco_queue: int = 4096
-    num_workers: int = 2
-    save_freq: int = 50
-    output_dir: str = "saved/repro"
-    rows: str = "saved/repro/rows.jsonl"
-    data_dir: str | None = None
-    device: str = "cpu"
-    folds: int = 10
-    repeats: int = 10
-    eval_seed: int = 0
-    svc: str = "gcc"
+class Sweep(SweepConfig):
+    """A :class:`~gcc_sgcl.config.SweepConfig` and what follows from it: the jobs, their pre-training
+    configurations, the budget that identifies their rows and the evaluation protocol."""
 
     def encoder_config(self, method: str, mode: str, seed: int) -> Config:
         """The pre-training configuration of one (method, mode, seed); runs of a budget live in
@@ -93,9 +73,9 @@ class Sweep:
         return {"steps": self.steps, "batch_size": self.batch_size, "corpus": "+".join(self.corpus),
                 "repeats": self.repeats, "folds": self.folds, "eval_seed": self.eval_seed, "svc": self.svc}
 
-    def protocol(self) -> EvalProtocol:
+    def protocol(self) -> EvalConfig:
         """How every encoder of the sweep is evaluated."""
-        return EvalProtocol(folds=self.folds, repeats=self.repeats, seed=self.eval_seed, svc=self.svc)
+        return EvalConfig(folds=self.folds, repeats=self.repeats, seed=self.eval_seed, svc=self.svc)
 
 
 def is_classical(method: str) -> bool:
@@ -284,36 +264,38 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
     return added
 
 
-def run_runtime(methods: list[str], corpus: list[str], rows: str, data_dir: str | None = None,
-                batch_size: int = 16, batches: int = 40, seed: int = 0) -> list[ResultRow]:
+def run_runtime(settings: RuntimeConfig, rows: str, data_dir: str | None = None) -> list[ResultRow]:
     """Seconds per mini-batch of each method, measured in one run (:mod:`gcc_sgcl.experiments.runtime`),
     stored as rows of task ``runtime`` (replacing earlier runtime rows of the same corpus)."""
     from gcc_sgcl.experiments.runtime import measure
 
     start = time.time()
-    measured = measure(methods, corpus, batch_size, batches, data_dir, seed)
+    r = settings
+    measured = measure(r.methods, r.corpus, r.batch_size, r.batches, data_dir, r.seed)
     commit = git_commit()
     now = datetime.now().isoformat(timespec="seconds")
-    name = "+".join(corpus)
+    name = "+".join(r.corpus)
     new = [ResultRow(
-        method=m, mode="e2e", seed=seed, dataset=name, task="runtime", metric=metric, mean=value, std=0.0,
-        std_kind=f"mean over {batches} mini-batches", n=batches,
-        protocol=f"batch {batch_size}, methods alternate batch by batch in one process, one thread",
-        corpus=name, batch_size=batch_size, config=make_config(m).to_dict(), commit=commit, time=now,
+        method=m, mode="e2e", seed=r.seed, dataset=name, task="runtime", metric=metric, mean=value, std=0.0,
+        std_kind=f"mean over {r.batches} mini-batches", n=r.batches,
+        protocol=f"batch {r.batch_size}, methods alternate batch by batch in one process, one thread",
+        corpus=name, batch_size=r.batch_size, config=make_config(m).to_dict(), commit=commit, time=now,
         eval_seconds=time.time() - start,
     ) for m, result in measured.items() for metric, value in result.items()]
     RowStore(rows).replace(lambda r: r.task == "runtime" and r.dataset == name, new)
     return new
 
 
-def run_finetune(sweep: Sweep, epochs: int = 30, max_folds: int | None = None,
-                 progress: bool = True) -> list[ResultRow]:
+def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress: bool = True) -> list[ResultRow]:
     """Fine-tune every pre-trained (method, mode, seed) of ``sweep`` on each classification dataset
-    (:mod:`gcc_sgcl.engine.finetune`); rows of task ``*_finetuned``, skipped when already stored at this budget."""
+    (:mod:`gcc_sgcl.engine.finetune`, with ``settings``' epochs, batch, schedule and ``max_folds``; folds and seed
+    are the sweep's ``folds`` and ``eval_seed``); rows of task ``*_finetuned``, skipped when already stored at this
+    budget."""
     from gcc_sgcl.engine.finetune import finetune
 
+    ft = dataclasses.replace(settings or FinetuneConfig(), folds=sweep.folds, seed=sweep.eval_seed, progress=False)
     store = RowStore(sweep.rows)
-    budget = {**sweep.budget(), "repeats": 1, "epochs": epochs, "max_folds": max_folds}
+    budget = {**sweep.budget(), "repeats": 1, "epochs": ft.epochs, "max_folds": ft.max_folds}
     done = {k[:4] for k in store.keys() if str(k[4]).endswith("_finetuned") and k[5:] == _budget_key(budget)}
     commit = git_commit()
     labelled = [n for n in load_present(sweep.datasets, sweep.data_dir) if KINDS[dataset_kind(n)].labelled]
@@ -327,9 +309,7 @@ def run_finetune(sweep: Sweep, epochs: int = 30, max_folds: int | None = None,
         cfg = sweep.encoder_config(method, mode, seed)
         pretrain_s = ensure_pretrained(cfg)
         start = time.time()
-        result = finetune(Path(cfg.train.output_dir) / cfg.run_dir_name(), name, device=sweep.device,
-                          data_dir=sweep.data_dir, folds=sweep.folds, epochs=epochs, seed=sweep.eval_seed,
-                          progress=False, max_folds=max_folds)
+        result = finetune(Path(cfg.train.output_dir) / cfg.run_dir_name(), name, ft, sweep.device, sweep.data_dir)
         row = ResultRow.from_result(result, **budget, method=method, mode=mode, seed=seed, config=cfg.to_dict(),
                                     commit=commit, time=datetime.now().isoformat(timespec="seconds"),
                                     pretrain_seconds=pretrain_s, eval_seconds=time.time() - start)

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
+from gcc_sgcl.config import InputConfig, RuntimeConfig, add_arguments, default_of, from_args
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads
@@ -24,10 +25,10 @@ from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_
 def measure(
     methods: list[str],
     corpus: list[str],
-    batch_size: int = 16,
-    batches: int = 60,
+    batch_size: int = default_of(RuntimeConfig, "batch_size"),
+    batches: int = default_of(RuntimeConfig, "batches"),
     data_dir: str | None = None,
-    seed: int = 0,
+    seed: int = default_of(RuntimeConfig, "seed"),
 ) -> dict[str, dict[str, float]]:
     """Mean seconds per mini-batch (data side, step, total) and E_t setup time per method."""
     from gcc_sgcl.data import load_pretrain_corpus
@@ -72,19 +73,22 @@ def format_report(results: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line: :class:`~gcc_sgcl.config.RuntimeConfig` and the data root."""
+    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.runtime", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p, RuntimeConfig)
+    add_arguments(p, InputConfig, only=("data_dir",))
+    return p
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--methods", nargs="+", default=["gcc", "sgcl"])
-    p.add_argument("--corpus", nargs="+", default=["synthetic"])
-    p.add_argument("--batch-size", type=int, default=16, help="the paper's runtime table uses 16")
-    p.add_argument("--batches", type=int, default=60, help="mini-batches per method")
-    p.add_argument("--data-dir", default=None)
-    p.add_argument("--seed", type=int, default=0)
-    a = p.parse_args(argv)
+    a = command_line().parse_args(argv)
+    r = from_args(RuntimeConfig, a)
     with user_errors():
-        results = measure(a.methods, a.corpus, a.batch_size, a.batches, a.data_dir, a.seed)
-    print(f"corpus={'+'.join(a.corpus)} batch={a.batch_size} batches/method={a.batches} "
+        results = measure(r.methods, r.corpus, r.batch_size, r.batches, from_args(InputConfig, a).data_dir, r.seed)
+    print(f"corpus={'+'.join(r.corpus)} batch={r.batch_size} batches/method={r.batches} "
           f"(methods alternate batch by batch; means)")
     print(format_report(results))
 

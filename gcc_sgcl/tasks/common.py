@@ -13,12 +13,14 @@ import csv
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import RepeatedStratifiedKFold
 from threadpoolctl import threadpool_limits
+
+from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, add_arguments
 
 RESULTS_FILE = "results.csv"
 # The CV fits small dense problems (thousands x 64) where a multi-threaded BLAS gains little; on the shared
@@ -282,26 +284,17 @@ def append_results_csv(path: str | Path, results: Sequence[TaskResult], load_pat
             writer.writerow({"time": now, **result.row(), "load_path": str(load_path)})
 
 
-def base_parser(task: str, description: str) -> argparse.ArgumentParser:
-    """The arguments every task CLI takes (GCC's ``<load_path> <hidden> <datasets...>`` plus seed/data dir)."""
+def task_parser(task: str, description: str, fields: Sequence[str], evaluation: Sequence[str],
+                choices: dict[str, Iterable[str]] | None = None) -> argparse.ArgumentParser:
+    """A task's command line: GCC's ``<load_path> <hidden> <datasets...>`` and the data root
+    (:class:`~gcc_sgcl.config.InputConfig`, :class:`~gcc_sgcl.config.TaskConfig`), the task's ``fields`` of
+    ``TaskConfig`` and its ``evaluation`` settings (:class:`~gcc_sgcl.config.EvalConfig`, valid values
+    ``choices``)."""
     parser = argparse.ArgumentParser(prog=f"python -m gcc_sgcl.tasks.{task}", description=description)
-    parser.add_argument("--load-path", required=True, help="folder holding <dataset>.npy embeddings")
-    parser.add_argument("--hidden", type=int, required=True, help="embedding size (columns of each .npy)")
-    parser.add_argument("--dataset", nargs="+", required=True, help="one or more dataset names or paths")
-    parser.add_argument(
-        "--data-dir", default=None, help="data root (default: let the data layer resolve it, e.g. $GCC_SGCL_DATA)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the CV splits / bootstrap")
+    add_arguments(parser, InputConfig, only=("load_path", "dataset", "data_dir"), required=("load_path", "dataset"))
+    add_arguments(parser, TaskConfig, only=("hidden", *fields))
+    add_arguments(parser, EvalConfig, only=evaluation, choices=choices)
     return parser
-
-
-def add_labels_argument(parser: argparse.ArgumentParser, line: str) -> None:
-    """``--labels FILE...``: one labels file (lines ``line``) per dataset given by path, in order."""
-    parser.add_argument(
-        "--labels", nargs="+", default=[], metavar="FILE",
-        help=f"labels of the datasets given by path, one file each in order (lines '{line}', a header line "
-        "allowed); unnamed items stay unlabelled and are not evaluated",
-    )
 
 
 def labels_by_dataset(parser: argparse.ArgumentParser, datasets: Sequence[str], labels: Sequence[str]) -> dict:
@@ -313,16 +306,6 @@ def labels_by_dataset(parser: argparse.ArgumentParser, datasets: Sequence[str], 
     if labels and len(labels) != len(paths):
         parser.error(f"--labels gives {len(labels)} file(s) for {len(paths)} dataset(s) given by path")
     return {d: {"labels": f} for d, f in zip(paths, labels)}
-
-
-def add_cv_arguments(parser: argparse.ArgumentParser) -> None:
-    """The classification tasks' protocol flags (see :func:`cross_validated`); defaults are the paper's."""
-    parser.add_argument("--folds", type=int, default=10, help="number of stratified CV folds per repetition")
-    parser.add_argument("--repeats", type=int, default=10, help="number of repetitions, each with a new split")
-    parser.add_argument(
-        "--no-bootstrap", dest="bootstrap", action="store_false",
-        help="score each test fold as is instead of a bootstrap resample of it",
-    )
 
 
 def run_datasets(

@@ -5,6 +5,8 @@ protocol of repeated stratified k-fold CV with bootstrapped test folds (``common
 """
 from __future__ import annotations
 
+import argparse
+
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -15,12 +17,10 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
 from gcc_sgcl.cli import user_errors
+from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
 from gcc_sgcl.tasks.common import (
     FitPredict,
     TaskResult,
-    add_cv_arguments,
-    add_labels_argument,
-    base_parser,
     check_features,
     check_rows,
     class_labels,
@@ -29,6 +29,7 @@ from gcc_sgcl.tasks.common import (
     labels_by_dataset,
     load_embeddings,
     run_datasets,
+    task_parser,
 )
 
 TASK = "graph_classification"
@@ -112,37 +113,33 @@ def evaluate_graph_classification(
     )
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
+    return task_parser(TASK, "Graph classification on saved embeddings (SVC, accuracy).", ("labels",),
+                       ("folds", "repeats", "bootstrap", "seed", "svc"), {"svc": SVC_PROTOCOLS})
+
+
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
     """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset; ``loader`` defaults to the data layer's
     ``load_graph_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graphs`` and
     ``.labels``, ``-1`` for unlabelled graphs, which are not evaluated)."""
-    parser = base_parser(TASK, "Graph classification on saved embeddings (SVC, accuracy).")
-    add_cv_arguments(parser)
-    add_labels_argument(parser, "graph_index label")
-    parser.add_argument(
-        "--svc", choices=list(SVC_PROTOCOLS), default="gcc",
-        help="gcc: C=100000, gamma=1/n_features (GCC); grid: C by inner grid search; c1: C=1 (gamma=scale)",
-    )
+    parser = command_line()
     args = parser.parse_args(argv)
-    labels = labels_by_dataset(parser, args.dataset, args.labels)
+    where, task, p = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args)
+    labels = labels_by_dataset(parser, where.dataset, task.labels)
     if loader is None:
         from gcc_sgcl.data import load_graph_dataset as loader
 
     def evaluate(name: str) -> list[TaskResult]:
-        emb = load_embeddings(args.load_path, name, args.hidden)
-        data = loader(name, data_dir=args.data_dir, **labels.get(name, {}))
-        check_rows(emb, args.load_path, name, len(data.graphs), f"graphs in {name}")
+        emb = load_embeddings(where.load_path, name, task.hidden)
+        data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
+        check_rows(emb, where.load_path, name, len(data.graphs), f"graphs in {name}")
         emb, y = labelled_rows(emb, data.labels, f"graphs of {data.name}")
-        return [
-            evaluate_graph_classification(
-                emb, y, folds=args.folds, seed=args.seed, svc=args.svc, dataset=data.name,
-                repeats=args.repeats, bootstrap=args.bootstrap,
-            )
-        ]
+        return [evaluate_graph_classification(emb, y, folds=p.folds, seed=p.seed, svc=p.svc, dataset=data.name,
+                                              repeats=p.repeats, bootstrap=p.bootstrap)]
 
     with user_errors():
-        return run_datasets(TASK, args.load_path, args.dataset, evaluate)
-
+        return run_datasets(TASK, where.load_path, where.dataset, evaluate)
 
 if __name__ == "__main__":
     main()

@@ -7,6 +7,8 @@ protocol of repeated stratified k-fold CV with bootstrapped test folds (``common
 """
 from __future__ import annotations
 
+import argparse
+
 from functools import partial
 from typing import Callable, Sequence
 
@@ -16,11 +18,9 @@ from sklearn.metrics import f1_score
 from sklearn.multiclass import OneVsRestClassifier
 
 from gcc_sgcl.cli import user_errors
+from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
 from gcc_sgcl.tasks.common import (
     TaskResult,
-    add_cv_arguments,
-    add_labels_argument,
-    base_parser,
     check_ids,
     check_rows,
     class_labels,
@@ -30,6 +30,7 @@ from gcc_sgcl.tasks.common import (
     labels_by_dataset,
     load_embeddings,
     run_datasets,
+    task_parser,
 )
 
 TASK = "node_classification"
@@ -67,33 +68,34 @@ def evaluate_node_classification(
     )
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
+    return task_parser(TASK, "Node classification on saved embeddings (logistic regression, micro-F1).",
+                       ("labels",), ("folds", "repeats", "bootstrap", "seed"))
+
+
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
     """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset; ``loader`` defaults to the data layer's
     ``load_node_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graph``, ``.labels``,
     ``-1`` for unlabelled nodes, which are not evaluated, and ``.ids`` or None)."""
-    parser = base_parser(TASK, "Node classification on saved embeddings (logistic regression, micro-F1).")
-    add_cv_arguments(parser)
-    add_labels_argument(parser, "node label")
+    parser = command_line()
     args = parser.parse_args(argv)
-    labels = labels_by_dataset(parser, args.dataset, args.labels)
+    where, task, p = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args)
+    labels = labels_by_dataset(parser, where.dataset, task.labels)
     if loader is None:
         from gcc_sgcl.data import load_node_dataset as loader
 
     def evaluate(name: str) -> list[TaskResult]:
-        emb = load_embeddings(args.load_path, name, args.hidden)
-        data = loader(name, data_dir=args.data_dir, **labels.get(name, {}))
-        check_rows(emb, args.load_path, name, data.graph.num_nodes(), f"nodes in {name}")
-        check_ids(args.load_path, name, getattr(data, "ids", None))
+        emb = load_embeddings(where.load_path, name, task.hidden)
+        data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
+        check_rows(emb, where.load_path, name, data.graph.num_nodes(), f"nodes in {name}")
+        check_ids(where.load_path, name, getattr(data, "ids", None))
         emb, y = labelled_rows(emb, data.labels, f"nodes of {data.name}")
-        return [
-            evaluate_node_classification(
-                emb, y, folds=args.folds, seed=args.seed, dataset=data.name, repeats=args.repeats,
-                bootstrap=args.bootstrap,
-            )
-        ]
+        return [evaluate_node_classification(emb, y, folds=p.folds, seed=p.seed, dataset=data.name, repeats=p.repeats,
+                                             bootstrap=p.bootstrap)]
 
     with user_errors():
-        return run_datasets(TASK, args.load_path, args.dataset, evaluate)
+        return run_datasets(TASK, where.load_path, where.dataset, evaluate)
 
 
 if __name__ == "__main__":

@@ -16,22 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from gcc_sgcl.config import EvalConfig
 from gcc_sgcl.tasks.common import TaskResult
 from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
 from gcc_sgcl.tasks.node_classification import evaluate_node_classification
 from gcc_sgcl.tasks.similarity_search import evaluate_similarity_search
-
-
-@dataclass(frozen=True)
-class EvalProtocol:
-    """How a sweep evaluates: ``repeats`` × stratified ``folds``-fold CV with splits (and bootstrap draws) from
-    ``seed``, graph classification with the SVC protocol ``svc`` (``graph_classification.SVC_PROTOCOLS``)."""
-
-    folds: int = 10
-    repeats: int = 10
-    seed: int = 0
-    svc: str = "gcc"
-    bootstrap: bool = True
 
 
 @dataclass(frozen=True)
@@ -42,22 +31,22 @@ class Task:
 
     name: str
     metrics: tuple[str, ...]
-    evaluate: Callable[[np.ndarray, Any, str, EvalProtocol], list[TaskResult]]
+    evaluate: Callable[[np.ndarray, Any, str, EvalConfig], list[TaskResult]]
     finetuned: str | None = None
     finetuned_metric: str | None = None
 
 
-def _node(emb: np.ndarray, data: Any, name: str, p: EvalProtocol) -> list[TaskResult]:
+def _node(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
     return [evaluate_node_classification(emb, data.labels, p.folds, p.seed, dataset=name, repeats=p.repeats,
                                          bootstrap=p.bootstrap)]
 
 
-def _graph(emb: np.ndarray, data: Any, name: str, p: EvalProtocol) -> list[TaskResult]:
+def _graph(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
     return [evaluate_graph_classification(emb, data.labels, p.folds, p.seed, svc=p.svc, dataset=name,
                                           repeats=p.repeats, bootstrap=p.bootstrap)]
 
 
-def _similarity(emb: np.ndarray, data: Any, name: str, p: EvalProtocol) -> list[TaskResult]:
+def _similarity(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
     n1 = data.graph_1.num_nodes()
     return evaluate_similarity_search(emb[:n1], emb[n1:], data.pairs, seed=p.seed, dataset=name)
 

@@ -10,12 +10,14 @@ and the pairs file names nodes by their ids in the two graph files.
 """
 from __future__ import annotations
 
+import argparse
 from typing import Callable, Sequence
 
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.tasks.common import TaskResult, base_parser, check_ids, check_rows, load_embeddings, run_datasets
+from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
+from gcc_sgcl.tasks.common import TaskResult, check_ids, check_rows, load_embeddings, run_datasets, task_parser
 
 TASK = "similarity_search"
 N_BOOTSTRAP = 1000
@@ -117,39 +119,41 @@ def evaluate_similarity_search(
     ]
 
 
+def command_line() -> argparse.ArgumentParser:
+    """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
+    return task_parser(TASK, "Top-k similarity search on saved embeddings (HITS@k).", ("pairs", "ks"), ("seed",))
+
+
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
     """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset, or with ``--pairs`` the two graphs given
     by path; ``loader`` defaults to the data layer's ``load_similarity_dataset(name, data_dir[, pairs])``
     (returns ``.name``, ``.graph_1``, ``.graph_2``, ``.pairs`` and ``.ids_1``/``.ids_2`` or None)."""
-    parser = base_parser(TASK, "Top-k similarity search on saved embeddings (HITS@k).")
-    parser.add_argument("--ks", type=int, nargs="+", default=[20, 40], help="cut-offs k of HITS@k")
-    parser.add_argument("--pairs", default=None, metavar="FILE",
-                        help="ground-truth pairs 'id_1 id_2' of the two graphs given by path as --dataset A B")
+    parser = command_line()
     args = parser.parse_args(argv)
-    if args.pairs is not None and len(args.dataset) != 2:
-        parser.error(f"--pairs needs exactly two graphs as --dataset PATH_1 PATH_2, got {len(args.dataset)}")
+    where, task, seed = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args).seed
+    if task.pairs is not None and len(where.dataset) != 2:
+        parser.error(f"--pairs needs exactly two graphs as --dataset PATH_1 PATH_2, got {len(where.dataset)}")
     if loader is None:
         from gcc_sgcl.data import load_similarity_dataset as loader
 
     def evaluate(name: str | tuple[str, str]) -> list[TaskResult]:
         if isinstance(name, tuple):
-            emb_1, emb_2 = (load_embeddings(args.load_path, n, args.hidden) for n in name)
-            data = loader(name, data_dir=args.data_dir, pairs=args.pairs)
+            emb_1, emb_2 = (load_embeddings(where.load_path, n, task.hidden) for n in name)
+            data = loader(name, data_dir=where.data_dir, pairs=task.pairs)
             for emb, g, ids, n in zip((emb_1, emb_2), (data.graph_1, data.graph_2), (data.ids_1, data.ids_2), name):
-                check_rows(emb, args.load_path, n, g.num_nodes(), f"nodes in {n}")
-                check_ids(args.load_path, n, ids)
+                check_rows(emb, where.load_path, n, g.num_nodes(), f"nodes in {n}")
+                check_ids(where.load_path, n, ids)
         else:
-            emb = load_embeddings(args.load_path, name, args.hidden)
-            data = loader(name, data_dir=args.data_dir)
+            emb = load_embeddings(where.load_path, name, task.hidden)
+            data = loader(name, data_dir=where.data_dir)
             n1, n2 = data.graph_1.num_nodes(), data.graph_2.num_nodes()
-            check_rows(emb, args.load_path, name, n1 + n2, f"nodes in {name} ({n1} + {n2})")
+            check_rows(emb, where.load_path, name, n1 + n2, f"nodes in {name} ({n1} + {n2})")
             emb_1, emb_2 = emb[:n1], emb[n1:]
-        return evaluate_similarity_search(emb_1, emb_2, data.pairs, ks=args.ks, seed=args.seed, dataset=data.name)
+        return evaluate_similarity_search(emb_1, emb_2, data.pairs, ks=task.ks, seed=seed, dataset=data.name)
 
-    datasets = [tuple(args.dataset)] if args.pairs is not None else args.dataset
+    datasets = [tuple(where.dataset)] if task.pairs is not None else where.dataset
     with user_errors():
-        return run_datasets(TASK, args.load_path, datasets, evaluate)
-
+        return run_datasets(TASK, where.load_path, datasets, evaluate)
 
 if __name__ == "__main__":
     main()
