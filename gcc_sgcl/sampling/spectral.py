@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 import torch
 from scipy.sparse.linalg import lobpcg
@@ -73,7 +74,8 @@ def _sparse_eigenpairs(src: np.ndarray, dst: np.ndarray, n: int, count: int) -> 
     norm_adj = sparse_normalized_adjacency(src, dst, n)
     start = np.random.default_rng(0).standard_normal((n, count + 8))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # non-convergence is checked below
+        warnings.simplefilter("ignore", UserWarning)  # non-convergence and ill-conditioning: the residual
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)  # check below decides, dense eigh otherwise
         mu, u = lobpcg(norm_adj, start, largest=True, tol=1e-9, maxiter=1000)
     order = np.argsort(-mu, kind="stable")[:count]
     mu, u = mu[order], u[:, order]
