@@ -1,6 +1,7 @@
 """Checkpoint files: atomic saves, and loads that say what is wrong with a damaged file."""
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import zipfile
@@ -45,3 +46,15 @@ def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
     if not isinstance(state, dict) or not {"config", "model"} <= state.keys():
         raise CheckpointError(f"{path}: not a gcc_sgcl checkpoint (expected a dict with 'config' and 'model')")
     return state
+
+
+def export_encoder(run: str | os.PathLike, dest: str | os.PathLike) -> Path:
+    """Write the encoder of a finished run to ``dest/checkpoint.pt`` for shipping: its configuration, step and
+    query-encoder weights only (no optimiser, key encoder or queue), loadable by ``generate`` and
+    :func:`gcc_sgcl.load_encoder`; also ``dest/config.json``, the configuration in readable form."""
+    state = load_checkpoint(run)
+    dest = Path(dest)
+    save_checkpoint({"config": state["config"], "step": state["step"], "model": state["model"]}, dest / CHECKPOINT_NAME)
+    with atomic_target(dest / "config.json") as tmp:
+        tmp.write_text(json.dumps({"step": state["step"], **state["config"]}, indent=2, sort_keys=True) + "\n")
+    return dest

@@ -1,0 +1,51 @@
+"""The encoders shipped under saved/pretrained/ load and embed on a fresh clone (no pre-training needed)."""
+import os
+import subprocess
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gcc_sgcl
+from gcc_sgcl.engine.checkpoint import export_encoder, load_checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = sorted(p.parent for p in (ROOT / "saved" / "pretrained").glob("*/checkpoint.pt"))
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def test_gcc_and_sgcl_encoders_are_shipped():
+    assert {Path(p).name.split("_")[0] for p in SHIPPED} >= {"gcc", "sgcl"}
+
+
+@pytest.mark.parametrize("run", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_a_shipped_encoder_loads_and_embeds_a_graph(run):
+    enc = gcc_sgcl.load_encoder(run)
+    rows = enc.embed_nodes(nx.karate_club_graph())
+    assert rows.shape == (34, enc.hidden_size) and np.isfinite(rows).all()
+    assert np.allclose(np.linalg.norm(enc.embed_graphs([nx.karate_club_graph()]), axis=1), 1.0, atol=1e-3)
+
+
+@pytest.mark.skipif(not (SHARED / "node_classification").is_dir(), reason="../shared/data is absent")
+@pytest.mark.parametrize("run", SHIPPED[:1], ids=[p.name for p in SHIPPED[:1]])
+def test_generate_sh_embeds_usa_airport_with_a_shipped_encoder(run, tmp_path):
+    copy = export_encoder(run, tmp_path / run.name)  # a copy, so the test leaves the shipped folder as it was
+    env = {**os.environ, "GCC_SGCL_DATA": str(SHARED), "GCC_SGCL_CACHE": str(tmp_path / "cache")}
+    subprocess.run(["bash", str(ROOT / "scripts" / "generate.sh"), "-1", str(copy), "usa_airport"], check=True,
+                   env=env, capture_output=True)
+    assert np.load(copy / "usa_airport.npy").shape == (1190, gcc_sgcl.load_encoder(run).hidden_size)
+
+
+def test_export_keeps_config_and_weights_and_drops_the_optimiser(tmp_path):
+    from gcc_sgcl.engine.pretrain import pretrain
+    from gcc_sgcl.presets import make_config
+
+    cfg = make_config("gcc", {"model": {"hidden_size": 16, "num_layers": 3},
+                              "train": {"steps": 1, "batch_size": 8, "output_dir": str(tmp_path), "run_name": "r"}})
+    run = pretrain(cfg, progress=False, graphs=[gcc_sgcl.as_dgl_graph(nx.barabasi_albert_graph(100, 3, seed=0))])
+    shipped = load_checkpoint(export_encoder(run, tmp_path / "shipped"))
+    full = load_checkpoint(run)
+    assert set(shipped) == {"config", "step", "model"} and shipped["config"] == full["config"]
+    assert all((shipped["model"][k] == v).all() for k, v in full["model"].items())
+    assert (tmp_path / "shipped" / "config.json").is_file()
