@@ -141,3 +141,19 @@ def test_baseline_script_embeds_a_path_and_forwards_flags_to_the_task(tmp_path):
     with open(tmp_path / "saved/classical/structural/results.csv") as f:
         (row,) = list(csv.DictReader(f))
     assert row["n"] == "40" and "1x repeated stratified 2-fold CV" in row["protocol"]
+
+
+def test_view_cache_of_a_path_dataset_stays_in_the_cache_and_follows_the_content(tmp_path, monkeypatch):
+    from gcc_sgcl.config import SamplingConfig
+    from gcc_sgcl.engine.generate import cached_views
+
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
+    edges = tmp_path / "ring.edgelist"
+    edges.write_text("".join(f"{i} {(i + 1) % 12}\n" for i in range(12)))
+    sampling = SamplingConfig(rw_hops=8, positional_embedding_size=4)
+    first = cached_views(str(edges), sampling, progress=False)
+    edges.write_text("".join(f"{i} {(i + 1) % 12}\n" for i in range(11)))  # same name, new content
+    second = cached_views(str(edges), sampling, progress=False)
+    stored = sorted((tmp_path / "cache" / "views").iterdir())
+    assert len(stored) == 2 and all(p.name.startswith("ring-") for p in stored)
+    assert first[0][0].num_edges.sum() != second[0][0].num_edges.sum()

@@ -34,7 +34,7 @@ from gcc_sgcl.config import (
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
+from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries, sha256_of
 from gcc_sgcl.models import GraphEncoder, build_encoder
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
@@ -117,9 +117,16 @@ def cached_views(
     copies: int = INFERENCE_COPIES,
 ) -> Parts:
     """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under a name made
-    of the dataset, the sampling settings, the seed and the copies, and read back on later calls."""
-    key = hashlib.sha256(json.dumps([name, dataclasses.asdict(sampling), seed, copies, VIEWS_VERSION]).encode())
-    path = resolve_cache_dir() / "views" / f"{name}-{key.hexdigest()[:16]}.npz"
+    of the dataset, the sampling settings, the seed and the copies (and, for a dataset given by path, the sha256
+    of its files' bytes), and read back on later calls."""
+    from gcc_sgcl.data import dataset_name, is_dataset_path
+
+    fields = [name, dataclasses.asdict(sampling), seed, copies, VIEWS_VERSION]
+    if is_dataset_path(name):
+        files = sorted(p for p in Path(name).rglob("*") if p.is_file()) if Path(name).is_dir() else [Path(name)]
+        fields = [str(Path(name).resolve()), *fields[1:], [sha256_of(f) for f in files]]
+    key = hashlib.sha256(json.dumps(fields).encode())
+    path = resolve_cache_dir() / "views" / f"{dataset_name(name)}-{key.hexdigest()[:16]}.npz"
     if path.exists():
         with np.load(path) as stored:
             arrays = dict(stored)
