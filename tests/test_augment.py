@@ -39,6 +39,8 @@ from gcc_sgcl.sampling.spectral import sparse_normalized_adjacency
 from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, GLOBAL, NID, PE, SEED
 from gcc_sgcl.sampling.views import GraphIndex, build_views
 
+from viewcheck import same_bits, snapshot, unchanged, views_equal
+
 K = 8
 NID_OFFSET = 100  # parent ids differ from view-local ids, so a crop that loses them is caught
 BOXES = [box for box, _ in PAPER_CROP_TABLE]
@@ -95,25 +97,8 @@ def degenerate_views() -> ViewBatch:
     return views.replace(global_rows=rows)
 
 
-def snapshot(views: ViewBatch) -> dict[str, np.ndarray]:
-    return {name: np.array(a, copy=True) for name, a in views.to_arrays().items()}
 
 
-def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-
-
-def views_equal(a: ViewBatch, b: ViewBatch) -> bool:
-    """Every array of the two batches bit for bit equal (NaN padding included)."""
-    sa, sb = a.to_arrays(), b.to_arrays()
-    return sa.keys() == sb.keys() and all(same_bits(sa[n], sb[n]) for n in sa)
-
-
-def assert_unchanged(views: ViewBatch, snap: dict[str, np.ndarray]) -> None:
-    now = views.to_arrays()
-    assert now.keys() == snap.keys()
-    for name in snap:
-        assert same_bits(now[name], snap[name]), name
 
 
 def centres(views: ViewBatch) -> np.ndarray:
@@ -678,8 +663,8 @@ def test_pipeline_never_mutates_its_inputs(sampler, pair, cfg):
         pipeline(sampler, starts, KeyedRandom.for_items(seed, np.arange(len(starts))))
         for i, step in enumerate(pipeline.steps):
             step(q, k, keys(q, seed).child(i))
-    assert_unchanged(q, snaps[0])
-    assert_unchanged(k, snaps[1])
+    assert unchanged(q, snaps[0])
+    assert unchanged(k, snaps[1])
     assert same_bits(sampler.global_embedding, emb) and same_bits(starts, starts_copy)
     assert all(same_bits(getattr(sampler.index, name), a) for name, a in index.items())
 
@@ -691,11 +676,11 @@ def test_transforms_never_mutate_their_input(pair):
         for transform in all_transforms():
             for seed in range(2):
                 transform.transform(views, keys(views, seed))
-        assert_unchanged(views, snap)
+        assert unchanged(views, snap)
     snaps = snapshot(q), snapshot(k)
     Align(p=1.0)(q, k, keys(q))
-    assert_unchanged(q, snaps[0])
-    assert_unchanged(k, snaps[1])
+    assert unchanged(q, snaps[0])
+    assert unchanged(k, snaps[1])
 
 
 def test_transform_is_its_drawn_params_applied():

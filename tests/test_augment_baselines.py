@@ -38,6 +38,8 @@ from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.spectral import eigen_arrays
 from gcc_sgcl.sampling.views import GraphIndex, build_views
 
+from viewcheck import same_bits, snapshot, unchanged, views_equal
+
 K = 8
 NID_OFFSET = 100  # parent ids differ from view-local ids, so an edit that loses them is caught
 
@@ -124,22 +126,8 @@ def assert_own_pe(out: ViewBatch) -> None:
     np.testing.assert_allclose(out.eigval, eigval, atol=1e-5)  # NaN padding at the same places
 
 
-def snapshot(views: ViewBatch) -> dict[str, np.ndarray]:
-    return {name: np.array(a, copy=True) for name, a in views.to_arrays().items()}
 
 
-def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-
-
-def views_equal(a: ViewBatch, b: ViewBatch) -> bool:
-    sa, sb = a.to_arrays(), b.to_arrays()
-    return sa.keys() == sb.keys() and all(same_bits(sa[n], sb[n]) for n in sa)
-
-
-def unchanged(views: ViewBatch, snap: dict[str, np.ndarray]) -> bool:
-    now = views.to_arrays()
-    return now.keys() == snap.keys() and all(same_bits(now[n], snap[n]) for n in snap)
 
 
 def masked_columns(views: ViewBatch, b: int = 0) -> np.ndarray:
