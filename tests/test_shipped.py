@@ -24,7 +24,8 @@ def test_a_shipped_encoder_loads_and_embeds_a_graph(run):
     enc = gcc_sgcl.load_encoder(run)
     rows = enc.embed_nodes(nx.karate_club_graph())
     assert rows.shape == (34, enc.hidden_size) and np.isfinite(rows).all()
-    assert np.allclose(np.linalg.norm(enc.embed_graphs([nx.karate_club_graph()]), axis=1), 1.0, atol=1e-3)
+    norms = np.linalg.norm(enc.embed_graphs([nx.karate_club_graph()]), axis=1)  # mean of two unit rows
+    assert (norms > 0).all() and (norms <= 1.0 + 1e-5).all()
 
 
 @pytest.mark.skipif(not (SHARED / "node_classification").is_dir(), reason="../shared/data is absent")
