@@ -113,8 +113,8 @@ class ViewBatch:
     def select(self, rows: np.ndarray) -> ViewBatch:
         """The views ``rows`` (in that order)."""
         rows = np.asarray(rows, dtype=np.int64)
-        node_idx = _ranges(self.node_ptr, rows)
-        edge_idx = _ranges(self.edge_ptr, rows)
+        node_idx = ranges(self.node_ptr, rows)
+        edge_idx = ranges(self.edge_ptr, rows)
         return ViewBatch(
             num_nodes=self.num_nodes[rows], num_edges=self.num_edges[rows], src=self.src[edge_idx],
             dst=self.dst[edge_idx], nid=self.nid[node_idx], seed_pos=self.seed_pos[rows], pe=self.pe[node_idx],
@@ -249,8 +249,8 @@ def concat(batches: Sequence[ViewBatch]) -> ViewBatch:
     )
 
 
-def _ranges(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Concatenated ``arange(ptr[r], ptr[r+1])`` over ``rows``."""
+def ranges(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(ptr[r], ptr[r+1])`` over ``rows`` (the element indices of segments ``rows``)."""
     counts = ptr[rows + 1] - ptr[rows]
     return np.repeat(ptr[rows], counts) + positions(counts)
 
@@ -268,7 +268,7 @@ class NodeSets:
     def select(self, rows: np.ndarray) -> NodeSets:
         """The sets ``rows`` (in that order)."""
         rows = np.asarray(rows, dtype=np.int64)
-        return NodeSets(self.num_nodes[rows], self.nodes[_ranges(offsets(self.num_nodes), rows)])
+        return NodeSets(self.num_nodes[rows], self.nodes[ranges(offsets(self.num_nodes), rows)])
 
     def update(self, rows: np.ndarray, part: NodeSets) -> NodeSets:
         """These sets with sets ``rows`` replaced by those of ``part`` (same order)."""

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 import torch
 from scipy.sparse.linalg import lobpcg
 
-from gcc_sgcl.sampling.batch import offsets, positions, segment_ids
+from gcc_sgcl.sampling.batch import offsets, positions, ranges, segment_ids
 
 # Above this many nodes the eigenvectors come from block LOBPCG (sparse, k of them) instead of a dense ``eigh``
 # (O(n^3)): whole graphs of REDDIT/COLLAB reach thousands of nodes, RWR subgraphs stay far below.
@@ -153,7 +153,7 @@ def _bucket_eigh(num_nodes, num_edges, src, dst, edge_ptr, rows, size, cols):
 
     Decomposed in float32 (the features are float32; 2-4x faster than float64 at view sizes).
     """
-    edge_idx = np.repeat(edge_ptr[rows], num_edges[rows]) + positions(num_edges[rows])
+    edge_idx = ranges(edge_ptr, rows)
     lap = padded_laplacians(num_nodes[rows], num_edges[rows], src[edge_idx], dst[edge_idx], size)
     lam, vec = torch.linalg.eigh(torch.from_numpy(lap.astype(np.float32)))
     return lam[:, :cols].double().numpy(), vec[:, :, :cols].double().numpy()

@@ -14,7 +14,7 @@ import dgl
 import numpy as np
 
 from gcc_sgcl.config import PE_SIGNS
-from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, offsets, positions, segment_ids
+from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, offsets, positions, ranges, segment_ids
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.rwr import max_nodes_per_seed, rwr_visits, view_node_sets
 from gcc_sgcl.sampling.spectral import eigen_arrays, random_signs
@@ -61,18 +61,12 @@ class GraphIndex:
             indices = indices[np.lexsort((indices, segment_ids(np.diff(indptr))))]
         degree = np.diff(indptr)
         hubs = np.flatnonzero(degree > HUB_DEGREE)
-        hub_codes = np.repeat(hubs, degree[hubs]) * n + indices[_ranges_of(indptr, hubs)]  # sorted: row, then head
+        hub_codes = np.repeat(hubs, degree[hubs]) * n + indices[ranges(indptr, hubs)]  # sorted: row, then head
         return cls(indptr, indices, np.bincount(indices, minlength=n), node_off[:-1], hub_codes)
 
     @property
     def num_nodes(self) -> int:
         return len(self.indptr) - 1
-
-
-def _ranges_of(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Concatenated ``arange(indptr[r], indptr[r + 1])`` over ``rows``."""
-    counts = indptr[rows + 1] - indptr[rows]
-    return np.repeat(indptr[rows], counts) + positions(counts)
 
 
 def induced_edges(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
