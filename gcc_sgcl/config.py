@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -302,11 +303,13 @@ class Config:
 
     def run_dir_name(self) -> str:
         """``<method>_<mode>_<corpus>_s<seed>`` unless ``--run-name`` is given (a corpus given by path goes by
-        its file name)."""
+        its file name; a method's bracketed settings become ``-name=value`` parts: ``sgcl[c=0.35]`` →
+        ``sgcl-c=0.35``)."""
         if self.train.run_name:
             return self.train.run_name
         corpus = "+".join(os.path.basename(os.path.normpath(c)) for c in self.train.corpus)
-        return f"{self.method}_{self.train.mode}_{corpus}_s{self.train.seed}"
+        method = re.sub(r"[\[,]\s*", "-", self.method).replace("]", "")
+        return f"{method}_{self.train.mode}_{corpus}_s{self.train.seed}"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form stored in checkpoints."""
@@ -535,6 +538,8 @@ class SweepConfig:
     repeats: int = setting(default_of(EvalConfig, "repeats"), "repetitions of the K-fold CV (paper: 10)")
     eval_seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, same for all encoders")
     svc: str = setting(default_of(EvalConfig, "svc"), "graph classification's SVC protocol (see the tasks' --svc)")
+    with_structural: bool = setting(False, "also evaluate each pre-trained embedding joined to the training-free "
+                                           "structural vector (rows of method '<method> ⊕ structural')")
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from typing import Any
 
 from gcc_sgcl.augment.pipeline import BASELINES
@@ -36,13 +37,60 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# Settings a method name may change in brackets, ``sgcl[c=0.35]`` or ``sgcl[k=64]`` (the c grid and the paper's
+# k = 64 of the results sweep): short name → (config group, field, type).
+VARIANT_SETTINGS: dict[str, tuple[str, str, type]] = {
+    "c": ("augment", "c", float),
+    "k": ("sampling", "positional_embedding_size", int),
+}
+_VARIANT = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<settings>[^\[\]]*)\]$")
+
+
 def method_names() -> str:
     """Human-readable list of valid ``<method>`` values."""
-    return ", ".join(PRESETS) + ", sgcl-<a>+<b> (any two of: " + ", ".join(SINGLE_STAGES) + ")"
+    return (", ".join(PRESETS) + ", sgcl-<a>+<b> (any two of: " + ", ".join(SINGLE_STAGES) + "), any of them "
+            "with settings in brackets: <method>[" + ",".join(f"{k}=..." for k in VARIANT_SETTINGS) + "]")
+
+
+def variant_settings(method: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The preset name of ``method`` and the overrides of its bracketed settings: ``"sgcl[c=0.35,k=64]"`` →
+    ``("sgcl", {"augment": {"c": 0.35}, "sampling": {"positional_embedding_size": 64}})``.
+
+    >>> variant_settings("sgcl[k=64]")
+    ('sgcl', {'sampling': {'positional_embedding_size': 64}})
+    """
+    match = _VARIANT.match(method)
+    if match is None:
+        if "[" in method or "]" in method:
+            raise ValueError(f"method {method!r}: write settings as <method>[name=value,...]")
+        return method, {}
+    overrides: dict[str, dict[str, Any]] = {}
+    for item in filter(None, (part.strip() for part in match["settings"].split(","))):
+        name, _, value = item.partition("=")
+        if name.strip() not in VARIANT_SETTINGS or not value.strip():
+            raise ValueError(f"method {method!r}: {item!r} is not <name>=<value> with a name among "
+                             f"{', '.join(VARIANT_SETTINGS)}")
+        group, field, kind = VARIANT_SETTINGS[name.strip()]
+        try:
+            overrides.setdefault(group, {})[field] = kind(value.strip())
+        except ValueError:
+            raise ValueError(f"method {method!r}: {name.strip()} must be {kind.__name__}, got {value!r}") from None
+    if not overrides:
+        raise ValueError(f"method {method!r}: empty brackets")
+    return match["base"], overrides
 
 
 def preset_overrides(method: str) -> dict[str, dict[str, Any]]:
-    """The config overrides of ``method``; ``sgcl-a+b`` merges two single-stage presets."""
+    """The config overrides of ``method``; ``sgcl-a+b`` merges two single-stage presets; settings in brackets
+    (:func:`variant_settings`) apply last."""
+    base, settings = variant_settings(method)
+    merged = _preset(base)
+    for group, values in settings.items():
+        merged.setdefault(group, {}).update(values)
+    return merged
+
+
+def _preset(method: str) -> dict[str, dict[str, Any]]:
     if method in PRESETS:
         return {group: dict(values) for group, values in PRESETS[method].items()}
     parts = method[len("sgcl-"):].split("+") if method.startswith("sgcl-") else []

@@ -14,7 +14,8 @@ from gcc_sgcl.engine.generate import cached_views, dataset_views
 from gcc_sgcl.experiments.__main__ import main as experiments_main
 from gcc_sgcl.experiments.report import build_report
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.experiments.runner import Sweep, lambda2, quintile_scores, run_sweep
+from gcc_sgcl.classical import embed_dataset
+from gcc_sgcl.experiments.runner import Sweep, joined, joined_name, lambda2, quintile_scores, run_sweep
 from gcc_sgcl.sampling.views import whole_graph_views
 
 DATASETS = ["synthetic-roles", "synthetic-graphs", "synthetic-similarity"]
@@ -72,6 +73,36 @@ def test_rerun_skips_stored_rows_and_reuses_trained_runs(sweep_dir):
     assert [(r.method, r.seed, r.dataset) for r in again] == [("gcc", 0, "synthetic-graphs")]
     old = next(r for r in rows if r.method == "gcc" and r.seed == 0 and r.dataset == "synthetic-graphs")
     assert again[0].mean == old.mean and ckpt.stat().st_mtime_ns == before
+
+
+def test_variant_with_another_k_and_structural_join_rows(sweep_dir, tmp_path, monkeypatch):
+    """A bracketed variant (k = 8) gets its own views and encoder; --with-structural adds rows of the
+    embedding joined to the structural vector, and a rerun adds only the join rows that are missing."""
+    root, _, _ = sweep_dir
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(root / "cache"))
+    sweep = Sweep(methods=["sgcl[k=8]"], seeds=[0], datasets=["synthetic-graphs"], steps=2, batch_size=8,
+                  num_workers=0, output_dir=str(tmp_path / "runs"), rows=str(tmp_path / "rows.jsonl"), folds=3,
+                  repeats=2, with_structural=True)
+    added = run_sweep(sweep, progress=False)
+    assert [r.method for r in added] == ["sgcl[k=8]", joined_name("sgcl[k=8]")]
+    plain, join = added
+    assert plain.config["sampling"]["positional_embedding_size"] == 8
+    structural = embed_dataset("structural", "synthetic-graphs")
+    assert join.columns == plain.columns + structural.shape[1] and plain.mean != join.mean
+    assert (tmp_path / "runs" / "2x8" / "sgcl-k=8_e2e_synthetic_s0").is_dir()
+    RowStore(sweep.rows).replace(lambda r: r.method == joined_name("sgcl[k=8]"), [])
+    again = run_sweep(sweep, progress=False)
+    assert [(r.method, r.mean) for r in again] == [(join.method, join.mean)]
+
+
+def test_joined_blocks_weigh_alike_whatever_their_scale():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(50, 64)), 100 * rng.normal(size=(50, 8))
+    out = joined(a, b)
+    assert out.shape == (50, 72)
+    assert np.isclose(np.linalg.norm(out[:, :64], axis=1).mean(), 1, atol=1e-5)
+    assert np.isclose(np.linalg.norm(out[:, 64:], axis=1).mean(), 1, atol=1e-5)
+    assert np.allclose(out[:, :64] / out[0, 0], a / a[0, 0], atol=1e-4)  # within a block: only rescaled
 
 
 def _row(method: str) -> ResultRow:

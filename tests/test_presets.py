@@ -1,4 +1,6 @@
 """Every method preset trains through the same engine and records its full configuration."""
+import dataclasses
+
 import dgl
 import networkx as nx
 import numpy as np
@@ -104,3 +106,17 @@ def test_baseline_presets_replace_only_the_view_generation(tmp_path):
         np.testing.assert_array_equal(centres(k), centres(plain_q))
         changed = sum(not same_views(plain_k.select([i]), k.select([i])) for i in indices)
         assert changed >= 8, method
+
+
+def test_bracketed_settings_change_only_their_fields_and_bad_ones_name_the_problem():
+    base, variant = make_config("sgcl"), make_config("sgcl-crop+mask[c=0.45, k=64]")
+    assert variant.augment.c == 0.45 and variant.sampling.positional_embedding_size == 64
+    pair = make_config("sgcl-crop+mask")
+    assert variant.augment == dataclasses.replace(pair.augment, c=0.45)
+    assert variant.model == base.model and variant.train == base.train
+    assert make_config("sgcl[c=0.2]").run_dir_name() == "sgcl-c=0.2_e2e_synthetic_s0"
+    for bad, message in [("sgcl[c=high]", "c must be float"), ("sgcl[q=1]", "among c, k"),
+                         ("sgcl[]", "empty brackets"), ("sgcl[c=0.3", r"<method>\[name=value"),
+                         ("nope[c=0.3]", "unknown method 'nope'")]:
+        with pytest.raises(ValueError, match=message):
+            make_config(bad)

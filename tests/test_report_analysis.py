@@ -157,6 +157,51 @@ def test_tables_keep_one_budget_and_show_untrained_encoders_as_random_init():
     assert kept.methods(classical=True) == ["structural"]
 
 
+def test_tables_take_moco_at_its_own_batch_and_training_free_rows_under_the_encoders_protocol():
+    rows = [row("gcc", "x", 0.5, steps=3000, batch_size=256), row("gcc", "x", 0.6, mode="moco", steps=3000,
+                                                                 batch_size=32),
+            row("gcc", "x", 0.9, mode="moco", steps=100, batch_size=32),
+            row("structural", "x", 0.4, mode="none", scores=[0.4] * 3),  # another protocol: 3 repetitions
+            row("spectral", "x", 0.3, mode="none"),
+            row("gcc", "x", 0.2, steps=0, batch_size=256), row("gcc", "x", 0.1, steps=0, scores=[0.1] * 3)]
+    assert an.mode_batches(rows, (3000, 256, CORPUS)) == {"e2e": 256, "moco": 32}
+    kept = an.Rows(an.at_budget(rows, (3000, 256, CORPUS)))
+    assert kept.seeds("gcc", "moco", "x", "graph_classification", "accuracy") == {0: 0.6}
+    assert kept.methods(classical=True) == ["spectral"]
+    assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.2}
+
+
+def _grid_rows(scores: dict[str, tuple[float, float]]) -> list[ResultRow]:
+    return [row(m, d, v, steps=3000) for m, pair in scores.items() for d, v in zip(("x", "y"), pair)]
+
+
+def test_c_is_chosen_on_the_shared_columns_and_the_chosen_variant_becomes_the_sgcl_row():
+    rows = _grid_rows({"sgcl": (0.70, 0.60), "sgcl[c=0.2]": (0.72, 0.61), "sgcl[c=0.45]": (0.69, 0.80)})
+    rows += [row("sgcl[c=0.2]", "z", 0.99, steps=3000),  # z: not every grid point has it, not used
+             row("sgcl[c=0.2]", "x", 0.50, seed=1, steps=3000), row("sgcl", "x", 0.55, seed=1, steps=3000),
+             row("sgcl[c=0.2] ⊕ structural", "x", 0.9, steps=3000), row("sgcl ⊕ structural", "x", 0.8, steps=3000)]
+    choice = an.choose_c(an.Rows(rows), default_c=0.3)
+    assert choice.scores == pytest.approx({0.2: 0.665, 0.3: 0.65, 0.45: 0.745}) and choice.best_c == 0.45
+    assert choice.columns == ["x accuracy", "y accuracy"]
+    relabelled = an.Rows(an.relabel_c(rows, 0.3, 0.2))
+    assert relabelled.seeds("sgcl", "e2e", "x", "graph_classification", "accuracy") == {0: 0.72, 1: 0.50}
+    assert relabelled.seeds("sgcl[c=0.3]", "e2e", "x", "graph_classification", "accuracy") == {0: 0.70, 1: 0.55}
+    assert relabelled.seeds("sgcl ⊕ structural", "e2e", "x", "graph_classification", "accuracy") == {0: 0.9}
+    assert relabelled.seeds("sgcl[c=0.3] ⊕ structural", "e2e", "x", "graph_classification", "accuracy") == {0: 0.8}
+    same = an.relabel_c(rows, 0.3, 0.3)
+    assert [r.method for r in same] == [r.method for r in rows]
+    tie = an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6), "sgcl[c=0.25]": (0.6, 0.7)})), default_c=0.3)
+    assert tie.best_c == 0.3
+    assert an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6)})), default_c=0.3) is None
+
+
+def test_join_verdicts_compare_the_joined_rows_with_each_part_alone():
+    rows = an.Rows([row("gcc", "x", 0.70), row("gcc", "x", 0.74, seed=1), row("gcc ⊕ structural", "x", 0.80),
+                    row("structural", "x", 0.75, mode="none"), row("sgcl", "x", 0.9)])
+    (v,) = an.join_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "sgcl"])
+    assert (v.method, v.seeds, v.encoder, v.structural, v.joined) == ("gcc", 1, 0.70, 0.75, 0.80)
+
+
 def _curve_rows(gcc_points: dict[str, list[float]], steps=(0, 100, 300, 1000, 3000)) -> list[ResultRow]:
     rows = []
     for dataset, means in gcc_points.items():
@@ -231,3 +276,18 @@ def test_report_renders_the_budget_study_and_random_init_only_when_rows_exist(tm
     assert "| random init | 1 |" in text
     assert (study.parent / "learning_curve.png").stat().st_size > 1000
     assert (study.parent / "fidelity.csv").read_text().startswith("dataset,published,gcc,difference")
+
+
+def test_report_lists_the_c_grid_and_the_default_c_row_beside_the_chosen_one(tmp_path):
+    store = tmp_path / "rows.jsonl"
+    grid = _grid_rows({"gcc": (0.6, 0.6), "sgcl": (0.70, 0.60), "sgcl[c=0.2]": (0.72, 0.61),
+                       "sgcl[c=0.45]": (0.5, 0.5)})
+    RowStore(store).append(grid + [row("gcc ⊕ structural", "x", 0.8, steps=3000),
+                                   row("structural", "x", 0.75, mode="none")])
+    text = build_report(store, tmp_path / "r.md", heatmap_dataset="x")
+    assert "**The tables' `sgcl` row uses c = 0.2**" in text
+    table = text.split("## Node and graph classification")[1].split("###")[0]
+    assert [line.split(" | ")[0] for line in table.splitlines() if line.startswith("| ") and "seeds" not in line] \
+        == ["| gcc", "| sgcl", "| sgcl[c=0.3]", "| gcc ⊕ structural", "| structural (training-free)"]
+    assert "| sgcl | 1 | 72.00" in table
+    assert "`gcc ⊕ structural` 80.00; `structural` alone 75.00 (+5.00 pt from adding the encoder)" in text

@@ -3,7 +3,8 @@
 - ``run``: pre-train, embed and evaluate every method × mode × seed on every dataset (skips stored rows);
 - ``finetune``: fine-tune the sweep's encoders on its classification datasets;
 - ``runtime``: seconds per mini-batch of several methods, measured in one run;
-- ``report``: regenerate the Markdown report, CSV tables and heat-map from the stored rows.
+- ``report``: regenerate the Markdown report, CSV tables and heat-map from the stored rows;
+- ``sgcl-method``: print the method name of the tables' ``sgcl`` row (``sgcl`` or the chosen ``sgcl[c=…]``).
 """
 from __future__ import annotations
 
@@ -20,15 +21,16 @@ from gcc_sgcl.config import (
     add_arguments,
     from_args,
 )
-from gcc_sgcl.experiments.report import build_report
+from gcc_sgcl.experiments.report import build_report, chosen_sgcl
 from gcc_sgcl.experiments.runner import Sweep, run_finetune, run_runtime, run_sweep
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
 
 def command_line() -> argparse.ArgumentParser:
-    """The four subcommands: ``run`` (:class:`~gcc_sgcl.config.SweepConfig`), ``finetune`` (the sweep plus
+    """The subcommands: ``run`` (:class:`~gcc_sgcl.config.SweepConfig`), ``finetune`` (the sweep plus
     :class:`~gcc_sgcl.config.FinetuneConfig`'s epochs and max folds), ``runtime``
-    (:class:`~gcc_sgcl.config.RuntimeConfig`) and ``report`` (:class:`~gcc_sgcl.config.ReportConfig`)."""
+    (:class:`~gcc_sgcl.config.RuntimeConfig`), ``report`` (:class:`~gcc_sgcl.config.ReportConfig`) and
+    ``sgcl-method`` (its ``rows``)."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -43,6 +45,8 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(rt, ReportConfig, only=("rows",))
     add_arguments(rt, InputConfig, only=("data_dir",))
     add_arguments(sub.add_parser("report", help="write the report from stored rows"), ReportConfig)
+    add_arguments(sub.add_parser("sgcl-method", help="print the method name of the tables' sgcl row (the c grid's "
+                                                     "choice)"), ReportConfig, only=("rows",))
     return p
 
 
@@ -62,6 +66,8 @@ def main(argv: list[str] | None = None) -> None:
             rows, data_dir = from_args(ReportConfig, a).rows, from_args(InputConfig, a).data_dir
             for row in run_runtime(from_args(RuntimeConfig, a), rows, data_dir):
                 print(f"{row.method:<24} {row.metric:<8} {row.mean:.4f}")
+        elif a.command == "sgcl-method":
+            print(chosen_sgcl(from_args(ReportConfig, a).rows))
         else:
             report = from_args(ReportConfig, a)
             build_report(report.rows, report.out, report.intro, report.heatmap_dataset)

@@ -10,6 +10,8 @@ of the same (method, mode, dataset, task, metric, seed) replaces an earlier one.
 """
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -29,6 +31,9 @@ FINETUNED = ("node_classification_finetuned", "graph_classification_finetuned")
 SIMILARITY = ("similarity_search",)
 CLASSICAL_MODE = "none"
 ABLATION_METHODS = ("sgcl", "sgcl-random-crop", "sgcl-random-permute")
+SGCL = "sgcl"
+JOINED = " ⊕ "  # "<method> ⊕ structural": an encoder's embedding joined to a training-free vector
+_C_VARIANT = re.compile(r"^sgcl\[c=([0-9.eE+-]+)\]$")
 STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
 
 # (steps, batch size, corpus): the pre-training budget of an encoder
@@ -79,18 +84,94 @@ def table_budget(rows: Sequence[ResultRow]) -> Budget | None:
     return counts.most_common(1)[0][0] if counts else None
 
 
-def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRow]:
-    """The rows of one table: pre-trained encoders at ``budget``, training-free rows, runtime rows, and the
-    encoders pre-trained for 0 steps relabelled :data:`RANDOM_INIT` (``gcc``'s if several methods have them)."""
-    untrained = [r for r in rows if r.mode != CLASSICAL_MODE and r.steps == 0 and r.task != "runtime"]
-    source = BASELINE if any(r.method == BASELINE for r in untrained) else next((r.method for r in untrained), None)
-    out = []
+def evaluation_protocol(row: ResultRow) -> tuple:
+    """What makes two evaluations comparable besides the encoder: CV repetitions, folds, seed, SVC protocol."""
+    return row.repeats, row.folds, row.eval_seed, row.svc
+
+
+def mode_batches(rows: Sequence[ResultRow], budget: Budget) -> dict[str, int | None]:
+    """Per pre-training mode, the batch size of its encoders at ``budget``'s steps and corpus: the budget's own
+    where the mode has rows with it, else that mode's most common one (MoCo runs at the paper's batch 32 for the
+    same number of steps as E2E, as in GCC)."""
+    steps, batch, corpus = budget
+    found: dict[str, Counter] = defaultdict(Counter)
     for r in rows:
-        if r.mode == CLASSICAL_MODE or r.task == "runtime" or budget_of(r) == budget:
-            out.append(r)
-        elif r.steps == 0 and r.method == source:
-            out.append(ResultRow.from_dict({**r.to_dict(), "method": RANDOM_INIT}))
-    return out
+        if r.mode != CLASSICAL_MODE and r.task != "runtime" and (r.steps, r.corpus) == (steps, corpus):
+            found[r.mode][r.batch_size] += 1
+    return {mode: batch if batch in counts else counts.most_common(1)[0][0] for mode, counts in found.items()}
+
+
+def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRow]:
+    """The rows of one table: pre-trained encoders at ``budget`` (each mode at its batch, :func:`mode_batches`),
+    training-free rows evaluated under the same protocol as those encoders (:func:`evaluation_protocol`; all of
+    them when there are none), runtime rows, and the encoders pre-trained for 0 steps on the same corpus and
+    protocol relabelled :data:`RANDOM_INIT` (``gcc``'s if several methods have them)."""
+    if budget is None:
+        return list(rows)
+    batches = mode_batches(rows, budget)
+    trained = [r for r in rows if r.mode in batches and (r.steps, r.batch_size, r.corpus) == (
+        budget[0], batches[r.mode], budget[2]) and r.task != "runtime"]
+    protocol = Counter(evaluation_protocol(r) for r in trained).most_common(1)
+    same = (lambda r: evaluation_protocol(r) == protocol[0][0]) if protocol else (lambda r: True)
+    untrained = [r for r in rows if r.mode != CLASSICAL_MODE and r.steps == 0 and r.task != "runtime"
+                 and r.corpus == budget[2] and same(r)]
+    source = BASELINE if any(r.method == BASELINE for r in untrained) else next((r.method for r in untrained), None)
+    random_init = [dataclasses.replace(r, method=RANDOM_INIT) for r in untrained if r.method == source]
+    return ([r for r in rows if r.task == "runtime" or (r.mode == CLASSICAL_MODE and same(r))] + trained
+            + random_init)
+
+
+def c_of(method: str) -> float | None:
+    """The filter threshold ``c`` named by a grid variant ``sgcl[c=…]``, else ``None``."""
+    match = _C_VARIANT.match(method)
+    return float(match[1]) if match else None
+
+
+def c_variant(c: float) -> str:
+    """The method name of SGCL at filter threshold ``c``: ``sgcl[c=0.35]``."""
+    return f"{SGCL}[c={c:g}]"
+
+
+@dataclass(frozen=True)
+class CChoice:
+    """SGCL's filter threshold chosen on the table's own columns (as the paper grid-searches ``c``): per grid
+    point its mean score over ``columns`` (seed ``seed``), the default ``c`` (the plain ``sgcl`` preset) and the
+    best."""
+
+    scores: dict[float, float]
+    columns: list[str]
+    seed: int
+    default_c: float
+    best_c: float
+
+
+def choose_c(rows: Rows, default_c: float, mode: str = "e2e", seed: int = 0) -> CChoice | None:
+    """The grid point of ``sgcl`` (at ``default_c``) and its ``sgcl[c=…]`` variants with the highest mean
+    ``seed`` score over the classification columns where every grid point has a row (ties: the default, then the
+    smaller ``c``); ``None`` with fewer than two grid points or no shared column."""
+    grid = {default_c: SGCL, **{c: m for m in rows.methods(classical=False) if (c := c_of(m)) is not None}}
+    if len(grid) < 2:
+        return None
+    shared = [(d, t, m) for d, t, m in rows.columns(CLASSIFICATION)
+              if all(seed in rows.seeds(name, mode, d, t, m) for name in grid.values())]
+    if not shared:
+        return None
+    scores = {c: float(np.mean([rows.seeds(name, mode, d, t, m)[seed] for d, t, m in shared]))
+              for c, name in sorted(grid.items())}
+    best = max(scores, key=lambda c: (scores[c], c == default_c, -c))
+    return CChoice(scores, [f"{d} {m}" for d, _, m in shared], seed, default_c, best)
+
+
+def relabel_c(rows: Sequence[ResultRow], default_c: float, best_c: float | None) -> list[ResultRow]:
+    """``rows`` with the plain ``sgcl`` rows named as their grid point (``sgcl[c=<default>]``) and then the
+    rows of ``best_c`` named ``sgcl`` (also inside ``… ⊕ structural`` names), so that the tables' ``sgcl`` row
+    is SGCL at the chosen ``c`` and the default-c row sits beside it."""
+    def name(method: str) -> str:
+        head, sep, tail = method.partition(JOINED)
+        head = c_variant(default_c) if head == SGCL else head
+        return (SGCL if best_c is not None and c_of(head) == best_c else head) + sep + tail
+
+    return [r if name(r.method) == r.method else dataclasses.replace(r, method=name(r.method)) for r in rows]
 
 
 def paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
@@ -250,6 +331,35 @@ def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
             if floors and trained:
                 best, floor = max(trained, key=trained.get), max(floors, key=floors.get)
                 out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], floor, floors[floor]))
+    return out
+
+
+@dataclass(frozen=True)
+class JoinVerdict:
+    """On one column: an encoder alone, the structural vector alone and the two joined (``<method> ⊕
+    structural``), means over the encoder's seeds that have both rows."""
+
+    column: Column
+    method: str
+    seeds: int
+    encoder: float
+    structural: float
+    joined: float
+
+
+def join_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: Sequence[str],
+                  floor: str = "structural") -> list[JoinVerdict]:
+    """:class:`JoinVerdict` of every ``method`` with ``method ⊕ floor`` rows, per column and mode."""
+    out = []
+    for d, task, metric in rows.columns(tasks):
+        alone = rows.seeds(floor, CLASSICAL_MODE, d, task, metric)
+        for mode in modes:
+            for method in methods:
+                a, b = paired(rows.seeds(method, mode, d, task, metric),
+                              rows.seeds(f"{method}{JOINED}{floor}", mode, d, task, metric))
+                if a and alone:
+                    out.append(JoinVerdict(Column(d, task, metric, mode), method, len(a), float(np.mean(a)),
+                                           float(np.mean(list(alone.values()))), float(np.mean(b))))
     return out
 
 

@@ -19,7 +19,9 @@ from gcc_sgcl.experiments.analysis import (
     Evidence,
     FloorVerdict,
     GridRow,
+    CChoice,
     Headline,
+    JoinVerdict,
     Provenance,
     Quintiles,
     Runtime,
@@ -120,6 +122,25 @@ def floor_lines(verdicts: list[FloorVerdict]) -> str:
         f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}): best pre-trained `{v.best}` "
         f"{100 * v.score:.2f} {'beats' if v.beats else 'does NOT beat'} the best training-free row `{v.floor}` "
         f"{100 * v.floor_score:.2f}." for v in verdicts)
+
+
+def join_lines(verdicts: list[JoinVerdict]) -> str:
+    """One sentence per joined row: what joining adds over structure alone and over the encoder alone."""
+    return "\n".join(
+        f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}, {v.seeds} seeds): "
+        f"`{v.method} ⊕ structural` {100 * v.joined:.2f}; `structural` alone {100 * v.structural:.2f} "
+        f"({100 * (v.joined - v.structural):+.2f} pt from adding the encoder), `{v.method}` alone "
+        f"{100 * v.encoder:.2f} ({100 * (v.joined - v.encoder):+.2f} pt from adding structure)." for v in verdicts)
+
+
+def c_choice_text(choice: CChoice) -> str:
+    """Which ``c`` the tables' ``sgcl`` row uses, and why."""
+    scores = ", ".join(f"c = {c:g}: {100 * v:.2f}" for c, v in choice.scores.items())
+    kept = (f"The default-c row `sgcl[c={choice.default_c:g}]` is kept beside it."
+            if choice.best_c != choice.default_c else "It is the default c.")
+    return (f"**The tables' `sgcl` row uses c = {choice.best_c:g}**, the grid point with the best mean seed-"
+            f"{choice.seed} score over {len(choice.columns)} classification columns ({scores}). As in the paper, "
+            f"c is chosen on the table's own columns, so the `sgcl` row is optimistically selected. {kept}")
 
 
 def headline_text(h: Headline, method: str = "SGCL") -> str:

@@ -15,9 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from gcc_sgcl.config import AugmentConfig
 from gcc_sgcl.experiments import analysis as an
 from gcc_sgcl.experiments import render as rd
-from gcc_sgcl.experiments.budget import choose_budget, curve_family, fidelity, learning_curves
+from gcc_sgcl.experiments.budget import BudgetChoice, Curve, choose_budget, curve_family, fidelity, learning_curves
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.experiments.stats import min_wilcoxon_p
 
@@ -29,12 +30,9 @@ def _relative(path: Path, out: Path) -> Path:
 def budget_sections(rows: list[ResultRow], out: Path, folder: Path) -> tuple[list[str], an.Budget | None]:
     """The budget-study sections (learning curve, chosen budget, fidelity; empty without a curve) and the
     budget of the tables."""
-    family = curve_family(rows)
-    curves = learning_curves(rows, family=family)
-    choice = choose_budget(curves)
+    family, curves, choice, budget = budget_study(rows)
     if choice is None or family is None:
-        return [], an.table_budget(rows)
-    budget = (choice.steps, *family)
+        return [], budget
     png = folder / "learning_curve.png"
     parts = [
         "## Budget study: score against pre-training steps (E2E, frozen encoders)",
@@ -65,11 +63,23 @@ def classification_intro(rows: an.Rows, n_seeds: int) -> str:
         "one-seed presets); its ± is the std over that encoder's CV repetitions.")
 
 
+def c_sections(grid_rows: an.Rows, choice: an.CChoice | None, folder: Path) -> list[str]:
+    """The grid over SGCL's filter threshold ``c`` and which ``c`` the tables use."""
+    if choice is None:
+        return []
+    methods = [an.c_variant(c) for c in choice.scores]
+    return ["### SGCL's filter threshold c (grid, E2E)",
+            rd.grid_section(*an.score_grid(grid_rows, ["e2e"], an.CLASSIFICATION, methods), folder / "c_grid.csv"),
+            rd.c_choice_text(choice)]
+
+
 def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str], folder: Path) -> list[str]:
-    """Classification table, floor verdicts, SGCL against GCC, similarity search and fine-tuning."""
+    """Classification table, floor verdicts, SGCL against GCC, similarity search and fine-tuning; ``methods``
+    are the pre-trained rows of the tables, joined rows (``… ⊕ structural``) included."""
     n_seeds = max((len(rows.seeds("sgcl", m, d, t, metric)) for m in modes
                    for d, t, metric in rows.columns(an.CLASSIFICATION)), default=0)
     listed = methods + ([an.RANDOM_INIT] if an.RANDOM_INIT in rows.methods(classical=False) else [])
+    encoders = [m for m in methods if an.JOINED not in m]
     headlines = [rd.headline_text(an.headline(rows, m, an.CLASSIFICATION + an.SIMILARITY, rd.DATASET_LABELS))
                  for m in modes]
     return [
@@ -77,9 +87,14 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         classification_intro(rows, n_seeds) if n_seeds else "",
         rd.grid_section(*an.score_grid(rows, modes, an.CLASSIFICATION, listed), folder / "classification.csv"),
         "### Does pre-training beat structure alone?",
-        "Best seed-mean of the methods in the table above (ablation, pair presets and random init left out) "
-        "against the best training-free row, per column:",
-        rd.floor_lines(an.floor_verdicts(rows, modes, an.CLASSIFICATION, methods)) or "_no training-free rows_",
+        "Best seed-mean of the encoders in the table above (ablation, pair presets, joined rows and random init "
+        "left out) against the best training-free row, per column:",
+        rd.floor_lines(an.floor_verdicts(rows, modes, an.CLASSIFICATION, encoders)) or "_no training-free rows_",
+        "### Does pre-training add anything on top of structure?",
+        "`<method> ⊕ structural`: the encoder's embedding joined to the training-free structural vector (each block "
+        "divided by its mean row norm), same classifier and splits; means over the encoder's seeds:",
+        rd.join_lines(an.join_verdicts(rows, modes, an.CLASSIFICATION + an.SIMILARITY, encoders))
+        or "_no joined rows_",
         "### SGCL against GCC",
         "\n\n".join(h for h in headlines if h),
         rd.statistics_section(an.statistics(rows, "sgcl", modes, an.CLASSIFICATION), "sgcl",
@@ -89,9 +104,9 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         "## Top-k similarity search (HITS@20 / HITS@40)",
         rd.grid_section(*an.score_grid(rows, modes, an.SIMILARITY, listed), folder / "similarity.csv",
                         with_metric=True),
-        rd.floor_lines(an.floor_verdicts(rows, modes, an.SIMILARITY, methods)),
+        rd.floor_lines(an.floor_verdicts(rows, modes, an.SIMILARITY, encoders)),
         "## Fine-tuned encoders",
-        rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, methods), folder / "finetuned.csv")
+        rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, encoders), folder / "finetuned.csv")
         if rows.datasets(an.FINETUNED) else "_no fine-tuning rows_",
     ]
 
@@ -124,17 +139,19 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     stored = RowStore(rows_path).load()
     out, folder = Path(out), Path(rows_path).parent
     study, budget = budget_sections(stored, out, folder)
-    rows = an.Rows(an.at_budget(stored, budget))
+    table = an.at_budget(stored, budget)
+    default_c = default_filter_c(stored)
+    choice = an.choose_c(an.Rows(table), default_c)
+    rows = an.Rows(an.relabel_c(table, default_c, choice.best_c) if choice else table)
     everything = an.Rows(stored)
     present_modes = [m for m in modes if any(r.mode == m for r in rows.rows)]
-    pretrained = [m for m in rows.methods(classical=False) if m != an.RANDOM_INIT]
-    main_methods = [m for m in pretrained if not m.startswith("sgcl-")] or pretrained
     parts = [Path(intro).read_text().rstrip() if intro else "# Results",
              "## Provenance", rd.provenance_lines(an.provenance(everything)),
              "Evaluation protocols recorded in the rows:",
              rd.protocol_lines(an.protocols(everything, an.CLASSIFICATION + an.FINETUNED)),
              *study,
-             *comparison_sections(rows, present_modes, main_methods, folder),
+             *c_sections(an.Rows(an.relabel_c(table, default_c, None)), choice, folder),
+             *comparison_sections(rows, present_modes, table_methods(rows, default_c), folder),
              *ablation_sections(rows, heatmap_dataset, out, folder),
              "## Runtime (seconds per mini-batch, one run)",
              rd.runtime_section(an.runtimes(rows), folder / "runtime.csv")]
@@ -142,3 +159,48 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     return text
+
+
+def budget_study(rows: Sequence[ResultRow]) -> tuple[tuple | None, list[Curve], BudgetChoice | None,
+                                                     an.Budget | None]:
+    """The learning curves' family and curves, the budget rule's choice, and the tables' budget: the chosen
+    step count of that family, else the budget of most rows."""
+    family = curve_family(rows)
+    curves = learning_curves(rows, family=family)
+    choice = choose_budget(curves)
+    if choice is None or family is None:
+        return family, curves, choice, an.table_budget(rows)
+    return family, curves, choice, (choice.steps, *family)
+
+
+def table_rows(stored: Sequence[ResultRow]) -> list[ResultRow]:
+    """The rows of the tables: those at :func:`budget_study`'s budget."""
+    return an.at_budget(stored, budget_study(stored)[3])
+
+
+def chosen_sgcl(rows_path: str | Path) -> str:
+    """The method name whose rows are the tables' ``sgcl`` row: ``sgcl`` or the chosen grid point
+    ``sgcl[c=…]`` (:func:`gcc_sgcl.experiments.analysis.choose_c`); what the sweep pre-trains for every seed."""
+    stored = RowStore(rows_path).load()
+    default_c = default_filter_c(stored)
+    choice = an.choose_c(an.Rows(table_rows(stored)), default_c)
+    return an.SGCL if choice is None or choice.best_c == default_c else an.c_variant(choice.best_c)
+
+
+def default_filter_c(rows: Sequence[ResultRow]) -> float:
+    """The filter threshold of the plain ``sgcl`` rows (from their stored configuration; the current default
+    without one)."""
+    stored = (r.config.get("augment", {}).get("c") for r in rows if r.method == an.SGCL)
+    return float(next((c for c in stored if c is not None), AugmentConfig().c))
+
+
+def table_methods(rows: an.Rows, default_c: float) -> list[str]:
+    """The pre-trained rows of the main tables, in order: ``gcc``, ``sgcl``, the default-c row, the other
+    presets and variants (single stages, pairs, controls and the other c grid points left out), then the joined
+    ``… ⊕ structural`` rows."""
+    pretrained = [m for m in rows.methods(classical=False) if m != an.RANDOM_INIT]
+    kept = [m for m in pretrained if not m.startswith("sgcl-")
+            and (an.c_of(m.partition(an.JOINED)[0]) is None or m.partition(an.JOINED)[0] == an.c_variant(default_c))]
+    first = [m for m in (an.BASELINE, an.SGCL, an.c_variant(default_c)) if m in kept]
+    rest = [m for m in kept if m not in first]
+    return (first + [m for m in rest if an.JOINED not in m] + [m for m in rest if an.JOINED in m]) or pretrained

@@ -11,8 +11,10 @@ where it stopped. Views of the downstream datasets do not depend on the encoder;
 cached (:func:`gcc_sgcl.engine.generate.cached_views`). Every encoder is evaluated on the same CV splits
 (``eval_seed``), so methods are compared on identical folds.
 
-Methods are any ``pretrain.sh`` preset, or a training-free method of :mod:`gcc_sgcl.classical` (mode
-``none``: the embedding is computed on the downstream graph itself).
+Methods are any ``pretrain.sh`` preset (with bracketed settings, ``sgcl[c=0.35]``, ``sgcl[k=64]``), or a
+training-free method of :mod:`gcc_sgcl.classical` (mode ``none``: the embedding is computed on the downstream
+graph itself). With ``--with-structural`` every pre-trained encoder is also evaluated on its embedding joined to
+the training-free structural vector (:func:`joined`), in rows of method ``"<method> ⊕ structural"``.
 """
 from __future__ import annotations
 
@@ -41,6 +43,28 @@ from gcc_sgcl.tasks.registry import TASKS
 
 CLASSICAL_MODE = "none"
 QUINTILES = 5
+STRUCTURAL = "structural"
+
+
+def joined_name(method: str) -> str:
+    """The method label of ``method``'s embedding joined to the structural vector."""
+    return f"{method} ⊕ {STRUCTURAL}"
+
+
+def joined(*blocks: np.ndarray) -> np.ndarray:
+    """The column blocks side by side, each divided by its mean row norm (label-free), so that every block
+    weighs alike in the classifiers' distances and margins whatever its width and scale (an encoder's rows have
+    norm 1; the structural vector is z-scored per column).
+
+    >>> joined(np.ones((2, 1)), np.full((2, 4), 3.0)).tolist()
+    [[1.0, 0.5, 0.5, 0.5, 0.5], [1.0, 0.5, 0.5, 0.5, 0.5]]
+    """
+    out = []
+    for block in blocks:
+        block = np.asarray(block, dtype=np.float64)
+        norm = float(np.linalg.norm(block, axis=1).mean())
+        out.append(block / norm if norm > 0 else block)
+    return np.hstack(out).astype(np.float32)
 
 
 class Sweep(SweepConfig):
@@ -220,11 +244,18 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
     budget = sweep.budget()
     done_units = {k[:4] for k in store.keys() if k[5:] == _budget_key(budget)}
     commit = git_commit()
-    sampling = make_config("gcc").sampling  # presets share the sampling settings, so views are shared too
     data = load_present(sweep.datasets, sweep.data_dir)
-    views_of: dict[str, list[list[ViewBatch]]] = {}
+    default_sampling = make_config("gcc").sampling  # the views of training-free rows' λ2
+    views_of: dict[tuple[str, str], list[list[ViewBatch]]] = {}  # (dataset, sampling settings) → views
     lambda2_of: dict[str, np.ndarray] = {}
-    todo = [(job, [n for n in data if applicable(*job[:2], n) and (*job, n) not in done_units])
+    structural_of: dict[str, np.ndarray] = {}
+
+    def labels(method: str, mode: str) -> list[str]:
+        joins = sweep.with_structural and mode != CLASSICAL_MODE
+        return [method, joined_name(method)] if joins else [method]
+
+    todo = [(job, {n: missing for n in data if applicable(*job[:2], n)
+                   if (missing := [m for m in labels(*job[:2]) if (m, *job[1:], n) not in done_units])})
             for job in sweep.jobs()]
     added: list[ResultRow] = []
     bar = tqdm(total=sum(len(names) for _, names in todo), desc="sweep", unit="eval", disable=not progress)
@@ -233,32 +264,39 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
             continue
         classical = mode == CLASSICAL_MODE
         cfg = None if classical else sweep.encoder_config(method, mode, seed)
-        if cfg is not None and cfg.sampling != sampling:
-            raise ValueError(f"{method}: its sampling settings differ from the shared downstream views'")
         bar.set_postfix_str(f"{method} {mode} s{seed} pre-training")
         pretrain_s = None if classical else ensure_pretrained(cfg)
         model = None if classical else load_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), sweep.device)[0]
-        for name in names:
+        for name, missing in names.items():
             bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
-            if name not in views_of:
-                views_of[name] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False)
-                lambda2_of[name] = lambda2(views_of[name][0][0])
+            sampling = default_sampling if cfg is None else cfg.sampling
+            key = (name, repr(sampling))  # views depend on the sampling settings (e.g. k), not on the encoder
+            if key not in views_of:
+                views_of[key] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False)
+            lambda2_of.setdefault(name, lambda2(views_of[key][0][0]))
             start = time.time()
             if classical:
                 emb = embed_dataset(method, name, sweep.data_dir, seed=seed)
                 config: dict[str, Any] = {"classical": method, "seed": seed}
             else:
-                emb = embed_parts(model, views_of[name], 256, name, progress=False)
+                emb = embed_parts(model, views_of[key], 256, name, progress=False)
                 config = cfg.to_dict()
-            results = evaluate_dataset(name, data[name], emb, lambda2_of[name], sweep)
-            seconds, now = time.time() - start, datetime.now().isoformat(timespec="seconds")
-            rows = [ResultRow.from_result(
-                result, **extra, **budget, method=method, mode=mode, seed=seed, config=config, commit=commit,
-                time=now, pretrain_seconds=pretrain_s, eval_seconds=seconds, columns=int(emb.shape[1]),
-            ) for result, extra in results]
-            store.append(rows)
-            added += rows
-            pretrain_s = None  # counted once, on the encoder's first row
+            for label in missing:
+                features = emb
+                if label != method:
+                    if name not in structural_of:
+                        structural_of[name] = embed_dataset(STRUCTURAL, name, sweep.data_dir)
+                    features = joined(emb, structural_of[name])
+                results = evaluate_dataset(name, data[name], features, lambda2_of[name], sweep)
+                seconds, now = time.time() - start, datetime.now().isoformat(timespec="seconds")
+                rows = [ResultRow.from_result(
+                    result, **extra, **budget, method=label, mode=mode, seed=seed, config=config, commit=commit,
+                    time=now, pretrain_seconds=pretrain_s, eval_seconds=seconds, columns=int(features.shape[1]),
+                ) for result, extra in results]
+                store.append(rows)
+                added += rows
+                pretrain_s = None  # counted once, on the encoder's first row
+                start = time.time()
             bar.update(1)
     bar.close()
     return added
