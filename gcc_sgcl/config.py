@@ -517,8 +517,8 @@ class SweepConfig:
     """A sweep (``python -m gcc_sgcl.experiments run|finetune``): every method × mode × seed, pre-trained on
     ``corpus`` for ``steps`` × ``batch_size``, evaluated on every dataset with ``repeats`` × ``folds``-fold CV.
 
-    The pre-training budget is the sweep's own (short CPU runs); the MoCo queue defaults to the paper's, as
-    pre-training's ``nce_k`` (``scripts/reproduce.sh`` passes its CPU profile's ``--moco-queue 4096``)."""
+    The pre-training budget is the sweep's own (``scripts/reproduce.sh`` passes the table budget the learning curve
+    chose); the MoCo queue defaults to the paper's, as pre-training's ``nce_k``."""
 
     methods: list[str] = setting(help="pretrain.sh presets or training-free methods")
     seeds: list[int] = setting(help="seeds of the pre-training runs")

@@ -59,25 +59,47 @@ def variant_settings(method: str) -> tuple[str, dict[str, dict[str, Any]]]:
     >>> variant_settings("sgcl[k=64]")
     ('sgcl', {'sampling': {'positional_embedding_size': 64}})
     """
-    match = _VARIANT.match(method)
+    base, values = _parse_variant(method)
+    overrides: dict[str, dict[str, Any]] = {}
+    for name, value in values.items():
+        group, field, _ = VARIANT_SETTINGS[name]
+        overrides.setdefault(group, {})[field] = value
+    return base, overrides
+
+
+def canonical_method(method: str) -> str:
+    """``method`` with its bracketed settings in :data:`VARIANT_SETTINGS` order, numbers in ``%g`` form and no
+    spaces, so that one configuration has one name (rows, run folders):
+
+    >>> canonical_method("sgcl[k=64, c=0.20]")
+    'sgcl[c=0.2,k=64]'
+    """
+    base, values = _parse_variant(method)
+    if not values:
+        return base
+    return base + "[" + ",".join(f"{name}={values[name]:g}" for name in VARIANT_SETTINGS if name in values) + "]"
+
+
+def _parse_variant(method: str) -> tuple[str, dict[str, Any]]:
+    match = _VARIANT.match(method.strip())
     if match is None:
         if "[" in method or "]" in method:
             raise ValueError(f"method {method!r}: write settings as <method>[name=value,...]")
         return method, {}
-    overrides: dict[str, dict[str, Any]] = {}
+    values: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in match["settings"].split(","))):
-        name, _, value = item.partition("=")
-        if name.strip() not in VARIANT_SETTINGS or not value.strip():
+        name, _, value = (x.strip() for x in item.partition("="))
+        if name not in VARIANT_SETTINGS or not value or name in values:
             raise ValueError(f"method {method!r}: {item!r} is not <name>=<value> with a name among "
-                             f"{', '.join(VARIANT_SETTINGS)}")
-        group, field, kind = VARIANT_SETTINGS[name.strip()]
+                             f"{', '.join(VARIANT_SETTINGS)}, each at most once")
+        kind = VARIANT_SETTINGS[name][2]
         try:
-            overrides.setdefault(group, {})[field] = kind(value.strip())
+            values[name] = kind(value)
         except ValueError:
-            raise ValueError(f"method {method!r}: {name.strip()} must be {kind.__name__}, got {value!r}") from None
-    if not overrides:
+            raise ValueError(f"method {method!r}: {name} must be {kind.__name__}, got {value!r}") from None
+    if not values:
         raise ValueError(f"method {method!r}: empty brackets")
-    return match["base"], overrides
+    return match["base"].strip(), values
 
 
 def preset_overrides(method: str) -> dict[str, dict[str, Any]]:
@@ -104,12 +126,18 @@ def _preset(method: str) -> dict[str, dict[str, Any]]:
 
 
 def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None = None) -> Config:
-    """Defaults ← the method's preset ← ``overrides`` (``{"train": {"steps": 10}, …}``); validated."""
+    """Defaults ← the method's preset ← ``overrides`` (``{"train": {"steps": 10}, …}``); validated. The method
+    is stored under its :func:`canonical_method` name; an override may not contradict a bracketed setting."""
     merged = preset_overrides(method)
-    cfg = Config(method=method)
+    bracketed = variant_settings(method)[1]
+    cfg = Config(method=canonical_method(method))
     for group, values in (overrides or {}).items():
         if group not in GROUPS:
             raise ValueError(f"unknown config group {group!r}; groups: {', '.join(GROUPS)}")
+        clash = {f for f, v in values.items() if f in bracketed.get(group, {}) and v != bracketed[group][f]}
+        if clash:
+            raise ValueError(f"method {method!r} sets {', '.join(sorted(clash))} in brackets; a flag gives another "
+                             f"value ({', '.join(f'{f}={values[f]}' for f in sorted(clash))})")
         merged.setdefault(group, {}).update(values)
     for group, values in merged.items():
         if "crop_table" in values:

@@ -42,7 +42,7 @@ ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 run() { python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
   "${BUDGET[@]}" "${@:2}"; }
 # The tables' sgcl row: plain sgcl (default c) or the c grid's choice (run stage cgrid first).
-sgcl_method() { python -m gcc_sgcl.experiments sgcl-method --rows "$ROWS"; }
+sgcl_method() { python -m gcc_sgcl.experiments sgcl-method --rows "$ROWS" --grid "${C_GRID[@]}"; }
 SINGLES=(sgcl-crop sgcl-reorder sgcl-mask sgcl-align sgcl-similar sgcl-diverse)
 PAIRS=()
 stages_list=(crop reorder mask align similar diverse)
@@ -59,20 +59,22 @@ for stage in $stages; do
                  run run --methods gcc sgcl --seeds 0 --datasets "${CURVE_DATA[@]}" --steps "$steps"
                done ;;
     cgrid)     run run --methods "${C_METHODS[@]}" --seeds 0 --datasets "${ALL[@]}" ;;
-    main)      sgcl=$(sgcl_method); echo "sgcl row: $sgcl"
+    main)      sgcl=$(sgcl_method) || exit 1; echo "sgcl row: $sgcl"
                for seed in "${SEEDS8[@]}"; do  # seed by seed, so an interrupted sweep leaves paired encoders
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --with-structural
                done ;;
-    k64)       sgcl=$(sgcl_method); [ "$sgcl" = sgcl ] && k64="sgcl[k=64]" || k64="${sgcl%]},k=64]"
+    k64)       sgcl=$(sgcl_method) || exit 1; [ "$sgcl" = sgcl ] && k64="sgcl[k=64]" || k64="${sgcl%]},k=64]"
                run run --methods "$k64" --seeds 0 --datasets "${ALL[@]}" ;;
-    moco)      run run --methods gcc "$(sgcl_method)" --modes moco --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" \
+    moco)      sgcl=$(sgcl_method) || exit 1
+               run run --methods gcc "$sgcl" --modes moco --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" \
                  "${MOCO[@]}" ;;
     ablation)  run run --methods sgcl-random-crop sgcl-random-permute --seeds "${SEEDS3[@]}" \
                  --datasets "${NODE[@]}" "${ABL[@]}" ;;
     baselines) run run --methods graphcl grace mvgrl gca --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
     pairs)     run run --methods "${SINGLES[@]}" "${PAIRS[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
-    finetune)  run finetune --methods gcc "$(sgcl_method)" --seeds "${SEEDS3[@]}" --datasets "${NODE[0]}" \
+    finetune)  sgcl=$(sgcl_method) || exit 1
+               run finetune --methods gcc "$sgcl" --seeds "${SEEDS3[@]}" --datasets "${NODE[0]}" \
                  "${GRAPH[0]}" "${FT[@]}" ;;
     runtime)   python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
                    graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;

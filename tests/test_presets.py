@@ -115,8 +115,13 @@ def test_bracketed_settings_change_only_their_fields_and_bad_ones_name_the_probl
     assert variant.augment == dataclasses.replace(pair.augment, c=0.45)
     assert variant.model == base.model and variant.train == base.train
     assert make_config("sgcl[c=0.2]").run_dir_name() == "sgcl-c=0.2_e2e_synthetic_s0"
+    same = make_config("sgcl[ k=64 , c=0.20]")  # one configuration, one name (rows, run folders)
+    assert same.method == "sgcl[c=0.2,k=64]" and same.run_dir_name() == "sgcl-c=0.2-k=64_e2e_synthetic_s0"
+    assert make_config("sgcl[c=0.35]", {"augment": {"c": 0.35}}).augment.c == 0.35
+    with pytest.raises(ValueError, match="sets c in brackets; a flag gives another value"):
+        make_config("sgcl[c=0.35]", {"augment": {"c": 0.5}})
     for bad, message in [("sgcl[c=high]", "c must be float"), ("sgcl[q=1]", "among c, k"),
-                         ("sgcl[]", "empty brackets"), ("sgcl[c=0.3", r"<method>\[name=value"),
+                         ("sgcl[]", "empty brackets"), ("sgcl[c=0.2,c=0.3]", "at most once"), ("sgcl[c=0.3", r"<method>\[name=value"),
                          ("nope[c=0.3]", "unknown method 'nope'")]:
         with pytest.raises(ValueError, match=message):
             make_config(bad)

@@ -1,5 +1,6 @@
 """The report's analysis and budget functions on hand-made rows whose right answers are known, and the
 report's new sections rendered from them."""
+import dataclasses
 import json
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from gcc_sgcl.experiments.budget import (
     fidelity_passes,
     learning_curves,
 )
-from gcc_sgcl.experiments.report import build_report
+from gcc_sgcl.experiments.report import build_report, chosen_sgcl
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 
 CORPUS = "ca-grqc"
@@ -193,6 +194,20 @@ def test_c_is_chosen_on_the_shared_columns_and_the_chosen_variant_becomes_the_sg
     tie = an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6), "sgcl[c=0.25]": (0.6, 0.7)})), default_c=0.3)
     assert tie.best_c == 0.3
     assert an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6)})), default_c=0.3) is None
+
+
+def test_the_sweep_refuses_to_pick_c_from_an_incomplete_grid(tmp_path):
+    store = tmp_path / "rows.jsonl"
+    rows = _grid_rows({"gcc": (0.6, 0.6), "sgcl": (0.70, 0.60), "sgcl[c=0.2]": (0.72, 0.61)})
+    rows.append(dataclasses.replace(_grid_rows({"sgcl": (0.5, 0.5)})[0], task="runtime", dataset="corpus"))
+    RowStore(store).append(rows)
+    assert an.missing_grid_points(an.Rows(rows), [0.2, 0.45], 0.3) == ["sgcl[c=0.45] on x accuracy",
+                                                                        "sgcl[c=0.45] on y accuracy"]
+    with pytest.raises(ValueError, match="c grid is incomplete.*2 rows missing.*sgcl\\[c=0.45\\] on x accuracy"):
+        chosen_sgcl(store, [0.2, 0.45])
+    assert chosen_sgcl(store, [0.2]) == chosen_sgcl(store) == "sgcl[c=0.2]"
+    runtime = [r for r in an.relabel_c(rows, 0.3, 0.2) if r.task == "runtime"]
+    assert [r.method for r in runtime] == ["sgcl"]  # runtime rows time the presets: not renamed
 
 
 def test_join_verdicts_compare_the_joined_rows_with_each_part_alone():

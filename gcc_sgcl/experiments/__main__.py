@@ -45,8 +45,10 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(rt, ReportConfig, only=("rows",))
     add_arguments(rt, InputConfig, only=("data_dir",))
     add_arguments(sub.add_parser("report", help="write the report from stored rows"), ReportConfig)
-    add_arguments(sub.add_parser("sgcl-method", help="print the method name of the tables' sgcl row (the c grid's "
-                                                     "choice)"), ReportConfig, only=("rows",))
+    chosen = sub.add_parser("sgcl-method", help="print the method name of the tables' sgcl row (the c grid's choice)")
+    add_arguments(chosen, ReportConfig, only=("rows",))
+    chosen.add_argument("--grid", type=float, nargs="+", default=None,
+                        help="c values of the grid besides the default: fail unless each has its seed-0 rows")
     return p
 
 
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
             for row in run_runtime(from_args(RuntimeConfig, a), rows, data_dir):
                 print(f"{row.method:<24} {row.metric:<8} {row.mean:.4f}")
         elif a.command == "sgcl-method":
-            print(chosen_sgcl(from_args(ReportConfig, a).rows))
+            print(chosen_sgcl(from_args(ReportConfig, a).rows, a.grid))
         else:
             report = from_args(ReportConfig, a)
             build_report(report.rows, report.out, report.intro, report.heatmap_dataset)

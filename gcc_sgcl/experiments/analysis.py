@@ -165,13 +165,25 @@ def choose_c(rows: Rows, default_c: float, mode: str = "e2e", seed: int = 0) -> 
 def relabel_c(rows: Sequence[ResultRow], default_c: float, best_c: float | None) -> list[ResultRow]:
     """``rows`` with the plain ``sgcl`` rows named as their grid point (``sgcl[c=<default>]``) and then the
     rows of ``best_c`` named ``sgcl`` (also inside ``… ⊕ structural`` names), so that the tables' ``sgcl`` row
-    is SGCL at the chosen ``c`` and the default-c row sits beside it."""
+    is SGCL at the chosen ``c`` and the default-c row sits beside it. Runtime rows keep their names (they time
+    the presets)."""
     def name(method: str) -> str:
         head, sep, tail = method.partition(JOINED)
         head = c_variant(default_c) if head == SGCL else head
         return (SGCL if best_c is not None and c_of(head) == best_c else head) + sep + tail
 
-    return [r if name(r.method) == r.method else dataclasses.replace(r, method=name(r.method)) for r in rows]
+    return [r if r.task == "runtime" or name(r.method) == r.method else dataclasses.replace(r, method=name(r.method))
+            for r in rows]
+
+
+def missing_grid_points(rows: Rows, grid: Sequence[float], default_c: float, mode: str = "e2e",
+                        seed: int = 0) -> list[str]:
+    """``"<method> on <dataset> <metric>"`` for every grid point (``default_c``: plain ``sgcl``) without a
+    ``seed`` row on a classification column where ``gcc`` has one: the c grid is complete when this is empty."""
+    names = {c: SGCL if c == default_c else c_variant(c) for c in [default_c, *grid]}
+    return [f"{name} on {d} {m}" for d, t, m in rows.columns(CLASSIFICATION)
+            if seed in rows.seeds(BASELINE, mode, d, t, m)
+            for name in names.values() if seed not in rows.seeds(name, mode, d, t, m)]
 
 
 def paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:

@@ -63,13 +63,16 @@ def classification_intro(rows: an.Rows, n_seeds: int) -> str:
         "one-seed presets); its ± is the std over that encoder's CV repetitions.")
 
 
-def c_sections(grid_rows: an.Rows, choice: an.CChoice | None, folder: Path) -> list[str]:
-    """The grid over SGCL's filter threshold ``c`` and which ``c`` the tables use."""
+def c_sections(table: list[ResultRow], default_c: float, choice: an.CChoice | None, folder: Path) -> list[str]:
+    """The grid over SGCL's filter threshold ``c`` (the rows the choice used: its seed, its columns) and which
+    ``c`` the tables use."""
     if choice is None:
         return []
+    used = an.Rows([r for r in an.relabel_c(table, default_c, None)
+                    if r.seed == choice.seed and f"{r.dataset} {r.metric}" in choice.columns])
     methods = [an.c_variant(c) for c in choice.scores]
-    return ["### SGCL's filter threshold c (grid, E2E)",
-            rd.grid_section(*an.score_grid(grid_rows, ["e2e"], an.CLASSIFICATION, methods), folder / "c_grid.csv"),
+    return ["## SGCL's filter threshold c (grid, E2E)",
+            rd.grid_section(*an.score_grid(used, ["e2e"], an.CLASSIFICATION, methods), folder / "c_grid.csv"),
             rd.c_choice_text(choice)]
 
 
@@ -80,6 +83,7 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
                    for d, t, metric in rows.columns(an.CLASSIFICATION)), default=0)
     listed = methods + ([an.RANDOM_INIT] if an.RANDOM_INIT in rows.methods(classical=False) else [])
     encoders = [m for m in methods if an.JOINED not in m]
+    presets = [m for m in encoders if "[" not in m]  # variants (default c, k = 64) are single-seed side rows
     headlines = [rd.headline_text(an.headline(rows, m, an.CLASSIFICATION + an.SIMILARITY, rd.DATASET_LABELS))
                  for m in modes]
     return [
@@ -87,24 +91,26 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         classification_intro(rows, n_seeds) if n_seeds else "",
         rd.grid_section(*an.score_grid(rows, modes, an.CLASSIFICATION, listed), folder / "classification.csv"),
         "### Does pre-training beat structure alone?",
-        "Best seed-mean of the encoders in the table above (ablation, pair presets, joined rows and random init "
-        "left out) against the best training-free row, per column:",
-        rd.floor_lines(an.floor_verdicts(rows, modes, an.CLASSIFICATION, encoders)) or "_no training-free rows_",
+        "Best seed-mean of the presets in the table above (ablation, pair presets, bracketed variants, joined rows "
+        "and random init left out) against the best training-free row, per column:",
+        rd.floor_lines(an.floor_verdicts(rows, modes, an.CLASSIFICATION, presets)) or "_no training-free rows_",
         "### Does pre-training add anything on top of structure?",
         "`<method> ⊕ structural`: the encoder's embedding joined to the training-free structural vector (each block "
-        "divided by its mean row norm), same classifier and splits; means over the encoder's seeds:",
+        "divided by its mean row norm), evaluated exactly as the encoder alone (same classifier and splits; for "
+        "similarity search, the same HITS@k on the joined vectors); means over the encoder's seeds:",
         rd.join_lines(an.join_verdicts(rows, modes, an.CLASSIFICATION + an.SIMILARITY, encoders))
         or "_no joined rows_",
         "### SGCL against GCC",
         "\n\n".join(h for h in headlines if h),
         rd.statistics_section(an.statistics(rows, "sgcl", modes, an.CLASSIFICATION), "sgcl",
                               folder / "statistics.csv"),
-        "Per-augmentation evidence (E2E, seed-paired mean differences to GCC, pp):",
+        "Per-augmentation evidence (E2E, seed-paired mean differences to GCC, pp; the single-stage presets run at "
+        "the default c):",
         rd.evidence_lines(an.evidence(rows, "e2e")) or "_none_",
         "## Top-k similarity search (HITS@20 / HITS@40)",
         rd.grid_section(*an.score_grid(rows, modes, an.SIMILARITY, listed), folder / "similarity.csv",
                         with_metric=True),
-        rd.floor_lines(an.floor_verdicts(rows, modes, an.SIMILARITY, encoders)),
+        rd.floor_lines(an.floor_verdicts(rows, modes, an.SIMILARITY, presets)),
         "## Fine-tuned encoders",
         rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, encoders), folder / "finetuned.csv")
         if rows.datasets(an.FINETUNED) else "_no fine-tuning rows_",
@@ -140,7 +146,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     out, folder = Path(out), Path(rows_path).parent
     study, budget = budget_sections(stored, out, folder)
     table = an.at_budget(stored, budget)
-    default_c = default_filter_c(stored)
+    default_c = default_filter_c(table)
     choice = an.choose_c(an.Rows(table), default_c)
     rows = an.Rows(an.relabel_c(table, default_c, choice.best_c) if choice else table)
     everything = an.Rows(stored)
@@ -150,7 +156,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              "Evaluation protocols recorded in the rows:",
              rd.protocol_lines(an.protocols(everything, an.CLASSIFICATION + an.FINETUNED)),
              *study,
-             *c_sections(an.Rows(an.relabel_c(table, default_c, None)), choice, folder),
+             *c_sections(table, default_c, choice, folder),
              *comparison_sections(rows, present_modes, table_methods(rows, default_c), folder),
              *ablation_sections(rows, heatmap_dataset, out, folder),
              "## Runtime (seconds per mini-batch, one run)",
@@ -178,20 +184,31 @@ def table_rows(stored: Sequence[ResultRow]) -> list[ResultRow]:
     return an.at_budget(stored, budget_study(stored)[3])
 
 
-def chosen_sgcl(rows_path: str | Path) -> str:
+def chosen_sgcl(rows_path: str | Path, grid: Sequence[float] | None = None) -> str:
     """The method name whose rows are the tables' ``sgcl`` row: ``sgcl`` or the chosen grid point
-    ``sgcl[c=…]`` (:func:`gcc_sgcl.experiments.analysis.choose_c`); what the sweep pre-trains for every seed."""
+    ``sgcl[c=…]`` (:func:`gcc_sgcl.experiments.analysis.choose_c`); what the sweep pre-trains for every seed.
+    With ``grid`` (the c values besides the default), raises ``ValueError`` naming what is missing unless every
+    grid point has its seed-0 row on every classification column ``gcc`` has at the table budget."""
     stored = RowStore(rows_path).load()
-    default_c = default_filter_c(stored)
-    choice = an.choose_c(an.Rows(table_rows(stored)), default_c)
+    table = table_rows(stored)
+    default_c = default_filter_c(table)
+    rows = an.Rows(table)
+    if grid is not None:
+        missing = an.missing_grid_points(rows, grid, default_c)
+        if missing:
+            raise ValueError(f"{rows_path}: the c grid is incomplete at the table budget (run stage cgrid): "
+                             f"{len(missing)} rows missing, e.g. {'; '.join(missing[:4])}")
+    choice = an.choose_c(rows, default_c)
     return an.SGCL if choice is None or choice.best_c == default_c else an.c_variant(choice.best_c)
 
 
 def default_filter_c(rows: Sequence[ResultRow]) -> float:
     """The filter threshold of the plain ``sgcl`` rows (from their stored configuration; the current default
-    without one)."""
-    stored = (r.config.get("augment", {}).get("c") for r in rows if r.method == an.SGCL)
-    return float(next((c for c in stored if c is not None), AugmentConfig().c))
+    without one); rows that disagree are an error."""
+    found = {float(c) for r in rows if r.method == an.SGCL and (c := r.config.get("augment", {}).get("c")) is not None}
+    if len(found) > 1:
+        raise ValueError(f"the plain sgcl rows were trained with different c: {sorted(found)}")
+    return found.pop() if found else AugmentConfig().c
 
 
 def table_methods(rows: an.Rows, default_c: float) -> list[str]:

@@ -35,7 +35,7 @@ from gcc_sgcl.config import Config, EvalConfig, FinetuneConfig, RuntimeConfig, S
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.presets import make_config
+from gcc_sgcl.presets import canonical_method, make_config
 from gcc_sgcl.sampling.batch import ViewBatch, offsets
 from gcc_sgcl.sampling.spectral import eigen_arrays
 from gcc_sgcl.tasks.common import TaskResult
@@ -85,11 +85,13 @@ class Sweep(SweepConfig):
         return make_config(method, {"train": train})
 
     def jobs(self) -> list[tuple[str, str, int]]:
-        """Every (method, mode, seed); training-free methods get the single mode ``none``."""
+        """Every (method, mode, seed); training-free methods get the single mode ``none``, pre-trained ones are
+        named canonically (:func:`~gcc_sgcl.presets.canonical_method`)."""
         out = []
         for method in self.methods:
             modes = [CLASSICAL_MODE] if is_classical(method) else self.modes
-            out += [(method, mode, seed) for mode in modes for seed in self.seeds]
+            name = method if is_classical(method) else canonical_method(method)
+            out += [(name, mode, seed) for mode in modes for seed in self.seeds]
         return out
 
     def budget(self) -> dict[str, Any]:
@@ -273,7 +275,8 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
             key = (name, repr(sampling))  # views depend on the sampling settings (e.g. k), not on the encoder
             if key not in views_of:
                 views_of[key] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False)
-            lambda2_of.setdefault(name, lambda2(views_of[key][0][0]))
+            if name not in lambda2_of:
+                lambda2_of[name] = lambda2(views_of[key][0][0])
             start = time.time()
             if classical:
                 emb = embed_dataset(method, name, sweep.data_dir, seed=seed)
