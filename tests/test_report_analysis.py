@@ -234,6 +234,11 @@ def test_learning_curves_follow_steps_for_each_method_and_column():
     assert [(c.method, c.steps, c.seeds) for c in curves] == [("gcc", (0, 100, 300, 1000, 3000), (0,)),
                                                              ("sgcl", (0, 100, 300, 1000, 3000), (0,))]
     assert curves[0].means == (0.5, 0.6, 0.65, 0.7, 0.7)
+    assert curves[0].spreads == (0.01,) * 5  # one seed: its CV spread
+    two = learning_curves(rows + [row("gcc", "imdb-binary", 0.8, steps=s, batch_size=256, seed=1)
+                                  for s in (0, 300, 1000, 3000)])
+    assert two[0].seeds == (0, 1) and two[0].means[0] == pytest.approx(0.65)
+    assert two[0].spreads[0] == pytest.approx(np.std([0.5, 0.8], ddof=1))  # several seeds: std over them
 
 
 def test_change_per_doubling_divides_the_change_by_the_doublings_between_counts():

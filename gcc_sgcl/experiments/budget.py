@@ -27,7 +27,8 @@ FLAT_TOLERANCE = 0.005  # 0.5 pt, scores are fractions
 @dataclass(frozen=True)
 class Curve:
     """``method``'s score on (dataset, metric) after each number of pre-training ``steps``: the mean over
-    ``seeds`` (the seeds present at every step count of this curve, so points compare the same encoders)."""
+    ``seeds`` (the seeds present at every step count of this curve, so points compare the same encoders) and its
+    spread: the std over those seeds' scores, or with one seed that encoder's std over its CV repetitions."""
 
     method: str
     dataset: str
@@ -35,6 +36,7 @@ class Curve:
     steps: tuple[int, ...]
     means: tuple[float, ...]
     seeds: tuple[int, ...]
+    spreads: tuple[float, ...] = ()
 
 
 def curve_family(rows: Sequence[ResultRow], mode: str = "e2e") -> tuple[int | None, str | None] | None:
@@ -54,19 +56,20 @@ def learning_curves(rows: Sequence[ResultRow], methods: Sequence[str] = ("gcc", 
     family = family or curve_family(rows, mode)
     if family is None:
         return []
-    scores: dict[tuple, dict[int, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    found: dict[tuple, dict[int, dict[int, ResultRow]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
         if (r.method in methods and r.mode == mode and r.task in CLASSIFICATION and r.steps is not None
                 and (r.batch_size, r.corpus) == family):
-            scores[(r.method, r.dataset, r.metric)][r.steps][r.seed] = r.mean
+            found[(r.method, r.dataset, r.metric)][r.steps][r.seed] = r
     out = []
-    for (method, dataset, metric), by_steps in scores.items():
-        common = set.intersection(*(set(s) for s in by_steps.values()))
+    for (method, dataset, metric), by_steps in found.items():
+        common = sorted(set.intersection(*(set(s) for s in by_steps.values())))
         if len(by_steps) >= 2 and common:
             steps = tuple(sorted(by_steps))
-            out.append(Curve(method, dataset, metric, steps,
-                             tuple(float(np.mean([by_steps[s][seed] for seed in common])) for s in steps),
-                             tuple(sorted(common))))
+            points = [[by_steps[s][seed] for seed in common] for s in steps]
+            out.append(Curve(method, dataset, metric, steps, tuple(float(np.mean([r.mean for r in p])) for p in points),
+                             tuple(common), tuple(float(np.std([r.mean for r in p], ddof=1)) if len(p) > 1
+                                                  else float(p[0].std) for p in points)))
     return sorted(out, key=lambda c: (methods.index(c.method), c.dataset))
 
 

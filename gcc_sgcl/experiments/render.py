@@ -247,9 +247,9 @@ def protocol_lines(found: dict[str, list[str]]) -> str:
 def curves_section(curves: list[Curve], png: Path, csv_path: Path) -> str:
     """The learning curves as a Markdown table (method × column, one cell per step count), CSV and PNG."""
     steps = sorted({s for c in curves for s in c.steps})
-    write_csv(csv_path, ["method", "dataset", "metric", "steps", "mean", "seeds"],
-              [[c.method, c.dataset, c.metric, s, m, " ".join(map(str, c.seeds)) or ""]
-               for c in curves for s, m in zip(c.steps, c.means)])
+    write_csv(csv_path, ["method", "dataset", "metric", "steps", "mean", "spread", "seeds"],
+              [[c.method, c.dataset, c.metric, s, m, spread, " ".join(map(str, c.seeds)) or ""]
+               for c in curves for s, m, spread in zip(c.steps, c.means, c.spreads or [None] * len(c.steps))])
     plot_curves(curves, png)
     body = [[c.method, f"{label(c.dataset)} {c.metric}", len(c.seeds)]
             + [f"{100 * dict(zip(c.steps, c.means))[s]:.2f}" if s in c.steps else "–" for s in steps]
@@ -258,14 +258,16 @@ def curves_section(curves: list[Curve], png: Path, csv_path: Path) -> str:
 
 
 def plot_curves(curves: list[Curve], png: Path) -> None:
-    """Score against pre-training steps (symmetric-log x axis, so 0 steps shows), one panel per column."""
+    """Score against pre-training steps (symmetric-log x axis, so 0 steps shows), one panel per column; bars are
+    the curves' spreads (std over seeds, or one seed's std over its CV repetitions)."""
     plt = _pyplot()
     columns = list(dict.fromkeys((c.dataset, c.metric) for c in curves))
     fig, axes = plt.subplots(1, len(columns), figsize=(3.2 * len(columns), 3.2), squeeze=False)
     for ax, (dataset, metric) in zip(axes[0], columns):
         for c in curves:
             if (c.dataset, c.metric) == (dataset, metric):
-                ax.plot(c.steps, [100 * m for m in c.means], marker="o", label=c.method)
+                ax.errorbar(c.steps, [100 * m for m in c.means], yerr=[100 * e for e in c.spreads] or None,
+                            marker="o", capsize=2, label=c.method)
         ax.set_xscale("symlog", linthresh=max(1, min((s for c in curves for s in c.steps if s > 0), default=1)))
         ax.set_title(f"{label(dataset)} {metric}", fontsize=9)
         ax.set_xlabel("pre-training steps")

@@ -37,7 +37,8 @@ def budget_sections(rows: list[ResultRow], out: Path, folder: Path) -> tuple[lis
     parts = [
         "## Budget study: score against pre-training steps (E2E, frozen encoders)",
         f"Batch {family[0]}, corpus `{family[1]}`; each point is the mean over the seeds run at every step count "
-        "of its curve (0 steps: the untrained encoder).",
+        "of its curve (0 steps: the untrained encoder); the figure's bars are the std over those seeds, or with one "
+        "seed the std over its CV repetitions (the table's cells' ± elsewhere in this report).",
         f"![learning curve]({_relative(png, out)})",
         rd.curves_section(curves, png, folder / "learning_curve.csv"),
         rd.budget_text(choice),
