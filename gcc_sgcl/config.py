@@ -456,6 +456,7 @@ class EvalConfig:
     seed: int = setting(0, "seed of the CV splits and bootstrap draws")
     svc: str = setting("gcc", "graph classification's SVC: gcc = C=100000, gamma=1/n_features (GCC); grid = C by "
                               "inner grid search in each training fold; c1 = C=1, gamma=scale")
+    jobs: int = setting(1, "processes fitting the CV folds (0: every available core); scores do not depend on it")
 
 
 @dataclass
@@ -538,6 +539,8 @@ class SweepConfig:
     repeats: int = setting(default_of(EvalConfig, "repeats"), "repetitions of the K-fold CV (paper: 10)")
     eval_seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, same for all encoders")
     svc: str = setting(default_of(EvalConfig, "svc"), "graph classification's SVC protocol (see the tasks' --svc)")
+    eval_jobs: int = setting(0, "processes fitting the CV folds (0: every available core; the sweep evaluates "
+                                "between pre-training runs, so the cores are free)")
     with_structural: bool = setting(False, "also evaluate each pre-trained embedding joined to the training-free "
                                            "structural vector (rows of method '<method> ⊕ structural')")
 
@@ -561,6 +564,15 @@ class ReportConfig:
     out: str = setting("docs/results.md", "Markdown report to write")
     intro: str | None = setting(None, "Markdown file put before the tables")
     heatmap_dataset: str = setting("rdt-b", "dataset of the pairwise-ablation heat-map")
+
+
+@dataclass
+class ChoiceConfig:
+    """Which method the tables' ``sgcl`` row is (``python -m gcc_sgcl.experiments sgcl-method``)."""
+
+    rows: str = setting(default_of(SweepConfig, "rows"), "JSON-lines result store")
+    grid: list[float] | None = setting(None, "c values of the grid besides the default: fail unless each has its "
+                                             "seed-0 rows at the table budget")
 
 
 @dataclass

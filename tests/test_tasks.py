@@ -4,7 +4,14 @@ import pytest
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
-from gcc_sgcl.tasks.common import bootstrap_indices, check_features, class_labels, repeated_stratified_folds
+from gcc_sgcl.tasks.common import (
+    bootstrap_indices,
+    check_features,
+    class_labels,
+    cv_jobs,
+    fold_predictions,
+    repeated_stratified_folds,
+)
 from gcc_sgcl.tasks.graph_classification import (
     C_GRID,
     INNER_FOLDS,
@@ -44,6 +51,22 @@ def test_every_repetition_is_a_stratified_partition_and_repetitions_differ():
             assert len(np.intersect1d(train, test)) == 0
         assert np.array_equal(np.sort(np.concatenate([test for _, test in splits])), np.arange(len(labels)))
     assert not np.array_equal(repetitions[0][0][1], repetitions[1][0][1])
+
+
+def test_folds_fitted_in_parallel_processes_give_the_same_scores_and_predictions_in_order():
+    x, y = random_embeddings(30, 3, 8, seed=4)  # near chance: fits differ fold to fold
+    for evaluate in (evaluate_graph_classification, evaluate_node_classification):
+        one = evaluate(x, y, folds=5, repeats=3, jobs=1)
+        two = evaluate(x, y, folds=5, repeats=3, jobs=2)
+        assert np.array_equal(one.scores, two.scores) and np.array_equal(one.correct, two.correct)
+    folds = [(np.arange(k), np.arange(k, k + 2)) for k in range(1, 6)]
+    assert [p.tolist() for p in fold_predictions(lambda train, test: test * len(train), folds, jobs=2)] == \
+        [[k * k, (k + 1) * k] for k in range(1, 6)]
+    with pytest.raises(ZeroDivisionError):  # a worker's error reaches the caller
+        fold_predictions(lambda train, test: 1 / 0, folds, jobs=2)
+    assert cv_jobs(0) >= 1 and cv_jobs(3) == 3
+    with pytest.raises(ValueError, match="jobs must be >= 0"):
+        cv_jobs(-1)
 
 
 def test_repeated_folds_depend_only_on_the_seed():

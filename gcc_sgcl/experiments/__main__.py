@@ -13,6 +13,7 @@ import sys
 
 from gcc_sgcl.cli import user_errors
 from gcc_sgcl.config import (
+    ChoiceConfig,
     FinetuneConfig,
     InputConfig,
     ReportConfig,
@@ -30,7 +31,7 @@ def command_line() -> argparse.ArgumentParser:
     """The subcommands: ``run`` (:class:`~gcc_sgcl.config.SweepConfig`), ``finetune`` (the sweep plus
     :class:`~gcc_sgcl.config.FinetuneConfig`'s epochs and max folds), ``runtime``
     (:class:`~gcc_sgcl.config.RuntimeConfig`), ``report`` (:class:`~gcc_sgcl.config.ReportConfig`) and
-    ``sgcl-method`` (its ``rows``)."""
+    ``sgcl-method`` (:class:`~gcc_sgcl.config.ChoiceConfig`)."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -45,10 +46,8 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(rt, ReportConfig, only=("rows",))
     add_arguments(rt, InputConfig, only=("data_dir",))
     add_arguments(sub.add_parser("report", help="write the report from stored rows"), ReportConfig)
-    chosen = sub.add_parser("sgcl-method", help="print the method name of the tables' sgcl row (the c grid's choice)")
-    add_arguments(chosen, ReportConfig, only=("rows",))
-    chosen.add_argument("--grid", type=float, nargs="+", default=None,
-                        help="c values of the grid besides the default: fail unless each has its seed-0 rows")
+    add_arguments(sub.add_parser("sgcl-method", help="print the method name of the tables' sgcl row (the c grid's "
+                                                     "choice)"), ChoiceConfig)
     return p
 
 
@@ -69,7 +68,8 @@ def main(argv: list[str] | None = None) -> None:
             for row in run_runtime(from_args(RuntimeConfig, a), rows, data_dir):
                 print(f"{row.method:<24} {row.metric:<8} {row.mean:.4f}")
         elif a.command == "sgcl-method":
-            print(chosen_sgcl(from_args(ReportConfig, a).rows, a.grid))
+            choice = from_args(ChoiceConfig, a)
+            print(chosen_sgcl(choice.rows, choice.grid))
         else:
             report = from_args(ReportConfig, a)
             build_report(report.rows, report.out, report.intro, report.heatmap_dataset)

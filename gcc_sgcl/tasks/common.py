@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import multiprocessing
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -148,10 +150,45 @@ def estimator_fit_predict(estimator: BaseEstimator, emb: np.ndarray, labels: np.
     return fit_predict
 
 
+_FORKED: tuple[FitPredict, list[tuple[np.ndarray, np.ndarray]]] | None = None  # what forked CV workers run
+
+
+def _forked_fold(i: int) -> np.ndarray:
+    fit_predict, folds = _FORKED
+    with threadpool_limits(limits=CV_BLAS_THREADS, user_api="blas"):
+        return fit_predict(*folds[i])
+
+
+def cv_jobs(jobs: int) -> int:
+    """Processes that fit CV folds: ``jobs``, or with ``0`` the cores this process may use."""
+    if jobs < 0:
+        raise ValueError(f"jobs must be >= 0 (0: every available core), got {jobs}")
+    return jobs or len(os.sched_getaffinity(0))
+
+
+def fold_predictions(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]], jobs: int = 1
+                     ) -> list[np.ndarray]:
+    """``fit_predict(train, test)`` of every fold, in order; with ``jobs > 1`` in that many forked processes,
+    which share the embeddings and distance matrices copy-on-write (nothing large is pickled) and return only
+    the predictions. Each fold's fit is single-threaded and deterministic, so the result does not depend on
+    ``jobs``."""
+    global _FORKED
+    jobs = min(cv_jobs(jobs), len(folds))
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        with threadpool_limits(limits=CV_BLAS_THREADS, user_api="blas"):
+            return [fit_predict(train, test) for train, test in folds]
+    _FORKED = (fit_predict, folds)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_forked_fold, range(len(folds)), chunksize=1)
+    finally:
+        _FORKED = None
+
+
 def cross_validated(
     task: str, dataset: str, metric: str, fit_predict: FitPredict,
     score: Callable[[np.ndarray, np.ndarray], float], labels: np.ndarray, model: str, *,
-    folds: int = 10, repeats: int = 10, bootstrap: bool = True, seed: int = 0,
+    folds: int = 10, repeats: int = 10, bootstrap: bool = True, seed: int = 0, jobs: int = 1,
 ) -> TaskResult:
     """The paper's protocol (appendix, "statistical experimental methodology"): ``repeats`` times, a new
     stratified ``folds``-fold split; on each fold ``fit_predict(train, test)`` fits a classifier on the training
@@ -161,7 +198,8 @@ def cross_validated(
 
     The splits and the bootstrap draws depend only on ``(labels, seed)``, so two encoders evaluated on the
     same dataset with the same seed meet identical folds and resamples: their ``scores`` pair up by position.
-    ``model`` describes the classifier for the ``protocol`` field.
+    ``model`` describes the classifier for the ``protocol`` field; ``jobs`` processes fit the folds
+    (:func:`fold_predictions`; the scores do not depend on it).
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -169,16 +207,16 @@ def cross_validated(
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
     scores = np.empty((repeats, folds))
     correct = np.zeros((repeats, len(labels)), dtype=bool)
-    with threadpool_limits(limits=CV_BLAS_THREADS, user_api="blas"):
-        for r, repetition in enumerate(repeated_stratified_folds(labels, folds, repeats, seed)):
-            for f, (train, test) in enumerate(repetition):
-                y_true = labels[test]
-                y_pred = fit_predict(train, test)
-                correct[r, test] = y_pred == y_true
-                if bootstrap:
-                    resample = bootstrap_indices(len(test), seed, r, f)
-                    y_true, y_pred = y_true[resample], y_pred[resample]
-                scores[r, f] = score(y_true, y_pred)
+    splits = repeated_stratified_folds(labels, folds, repeats, seed)
+    predictions = iter(fold_predictions(fit_predict, [fold for repetition in splits for fold in repetition], jobs))
+    for r, repetition in enumerate(splits):
+        for f, (train, test) in enumerate(repetition):
+            y_true, y_pred = labels[test], next(predictions)
+            correct[r, test] = y_pred == y_true
+            if bootstrap:
+                resample = bootstrap_indices(len(test), seed, r, f)
+                y_true, y_pred = y_true[resample], y_pred[resample]
+            scores[r, f] = score(y_true, y_pred)
     per_repeat = scores.mean(axis=1)
     resampled = ", bootstrapped test folds" if bootstrap else ""
     return TaskResult(

@@ -94,6 +94,7 @@ def evaluate_graph_classification(
     dataset: str = "",
     repeats: int = 10,
     bootstrap: bool = True,
+    jobs: int = 1,
 ) -> TaskResult:
     """Accuracy of an RBF SVC (protocol ``svc`` of :data:`SVC_PROTOCOLS`, default GCC's C=100000 and gamma =
     1 / n_features), ``repeats`` x stratified ``folds``-fold CV with bootstrapped test folds (see
@@ -109,14 +110,14 @@ def evaluate_graph_classification(
     labels = class_labels(labels)
     return cross_validated(
         TASK, dataset, "accuracy", svc_fit_predict(emb, labels, svc, seed), accuracy_score, labels,
-        SVC_PROTOCOLS[svc].description, folds=folds, repeats=repeats, bootstrap=bootstrap, seed=seed,
+        SVC_PROTOCOLS[svc].description, folds=folds, repeats=repeats, bootstrap=bootstrap, seed=seed, jobs=jobs,
     )
 
 
 def command_line() -> argparse.ArgumentParser:
     """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
     return task_parser(TASK, "Graph classification on saved embeddings (SVC, accuracy).", ("labels",),
-                       ("folds", "repeats", "bootstrap", "seed", "svc"), {"svc": SVC_PROTOCOLS})
+                       ("folds", "repeats", "bootstrap", "seed", "svc", "jobs"), {"svc": SVC_PROTOCOLS})
 
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
@@ -136,7 +137,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         check_rows(emb, where.load_path, name, len(data.graphs), f"graphs in {name}")
         emb, y = labelled_rows(emb, data.labels, f"graphs of {data.name}")
         return [evaluate_graph_classification(emb, y, folds=p.folds, seed=p.seed, svc=p.svc, dataset=data.name,
-                                              repeats=p.repeats, bootstrap=p.bootstrap)]
+                                              repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs)]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate)

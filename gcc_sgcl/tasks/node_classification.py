@@ -45,6 +45,7 @@ def evaluate_node_classification(
     dataset: str = "",
     repeats: int = 10,
     bootstrap: bool = True,
+    jobs: int = 1,
 ) -> TaskResult:
     """Micro-F1 of one-vs-rest logistic regression, ``repeats`` x stratified ``folds``-fold CV with
     bootstrapped test folds (see ``common.cross_validated``; ``scores`` holds one value per repetition).
@@ -64,14 +65,14 @@ def evaluate_node_classification(
     return cross_validated(
         TASK, dataset, "micro_f1", estimator_fit_predict(estimator, np.asarray(emb), labels),
         partial(f1_score, average="micro"), labels, f"one-vs-rest logistic regression C={C:g}",
-        folds=folds, repeats=repeats, bootstrap=bootstrap, seed=seed,
+        folds=folds, repeats=repeats, bootstrap=bootstrap, seed=seed, jobs=jobs,
     )
 
 
 def command_line() -> argparse.ArgumentParser:
     """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
     return task_parser(TASK, "Node classification on saved embeddings (logistic regression, micro-F1).",
-                       ("labels",), ("folds", "repeats", "bootstrap", "seed"))
+                       ("labels",), ("folds", "repeats", "bootstrap", "seed", "jobs"))
 
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
@@ -92,7 +93,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         check_ids(where.load_path, name, getattr(data, "ids", None))
         emb, y = labelled_rows(emb, data.labels, f"nodes of {data.name}")
         return [evaluate_node_classification(emb, y, folds=p.folds, seed=p.seed, dataset=data.name, repeats=p.repeats,
-                                             bootstrap=p.bootstrap)]
+                                             bootstrap=p.bootstrap, jobs=p.jobs)]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate)
