@@ -274,6 +274,10 @@ def test_fidelity_compares_gcc_e2e_at_the_budget_with_the_published_numbers():
     assert table["rdt-b"].difference == pytest.approx(-7.5) and not table["rdt-b"].within
     assert all(table[d].measured is None for d in ("imdb-binary", "imdb-multi", "collab", "h-index"))
     assert not fidelity_passes(list(table.values()))
+    floors = [row("structural", "rdt-b", 0.85, mode="none"), row("spectral", "rdt-b", 0.9, mode="none")]
+    table = {f.dataset: f for f in fidelity(rows + floors, (100, 128, CORPUS))}
+    assert (table["rdt-b"].floor_method, table["rdt-b"].floor) == ("spectral", pytest.approx(90.0))
+    assert table["collab"].floor is None
 
 
 # ------------------------------------------------------------------------------------------ rendered report
@@ -293,6 +297,7 @@ def test_report_renders_the_budget_study_and_random_init_only_when_rows_exist(tm
     assert "**Chosen budget: 1000 steps**" in text
     assert "| dataset | published | gcc | difference |" in text
     assert "| IMDB-B | 71.7 | 60.20 (1 seeds) | -11.50 |" in text
+    assert "- IMDB-B: gcc 60.20, published 71.7 (-11.50 pt); no training-free row under this protocol yet." in text
     assert "| random init | 1 |" in text
     assert (study.parent / "learning_curve.png").stat().st_size > 1000
     assert (study.parent / "fidelity.csv").read_text().startswith("dataset,published,gcc,difference")
