@@ -307,8 +307,8 @@ def fidelity_section(table: list[Fidelity], csv_path: Path) -> str:
     misses = [f for f in table if f.measured is not None and not f.within]
     if misses:
         verdict += (" Where the difference is larger, the setting differs from GCC's in ways the numbers cannot "
-                    "separate: the corpus (five SNAP graphs here, GCC's six larger graphs there), the budget, one "
-                    "encoder per seed, and the protocol (10 repetitions of 10-fold CV with bootstrapped test folds "
+                    "separate: the corpus (five SNAP graphs here, GCC's six larger graphs there), the budget, the "
+                    "seeds run (see the gcc column), and the protocol (10 repetitions of 10-fold CV with bootstrapped test folds "
                     "here; GCC reported one 10-fold CV). The training-free rows, scored under this report's protocol, "
                     "show how generous the evaluation is on each such column:\n\n" + "\n".join(
                         f"- {label(f.dataset)}: gcc {f.measured:.2f}, published {f.published:.1f} "
