@@ -6,7 +6,7 @@
 #   bash scripts/reproduce.sh curve report       # the learning curve (gcc, sgcl; 0 ... 6000 steps x 256) that chooses the budget
 #   PROFILE=smoke bash scripts/reproduce.sh      # the same sweep on the synthetic data in a few minutes (saved/smoke)
 # Stages: curve (budget study), classical (training-free floors), cgrid (SGCL's c, one seed), main (gcc and the
-# chosen sgcl, 8 seeds, with the "⊕ structural" rows), k64 (sgcl at the paper's k = 64), moco (3 seeds), ablation
+# chosen sgcl, 8 seeds, with the "⊕ structural" rows), random (the untrained encoder, 3 seeds), k64 (sgcl at the paper's k = 64), moco (3 seeds), ablation
 # (random-crop / random-permute controls), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs
 # on RDT-B), finetune, runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
 # skipped, finished runs reused, an interrupted run resumes from its checkpoint: re-running after a kill
@@ -14,7 +14,7 @@
 source "$(dirname "$0")/_env.sh"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
-stages=${*:-curve classical cgrid main k64 moco ablation baselines pairs finetune runtime report}
+stages=${*:-curve classical cgrid main random k64 moco ablation baselines pairs finetune runtime report}
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
@@ -63,6 +63,7 @@ for stage in $stages; do
                for seed in "${SEEDS8[@]}"; do  # seed by seed, so an interrupted sweep leaves paired encoders
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --with-structural
                done ;;
+    random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0 ;;  # untrained encoders
     k64)       sgcl=$(sgcl_method) || exit 1; [ "$sgcl" = sgcl ] && k64="sgcl[k=64]" || k64="${sgcl%]},k=64]"
                run run --methods "$k64" --seeds 0 --datasets "${ALL[@]}" ;;
     moco)      sgcl=$(sgcl_method) || exit 1
@@ -79,7 +80,7 @@ for stage in $stages; do
     runtime)   python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
                    graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
     report)    python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" ;;
-    *) echo "unknown stage $stage (curve cgrid main k64 moco ablation baselines pairs classical finetune runtime report)" >&2
+    *) echo "unknown stage $stage (curve classical cgrid main random k64 moco ablation baselines pairs finetune runtime report)" >&2
        exit 2 ;;
   esac
 done
