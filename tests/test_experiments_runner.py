@@ -105,6 +105,25 @@ def test_joined_blocks_weigh_alike_whatever_their_scale():
     assert np.allclose(out[:, :64] / out[0, 0], a / a[0, 0], atol=1e-4)  # within a block: only rescaled
 
 
+def test_an_exported_encoder_copied_into_a_run_folder_is_reused_not_retrained(sweep_dir, tmp_path, monkeypatch):
+    """saved/ does not survive a session: a shipped (exported) checkpoint put where the runner looks is used as
+    the finished run, and gives the rows the original run gave."""
+    from gcc_sgcl.engine.checkpoint import export_encoder
+
+    root, sweep, added = sweep_dir
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(root / "cache"))
+    cfg = sweep.encoder_config("gcc", "e2e", 0)
+    shipped = export_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), tmp_path / "shipped")
+    again = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [0], "datasets": ["synthetic-graphs"],
+                     "output_dir": str(tmp_path / "runs"), "rows": str(tmp_path / "rows.jsonl")})
+    run = tmp_path / "runs" / f"{sweep.steps}x{sweep.batch_size}" / cfg.run_dir_name()
+    run.mkdir(parents=True)
+    (run / CHECKPOINT_NAME).write_bytes((shipped / CHECKPOINT_NAME).read_bytes())
+    (row,) = run_sweep(again, progress=False)
+    original = next(r for r in added if (r.method, r.seed, r.dataset) == ("gcc", 0, "synthetic-graphs"))
+    assert row.pretrain_seconds is None and row.mean == original.mean  # reused: nothing trained
+
+
 def _row(method: str) -> ResultRow:
     return ResultRow(method=method, mode="e2e", seed=0, dataset="d", task="graph_classification",
                      metric="accuracy", mean=0.5, std=0.0, std_kind="", n=1, protocol="")
