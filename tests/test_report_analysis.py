@@ -274,9 +274,13 @@ def test_fidelity_compares_gcc_e2e_at_the_budget_with_the_published_numbers():
     assert table["rdt-b"].difference == pytest.approx(-7.5) and not table["rdt-b"].within
     assert all(table[d].measured is None for d in ("imdb-binary", "imdb-multi", "collab", "h-index"))
     assert not fidelity_passes(list(table.values()))
-    floors = [row("structural", "rdt-b", 0.85, mode="none"), row("spectral", "rdt-b", 0.9, mode="none")]
-    table = {f.dataset: f for f in fidelity(rows + floors, (100, 128, CORPUS))}
-    assert (table["rdt-b"].floor_method, table["rdt-b"].floor) == ("spectral", pytest.approx(90.0))
+    floors = [row("structural", "rdt-b", 0.85, mode="none"), row("spectral", "rdt-b", 0.9, mode="none", seed=1),
+              row("spectral", "rdt-b", 0.7, mode="none"),  # spectral's mean over seeds: 0.8
+              row("prone", "rdt-b", 0.99, mode="none", scores=[0.99] * 3)]  # another protocol: left out
+    rerun = [row("gcc", "rdt-b", 0.1, scores=[0.1] * 3)]  # gcc under another protocol: left out
+    table = {f.dataset: f for f in fidelity(rows + floors + rerun, (100, 128, CORPUS))}
+    assert (table["rdt-b"].floor_method, table["rdt-b"].floor) == ("structural", pytest.approx(85.0))
+    assert table["rdt-b"].measured == pytest.approx(80.0)
     assert table["collab"].floor is None
 
 

@@ -1,4 +1,8 @@
 """The downstream evaluators on synthetic embeddings whose right answer is known."""
+import os
+import signal
+from concurrent.futures.process import BrokenProcessPool
+
 import numpy as np
 import pytest
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -64,6 +68,8 @@ def test_folds_fitted_in_parallel_processes_give_the_same_scores_and_predictions
         [[k * k, (k + 1) * k] for k in range(1, 6)]
     with pytest.raises(ZeroDivisionError):  # a worker's error reaches the caller
         fold_predictions(lambda train, test: 1 / 0, folds, jobs=2)
+    with pytest.raises(BrokenProcessPool):  # a worker that dies (e.g. out of memory) does not hang the caller
+        fold_predictions(lambda train, test: os.kill(os.getpid(), signal.SIGKILL), folds, jobs=2)
     assert cv_jobs(0) >= 1 and cv_jobs(3) == 3
     with pytest.raises(ValueError, match="jobs must be >= 0"):
         cv_jobs(-1)

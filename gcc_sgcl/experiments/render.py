@@ -247,8 +247,9 @@ def protocol_lines(found: dict[str, list[str]]) -> str:
 def curves_section(curves: list[Curve], png: Path, csv_path: Path) -> str:
     """The learning curves as a Markdown table (method × column, one cell per step count), CSV and PNG."""
     steps = sorted({s for c in curves for s in c.steps})
-    write_csv(csv_path, ["method", "dataset", "metric", "steps", "mean", "spread", "seeds"],
-              [[c.method, c.dataset, c.metric, s, m, spread, " ".join(map(str, c.seeds)) or ""]
+    write_csv(csv_path, ["method", "dataset", "metric", "steps", "mean", "spread", "spread_kind", "seeds"],
+              [[c.method, c.dataset, c.metric, s, m, spread, "std over seeds" if len(c.seeds) > 1 else
+                "std over CV repetitions", " ".join(map(str, c.seeds)) or ""]
                for c in curves for s, m, spread in zip(c.steps, c.means, c.spreads or [None] * len(c.steps))])
     plot_curves(curves, png)
     body = [[c.method, f"{label(c.dataset)} {c.metric}", len(c.seeds)]

@@ -43,7 +43,7 @@ def budget_sections(rows: list[ResultRow], out: Path, folder: Path) -> tuple[lis
         rd.curves_section(curves, png, folder / "learning_curve.csv"),
         rd.budget_text(choice),
     ]
-    table = fidelity(an.at_budget(rows, budget), budget)
+    table = fidelity(rows, budget)
     if any(f.measured is not None for f in table):
         parts += ["### Fidelity: GCC E2E at the chosen budget against GCC's published E2E numbers",
                   rd.fidelity_section(table, folder / "fidelity.csv")]

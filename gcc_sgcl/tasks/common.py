@@ -12,6 +12,7 @@ import argparse
 import csv
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -150,39 +151,43 @@ def estimator_fit_predict(estimator: BaseEstimator, emb: np.ndarray, labels: np.
     return fit_predict
 
 
-_FORKED: tuple[FitPredict, list[tuple[np.ndarray, np.ndarray]]] | None = None  # what forked CV workers run
+_FOLDS: tuple[FitPredict, list[tuple[np.ndarray, np.ndarray]]] | None = None  # set in each forked CV worker
+MAX_CV_JOBS = 8  # each SVC worker holds a fold's Gram matrix (about 0.5 GB at 5 000 graphs)
 
 
-def _forked_fold(i: int) -> np.ndarray:
-    fit_predict, folds = _FORKED
+def _init_fold_worker(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    global _FOLDS
+    _FOLDS = (fit_predict, folds)
+
+
+def _fit_fold(i: int) -> np.ndarray:
+    fit_predict, folds = _FOLDS
     with threadpool_limits(limits=CV_BLAS_THREADS, user_api="blas"):
         return fit_predict(*folds[i])
 
 
 def cv_jobs(jobs: int) -> int:
-    """Processes that fit CV folds: ``jobs``, or with ``0`` the cores this process may use."""
+    """Processes that fit CV folds: ``jobs``, or with ``0`` the cores this process may use (at most
+    :data:`MAX_CV_JOBS`)."""
     if jobs < 0:
         raise ValueError(f"jobs must be >= 0 (0: every available core), got {jobs}")
-    return jobs or len(os.sched_getaffinity(0))
+    affinity = getattr(os, "sched_getaffinity", None)
+    return jobs or min(MAX_CV_JOBS, len(affinity(0)) if affinity else os.cpu_count() or 1)
 
 
 def fold_predictions(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]], jobs: int = 1
                      ) -> list[np.ndarray]:
     """``fit_predict(train, test)`` of every fold, in order; with ``jobs > 1`` in that many forked processes,
-    which share the embeddings and distance matrices copy-on-write (nothing large is pickled) and return only
-    the predictions. Each fold's fit is single-threaded and deterministic, so the result does not depend on
-    ``jobs``."""
-    global _FORKED
+    which inherit the embeddings and distance matrices copy-on-write (nothing large is pickled) and return only
+    the predictions (a worker that dies raises ``BrokenProcessPool`` here). Each fold's fit is single-threaded
+    and deterministic, so the result does not depend on ``jobs``; without ``fork`` (not Linux) folds run here."""
     jobs = min(cv_jobs(jobs), len(folds))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         with threadpool_limits(limits=CV_BLAS_THREADS, user_api="blas"):
             return [fit_predict(train, test) for train, test in folds]
-    _FORKED = (fit_predict, folds)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            return pool.map(_forked_fold, range(len(folds)), chunksize=1)
-    finally:
-        _FORKED = None
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_init_fold_worker,
+                             initargs=(fit_predict, folds)) as pool:
+        return list(pool.map(_fit_fold, range(len(folds))))
 
 
 def cross_validated(
