@@ -575,6 +575,65 @@ class ChoiceConfig:
                                              "seed-0 rows at the table budget")
 
 
+# Settings a method name may change in brackets, ``sgcl[c=0.35]`` or ``sgcl[k=64]`` (the c grid and the paper's
+# k = 64 of the results sweep): short name → (config group, field, type).
+VARIANT_SETTINGS: dict[str, tuple[str, str, type]] = {
+    "c": ("augment", "c", float),
+    "k": ("sampling", "positional_embedding_size", int),
+}
+_VARIANT = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<settings>[^\[\]]*)\]$")
+
+
+def variant_settings(method: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The preset name of ``method`` and the overrides of its bracketed settings: ``"sgcl[c=0.35,k=64]"`` →
+    ``("sgcl", {"augment": {"c": 0.35}, "sampling": {"positional_embedding_size": 64}})``.
+
+    >>> variant_settings("sgcl[k=64]")
+    ('sgcl', {'sampling': {'positional_embedding_size': 64}})
+    """
+    base, values = _parse_variant(method)
+    overrides: dict[str, dict[str, Any]] = {}
+    for name, value in values.items():
+        group, field, _ = VARIANT_SETTINGS[name]
+        overrides.setdefault(group, {})[field] = value
+    return base, overrides
+
+
+def canonical_method(method: str) -> str:
+    """``method`` with its bracketed settings in :data:`VARIANT_SETTINGS` order, numbers in ``%g`` form and no
+    spaces, so that one configuration has one name (rows, run folders):
+
+    >>> canonical_method("sgcl[k=64, c=0.20]")
+    'sgcl[c=0.2,k=64]'
+    """
+    base, values = _parse_variant(method)
+    if not values:
+        return base
+    return base + "[" + ",".join(f"{name}={values[name]:g}" for name in VARIANT_SETTINGS if name in values) + "]"
+
+
+def _parse_variant(method: str) -> tuple[str, dict[str, Any]]:
+    match = _VARIANT.match(method.strip())
+    if match is None:
+        if "[" in method or "]" in method:
+            raise ValueError(f"method {method!r}: write settings as <method>[name=value,...]")
+        return method, {}
+    values: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in match["settings"].split(","))):
+        name, _, value = (x.strip() for x in item.partition("="))
+        if name not in VARIANT_SETTINGS or not value or name in values:
+            raise ValueError(f"method {method!r}: {item!r} is not <name>=<value> with a name among "
+                             f"{', '.join(VARIANT_SETTINGS)}, each at most once")
+        kind = VARIANT_SETTINGS[name][2]
+        try:
+            values[name] = kind(value)
+        except ValueError:
+            raise ValueError(f"method {method!r}: {name} must be {kind.__name__}, got {value!r}") from None
+    if not values:
+        raise ValueError(f"method {method!r}: empty brackets")
+    return match["base"].strip(), values
+
+
 @dataclass
 class DemoConfig:
     """The embedded demo (``scripts/demo.sh``), a CPU profile: short pre-training on the synthetic corpus, 3

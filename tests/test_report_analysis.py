@@ -267,7 +267,7 @@ def test_fidelity_compares_gcc_e2e_at_the_budget_with_the_published_numbers():
             row("gcc", "usa_airport", 0.650, task="node_classification", metric="micro_f1", seed=1),
             row("gcc", "rdt-b", 0.80), row("gcc", "imdb-binary", 0.99, steps=300),
             row("gcc", "imdb-multi", 0.99, mode="moco"), row("sgcl", "collab", 0.747)]
-    table = {f.dataset: f for f in fidelity(rows, (100, 128, CORPUS))}
+    table = {f.dataset: f for f in fidelity(an.Rows(an.at_budget(rows, (100, 128, CORPUS))))}
     assert list(table) == list(PUBLISHED_GCC_E2E)
     assert table["usa_airport"].measured == pytest.approx(64.5) and table["usa_airport"].seeds == 2
     assert table["usa_airport"].within and table["usa_airport"].difference == pytest.approx(-0.3)
@@ -278,7 +278,7 @@ def test_fidelity_compares_gcc_e2e_at_the_budget_with_the_published_numbers():
               row("spectral", "rdt-b", 0.7, mode="none"),  # spectral's mean over seeds: 0.8
               row("prone", "rdt-b", 0.99, mode="none", scores=[0.99] * 3)]  # another protocol: left out
     rerun = [row("gcc", "rdt-b", 0.1, scores=[0.1] * 3)]  # gcc under another protocol: left out
-    table = {f.dataset: f for f in fidelity(rows + floors + rerun, (100, 128, CORPUS))}
+    table = {f.dataset: f for f in fidelity(an.Rows(an.at_budget(rows + floors + rerun, (100, 128, CORPUS))))}
     assert (table["rdt-b"].floor_method, table["rdt-b"].floor) == ("structural", pytest.approx(85.0))
     assert table["rdt-b"].measured == pytest.approx(80.0)
     assert table["collab"].floor is None

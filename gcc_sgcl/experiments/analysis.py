@@ -11,13 +11,13 @@ of the same (method, mode, dataset, task, metric, seed) replaces an earlier one.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from gcc_sgcl.config import canonical_method, variant_settings
 from gcc_sgcl.experiments.rows import ResultRow
 from gcc_sgcl.experiments.stats import Comparison, compare, marker, summarize
 
@@ -33,7 +33,6 @@ CLASSICAL_MODE = "none"
 ABLATION_METHODS = ("sgcl", "sgcl-random-crop", "sgcl-random-permute")
 SGCL = "sgcl"
 JOINED = " ⊕ "  # "<method> ⊕ structural": an encoder's embedding joined to a training-free vector
-_C_VARIANT = re.compile(r"^sgcl\[c=([0-9.eE+-]+)\]$")
 STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
 
 # (steps, batch size, corpus): the pre-training budget of an encoder
@@ -102,9 +101,9 @@ def mode_batches(rows: Sequence[ResultRow], budget: Budget) -> dict[str, int | N
 
 
 def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRow]:
-    """The rows of one table: pre-trained encoders at ``budget`` (each mode at its batch, :func:`mode_batches`),
-    training-free rows evaluated under the same protocol as those encoders (:func:`evaluation_protocol`; all of
-    them when there are none), runtime rows, and the encoders pre-trained for 0 steps on the same corpus and
+    """The rows of one table, all evaluated under one protocol (:func:`evaluation_protocol`, the one most of the
+    encoders' rows use): pre-trained encoders at ``budget`` (each mode at its batch, :func:`mode_batches`),
+    training-free rows (all of them when there are no encoders), runtime rows, and the encoders pre-trained for 0 steps on the same corpus and
     protocol relabelled :data:`RANDOM_INIT` (``gcc``'s if several methods have them)."""
     if budget is None:
         return list(rows)
@@ -113,6 +112,7 @@ def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRo
         budget[0], batches[r.mode], budget[2]) and r.task != "runtime"]
     protocol = Counter(evaluation_protocol(r) for r in trained).most_common(1)
     same = (lambda r: evaluation_protocol(r) == protocol[0][0]) if protocol else (lambda r: True)
+    trained = [r for r in trained if same(r)]
     untrained = [r for r in rows if r.mode != CLASSICAL_MODE and r.steps == 0 and r.task != "runtime"
                  and r.corpus == budget[2] and same(r)]
     source = BASELINE if any(r.method == BASELINE for r in untrained) else next((r.method for r in untrained), None)
@@ -122,14 +122,19 @@ def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRo
 
 
 def c_of(method: str) -> float | None:
-    """The filter threshold ``c`` named by a grid variant ``sgcl[c=…]``, else ``None``."""
-    match = _C_VARIANT.match(method)
-    return float(match[1]) if match else None
+    """The filter threshold ``c`` named by a grid variant ``sgcl[c=…]`` (:func:`~gcc_sgcl.config.variant_settings`),
+    else ``None``."""
+    try:
+        base, settings = variant_settings(method)
+    except ValueError:  # not a method name (e.g. a joined row's label)
+        return None
+    return settings["augment"]["c"] if base == SGCL and list(settings) == ["augment"] and \
+        list(settings["augment"]) == ["c"] else None
 
 
 def c_variant(c: float) -> str:
-    """The method name of SGCL at filter threshold ``c``: ``sgcl[c=0.35]``."""
-    return f"{SGCL}[c={c:g}]"
+    """The method name of SGCL at filter threshold ``c``: ``sgcl[c=0.35]`` (the canonical form)."""
+    return canonical_method(f"{SGCL}[c={c}]")
 
 
 @dataclass(frozen=True)
@@ -330,16 +335,20 @@ class FloorVerdict:
         return self.score > self.floor_score
 
 
+def seed_means(rows: Rows, methods: Sequence[str], mode: str, dataset: str, task: str,
+               metric: str) -> dict[str, float]:
+    """Each of ``methods`` with rows on the column: its mean over seeds."""
+    return {m: float(np.mean(list(v.values()))) for m in methods if (v := rows.seeds(m, mode, dataset, task, metric))}
+
+
 def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
                    methods: Sequence[str]) -> list[FloorVerdict]:
     """Per column: the best seed-mean of ``methods`` (pre-trained) against the best training-free mean."""
     out = []
     for d, task, metric in rows.columns(tasks):
-        floors = {m: float(np.mean(list(v.values()))) for m in rows.methods(classical=True)
-                  if (v := rows.seeds(m, CLASSICAL_MODE, d, task, metric))}
+        floors = seed_means(rows, rows.methods(classical=True), CLASSICAL_MODE, d, task, metric)
         for mode in modes:
-            trained = {m: float(np.mean(list(v.values()))) for m in methods
-                       if (v := rows.seeds(m, mode, d, task, metric))}
+            trained = seed_means(rows, methods, mode, d, task, metric)
             if floors and trained:
                 best, floor = max(trained, key=trained.get), max(floors, key=floors.get)
                 out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], floor, floors[floor]))

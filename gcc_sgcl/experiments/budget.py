@@ -7,13 +7,13 @@ family with the most distinct step counts, unless given); 0 steps is the untrain
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from gcc_sgcl.experiments.analysis import BASELINE, CLASSICAL_MODE, CLASSIFICATION, Budget, evaluation_protocol
+from gcc_sgcl.experiments.analysis import BASELINE, CLASSICAL_MODE, CLASSIFICATION, Rows, seed_means
 from gcc_sgcl.experiments.rows import ResultRow
 
 # GCC's paper, E2E, frozen encoder (Tables 2 and 3), in %
@@ -134,26 +134,19 @@ class Fidelity:
         return self.difference is not None and abs(self.difference) <= FIDELITY_TOLERANCE
 
 
-def fidelity(rows: Sequence[ResultRow], budget: Budget, mode: str = "e2e") -> list[Fidelity]:
-    """GCC (``gcc``, ``mode``, frozen encoder) at ``budget`` against :data:`PUBLISHED_GCC_E2E`, per column, with
-    the best training-free method there (its mean over seeds); gcc's and the training-free rows are taken under
-    one evaluation protocol, the one most of gcc's rows at ``budget`` use."""
-    mine = [r for r in rows if r.method == BASELINE and r.mode == mode and r.task in CLASSIFICATION
-            and (r.steps, r.batch_size, r.corpus) == budget]
-    protocol = Counter(evaluation_protocol(r) for r in mine).most_common(1)
-    same = [r for r in rows if protocol and evaluation_protocol(r) == protocol[0][0]]
-    mine = [r for r in mine if evaluation_protocol(r) == protocol[0][0]] if protocol else []
+def fidelity(table: Rows, mode: str = "e2e") -> list[Fidelity]:
+    """GCC (``gcc``, ``mode``, frozen encoder) against :data:`PUBLISHED_GCC_E2E`, per column, with the best
+    training-free method there (mean over its seeds); ``table`` holds the rows of one budget and protocol
+    (:func:`~gcc_sgcl.experiments.analysis.at_budget`)."""
+    columns = {d: (d, t, m) for d, t, m in table.columns(CLASSIFICATION)}
     out = []
     for dataset, published in PUBLISHED_GCC_E2E.items():
-        means = {r.seed: r.mean for r in mine if r.dataset == dataset}
-        floors: dict[str, dict[int, float]] = defaultdict(dict)
-        for r in same:
-            if r.mode == CLASSICAL_MODE and r.dataset == dataset and r.task in CLASSIFICATION:
-                floors[r.method][r.seed] = r.mean
-        floor = {m: float(np.mean(list(v.values()))) for m, v in floors.items()}
-        best = max(floor, key=floor.get) if floor else None
+        column = columns.get(dataset)
+        means = table.seeds(BASELINE, mode, *column) if column else {}
+        floors = seed_means(table, table.methods(classical=True), CLASSICAL_MODE, *column) if column else {}
+        best = max(floors, key=floors.get) if floors else None
         out.append(Fidelity(dataset, published, 100 * float(np.mean(list(means.values()))) if means else None,
-                            len(means), best, 100 * floor[best] if best else None))
+                            len(means), best, 100 * floors[best] if best else None))
     return out
 
 

@@ -27,12 +27,12 @@ def _relative(path: Path, out: Path) -> Path:
     return path.relative_to(out.parent) if path.is_relative_to(out.parent) else path
 
 
-def budget_sections(rows: list[ResultRow], out: Path, folder: Path) -> tuple[list[str], an.Budget | None]:
-    """The budget-study sections (learning curve, chosen budget, fidelity; empty without a curve) and the
-    budget of the tables."""
-    family, curves, choice, budget = budget_study(rows)
+def budget_sections(study: tuple, table: list[ResultRow], out: Path, folder: Path) -> list[str]:
+    """The sections of :func:`budget_study`'s ``study`` (learning curve, chosen budget, fidelity of ``table``, the
+    rows at the chosen budget); empty without a curve."""
+    family, curves, choice, _ = study
     if choice is None or family is None:
-        return [], budget
+        return []
     png = folder / "learning_curve.png"
     parts = [
         "## Budget study: score against pre-training steps (E2E, frozen encoders)",
@@ -43,11 +43,13 @@ def budget_sections(rows: list[ResultRow], out: Path, folder: Path) -> tuple[lis
         rd.curves_section(curves, png, folder / "learning_curve.csv"),
         rd.budget_text(choice),
     ]
-    table = fidelity(rows, budget)
-    if any(f.measured is not None for f in table):
+    rows = an.Rows(table)
+    checked = fidelity(rows)
+    if any(f.measured is not None for f in checked):
         parts += ["### Fidelity: GCC E2E at the chosen budget against GCC's published E2E numbers",
-                  rd.fidelity_section(table, folder / "fidelity.csv")]
-    return parts, budget
+                  rd.fidelity_section(checked, folder / "fidelity.csv", family[1],
+                                      an.cv_settings(rows, an.CLASSIFICATION))]
+    return parts
 
 
 def classification_intro(rows: an.Rows, n_seeds: int) -> str:
@@ -145,10 +147,9 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     """Write the report to ``out`` (CSV tables and figures beside ``rows_path``); returns its text."""
     stored = RowStore(rows_path).load()
     out, folder = Path(out), Path(rows_path).parent
-    study, budget = budget_sections(stored, out, folder)
-    table = an.at_budget(stored, budget)
-    default_c = default_filter_c(table)
-    choice = an.choose_c(an.Rows(table), default_c)
+    study = budget_study(stored)
+    table = an.at_budget(stored, study[3])
+    default_c, choice = sgcl_choice(table)
     rows = an.Rows(an.relabel_c(table, default_c, choice.best_c) if choice else table)
     everything = an.Rows(stored)
     present_modes = [m for m in modes if any(r.mode == m for r in rows.rows)]
@@ -156,7 +157,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              "## Provenance", rd.provenance_lines(an.provenance(everything)),
              "Evaluation protocols recorded in the rows:",
              rd.protocol_lines(an.protocols(everything, an.CLASSIFICATION + an.FINETUNED)),
-             *study,
+             *budget_sections(study, table, out, folder),
              *c_sections(table, default_c, choice, folder),
              *comparison_sections(rows, present_modes, table_methods(rows, default_c), folder),
              *ablation_sections(rows, heatmap_dataset, out, folder),
@@ -190,17 +191,20 @@ def chosen_sgcl(rows_path: str | Path, grid: Sequence[float] | None = None) -> s
     ``sgcl[c=…]`` (:func:`gcc_sgcl.experiments.analysis.choose_c`); what the sweep pre-trains for every seed.
     With ``grid`` (the c values besides the default), raises ``ValueError`` naming what is missing unless every
     grid point has its seed-0 row on every classification column ``gcc`` has at the table budget."""
-    stored = RowStore(rows_path).load()
-    table = table_rows(stored)
-    default_c = default_filter_c(table)
-    rows = an.Rows(table)
+    table = table_rows(RowStore(rows_path).load())
+    default_c, choice = sgcl_choice(table)
     if grid is not None:
-        missing = an.missing_grid_points(rows, grid, default_c)
+        missing = an.missing_grid_points(an.Rows(table), grid, default_c)
         if missing:
             raise ValueError(f"{rows_path}: the c grid is incomplete at the table budget (run stage cgrid): "
                              f"{len(missing)} rows missing, e.g. {'; '.join(missing[:4])}")
-    choice = an.choose_c(rows, default_c)
     return an.SGCL if choice is None or choice.best_c == default_c else an.c_variant(choice.best_c)
+
+
+def sgcl_choice(table: list[ResultRow]) -> tuple[float, an.CChoice | None]:
+    """The default filter threshold of the table's plain ``sgcl`` rows and the c grid's choice among them."""
+    default_c = default_filter_c(table)
+    return default_c, an.choose_c(an.Rows(table), default_c)
 
 
 def default_filter_c(rows: Sequence[ResultRow]) -> float:

@@ -31,11 +31,11 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from tqdm import tqdm
 
-from gcc_sgcl.config import Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig
+from gcc_sgcl.config import Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig, canonical_method
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.presets import canonical_method, make_config
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch, offsets
 from gcc_sgcl.sampling.spectral import eigen_arrays
 from gcc_sgcl.tasks.common import TaskResult
