@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduce the comparison tables: pre-train, embed, evaluate, then regenerate the report from stored rows.
 #   bash scripts/reproduce.sh                    # every stage of the recorded CPU reproduction, in order
-#   bash scripts/reproduce.sh report             # only rebuild docs/results.md from docs/results/rows.jsonl
+#   bash scripts/reproduce.sh report             # only rebuild docs/results.md from docs/results/rows.jsonl.gz
 #   bash scripts/reproduce.sh main report        # chosen stages (see the case list below)
 #   bash scripts/reproduce.sh curve report       # the learning curve (gcc, sgcl; 0 ... 6000 steps x 256) that chooses the budget
 #   PROFILE=smoke bash scripts/reproduce.sh      # the same sweep on the synthetic data in a few minutes (saved/smoke)
@@ -30,7 +30,7 @@ else
   # The table budget: the last point of the learning curve (stage curve; docs/results.md gives the rule's
   # verdict), 10 repetitions of 10-fold CV and GCC's SVC as in the papers.
   BUDGET=(--steps 6000 --batch-size 256 --repeats 10 --svc gcc)
-  ROWS=docs/results/rows.jsonl; OUT=docs/results.md; RUNS=saved/repro
+  ROWS=docs/results/rows.jsonl.gz; OUT=docs/results.md; RUNS=saved/repro
   SEEDS8=(0 1 2 3 4 5 6 7); SEEDS3=(0 1 2); SEEDS2=(0 1); C_GRID=(0.2 0.25 0.35 0.4 0.45)
   MOCO=(--batch-size 32 --moco-queue 16384)  # the papers' MoCo: batch 32, 16384 keys, as many steps as E2E
   FT=(--epochs 10 --max-folds 3); RT=(--batches 40)

@@ -1,7 +1,9 @@
 """The report's analysis and budget functions on hand-made rows whose right answers are known, and the
 report's new sections rendered from them."""
 import dataclasses
+import gzip
 import json
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +23,7 @@ from gcc_sgcl.experiments.report import build_report, chosen_sgcl
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 
 CORPUS = "ca-grqc"
-ROWS_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "rows.jsonl"
+ROWS_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "rows.jsonl.gz"
 
 
 def row(method, dataset, mean, seed=0, mode="e2e", task="graph_classification", metric="accuracy", scores=None,
@@ -45,8 +47,8 @@ def repeats(centre: float, n: int = 30, shift: float = 0.0) -> list[float]:
 
 def test_every_committed_row_loads_with_its_old_svc_flag_as_a_protocol_name():
     if not ROWS_FILE.is_file():
-        pytest.skip("docs/results/rows.jsonl not present")
-    raw = [json.loads(line) for line in ROWS_FILE.read_text().splitlines() if line.strip()]
+        pytest.skip("docs/results/rows.jsonl.gz not present")
+    raw = [json.loads(line) for line in gzip.decompress(ROWS_FILE.read_bytes()).decode().splitlines() if line.strip()]
     rows = RowStore(ROWS_FILE).load()
     assert len(rows) == len(raw)
     for r, d in zip(rows, raw):
@@ -55,8 +57,9 @@ def test_every_committed_row_loads_with_its_old_svc_flag_as_a_protocol_name():
             assert r.svc == ("grid" if d["svc_search"] else "c1")
 
 
-def test_row_store_round_trips_rows_and_replace_drops_only_the_matching_ones(tmp_path):
-    store = RowStore(tmp_path / "rows.jsonl")
+@pytest.mark.parametrize("name", ["rows.jsonl", "rows.jsonl.gz"])
+def test_row_store_round_trips_rows_and_replace_drops_only_the_matching_ones(tmp_path, name):
+    store = RowStore(tmp_path / name)
     a, b = row("gcc", "x", 0.5), row("sgcl", "x", 0.6)
     store.append([a, b])
     assert store.load() == [a, b]
@@ -65,6 +68,21 @@ def test_row_store_round_trips_rows_and_replace_drops_only_the_matching_ones(tmp
     assert store.load() == [b, c]
     with pytest.raises(ValueError, match="unknown result-row fields"):
         ResultRow.from_dict({**a.to_dict(), "bogus": 1})
+
+
+def test_a_compressed_store_stays_one_gzip_member_and_a_damaged_one_names_the_file(tmp_path):
+    store = RowStore(tmp_path / "rows.jsonl.gz")
+    rows = [row("gcc", "x", 0.5 + i / 100, seed=i) for i in range(20)]
+    for r in rows:
+        store.append([r])
+    assert store.load() == rows
+    data = store.path.read_bytes()
+    member = zlib.decompressobj(wbits=31)
+    assert member.decompress(data) == store.text().encode() and member.eof and member.unused_data == b""
+    assert len(data) < len(store.text()) / 5  # the repeated fields compress
+    store.path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="rows.jsonl.gz: damaged gzip data"):
+        store.load()
 
 
 # ------------------------------------------------------------------------------------------ pairing, markers

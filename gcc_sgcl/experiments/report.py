@@ -1,6 +1,6 @@
 """The results report, built only from stored result rows (:mod:`gcc_sgcl.experiments.rows`).
 
-``python -m gcc_sgcl.experiments report --rows docs/results/rows.jsonl --out docs/results.md`` writes the
+``python -m gcc_sgcl.experiments report --rows docs/results/rows.jsonl.gz --out docs/results.md`` writes the
 Markdown report, one CSV per table next to the rows, and the PNG figures. Every number in it is computed from
 the rows by :mod:`gcc_sgcl.experiments.analysis` and :mod:`gcc_sgcl.experiments.budget` and formatted by
 :mod:`gcc_sgcl.experiments.render`; the prose around the tables comes from ``--intro`` (a Markdown file) and

@@ -1,5 +1,5 @@
 """Result rows: the one record the runner, fine-tuning, the runtime measurement and the report share, and the
-JSON-lines store that holds them (``docs/results/rows.jsonl``).
+JSON-lines store that holds them (``docs/results/rows.jsonl.gz``).
 
 A row is one metric of one evaluation: what was evaluated (method, mode, seed, dataset, task, metric), its
 score (mean, spread, per-repetition scores, protocol), the budget that makes two rows comparable (steps,
@@ -10,11 +10,15 @@ commit, wall times). Rows written before a field existed load with that field's 
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import gzip
 import json
 import os
+import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable
+from typing import Any, Callable, ClassVar, Iterable, Iterator
 
 import numpy as np
 
@@ -100,16 +104,33 @@ class ResultRow:
 
 
 class RowStore:
-    """Result rows in a JSON-lines file; each row is appended and flushed as soon as it exists."""
+    """Result rows in a JSON-lines file, stored as soon as they exist. A ``.gz`` path holds the lines gzip-compressed
+    (the committed store, ``docs/results/rows.jsonl.gz``: the configurations repeat from row to row, so it is
+    about 25 times smaller); each append then rewrites it atomically as one gzip member, under an exclusive lock on
+    ``<path>.lock`` so that concurrent sweeps do not drop each other's rows. A plain path is appended to."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
 
+    @property
+    def compressed(self) -> bool:
+        """Whether the store is gzip-compressed (its path ends in ``.gz``)."""
+        return self.path.suffix == ".gz"
+
+    def text(self) -> str:
+        """The stored JSON lines ("" without a store); a damaged compressed store is an error naming it."""
+        if not self.path.is_file():
+            return ""
+        if not self.compressed:
+            return self.path.read_text()
+        try:
+            return gzip.decompress(self.path.read_bytes()).decode()
+        except (OSError, EOFError, zlib.error) as err:
+            raise ValueError(f"{self.path}: damaged gzip data ({err})") from err
+
     def load(self) -> list[ResultRow]:
         """Every stored row (a truncated last line, left by a kill mid-write, is ignored)."""
-        if not self.path.is_file():
-            return []
-        lines = self.path.read_text().splitlines()
+        lines = self.text().splitlines()
         rows = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -129,9 +150,13 @@ class RowStore:
         return {row.key for row in self.load()}
 
     def append(self, rows: Iterable[ResultRow]) -> None:
-        """Append ``rows``, one JSON object per line, flushed to disk."""
+        """Add ``rows``, one JSON object per line, on disk when this returns."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = "".join(_line(row) for row in rows)
+        if self.compressed:
+            with self._locked():
+                self._write(self.text() + text)
+            return
         with self.path.open("a") as f:
             f.write(text)
             f.flush()
@@ -139,10 +164,20 @@ class RowStore:
 
     def replace(self, drop: Callable[[ResultRow], bool], rows: Iterable[ResultRow]) -> None:
         """Rewrite the store atomically without the stored rows for which ``drop`` is true, plus ``rows``."""
-        kept = [row for row in self.load() if not drop(row)]
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._locked():
+            kept = [row for row in self.load() if not drop(row)]
+            self._write("".join(_line(row) for row in [*kept, *rows]))
+
+    def _write(self, text: str) -> None:
         with atomic_target(self.path) as tmp:
-            tmp.write_text("".join(_line(row) for row in [*kept, *rows]))
+            tmp.write_bytes(gzip.compress(text.encode(), mtime=0) if self.compressed else text.encode())
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with open(f"{self.path}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
 
 
 def _line(row: ResultRow) -> str:
