@@ -214,6 +214,30 @@ def test_induced_edges_are_dgl_node_subgraphs_edges_in_order(ba):
         assert np.array_equal(src[ptr[b]:ptr[b + 1]], ref.src) and np.array_equal(dst[ptr[b]:ptr[b + 1]], ref.dst)
 
 
+def test_induced_edges_of_hubs_and_of_a_huge_view_are_node_subgraphs_edges_in_order():
+    """Hub members (probed instead of scanned, with parallel edges) and a view of more than 2**15 nodes (the wider
+    lookup table) give ``dgl.node_subgraph``'s edges in its order (the parent's edges are sorted, so eid order is
+    the CSR order)."""
+    rng = np.random.default_rng(3)
+    n = 2**15 + 100
+    others = np.arange(1, n)
+    src = np.concatenate([np.zeros(n - 1, np.int64), others, np.full(305, 1), rng.integers(2, n, 300),
+                          rng.integers(0, n, 20000)])
+    dst = np.concatenate([others, np.zeros(n - 1, np.int64), rng.integers(2, 400, 300), [2, 3, 50, 399, 399],
+                          np.full(300, 1), rng.integers(0, n, 20000)])
+    order = np.lexsort((dst, src))
+    g = dgl.graph((torch.from_numpy(src[order]), torch.from_numpy(dst[order])), num_nodes=n)
+    node_sets = [np.array([0, 5, 17, 399]), np.array([399, 0, 1, 2, 3, 50, 60, 70, 80, 90, 100, 200]),
+                 np.concatenate([[7], np.delete(np.arange(n), 7)])]
+    ne, s, d = induced_edges(GraphIndex.of(g), NodeSets(np.array([len(x) for x in node_sets]), np.concatenate(node_sets)))
+    ptr = np.concatenate([[0], np.cumsum(ne)])
+    for b, nodes in enumerate(node_sets):
+        ref_src, ref_dst = edges(dgl.node_subgraph(g, torch.from_numpy(nodes)))
+        assert np.array_equal(s[ptr[b]:ptr[b + 1]], ref_src) and np.array_equal(d[ptr[b]:ptr[b + 1]], ref_dst)
+    view1 = s[ptr[1]:ptr[2]] * n + d[ptr[1]:ptr[2]]
+    assert len(np.unique(view1)) < len(view1)  # the hub's parallel edges are in
+
+
 def test_batched_views_equal_per_view_reference(ba):
     rng = np.random.default_rng(1)
     node_sets = [reference_rwr_nodes(ba, int(rng.integers(300)), 64, 0.8, 10, rng) for _ in range(20)]

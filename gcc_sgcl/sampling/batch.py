@@ -31,10 +31,25 @@ def segment_ids(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(counts)), counts)
 
 
+def runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(starts[i], starts[i] + counts[i])`` (one cumulative sum over unit steps).
+
+    >>> runs(np.array([5, 0, 2]), np.array([2, 0, 3]))
+    array([5, 6, 2, 3, 4])
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    nonempty = counts > 0
+    starts, counts = np.asarray(starts, dtype=np.int64)[nonempty], counts[nonempty]
+    step = np.ones(int(counts.sum()), dtype=np.int64)
+    if len(step):
+        step[0] = starts[0]
+        step[np.cumsum(counts[:-1])] = starts[1:] - starts[:-1] - counts[:-1] + 1
+    return np.cumsum(step)
+
+
 def positions(counts: np.ndarray) -> np.ndarray:
     """Position of every element inside its segment (``0 .. counts[b]-1`` for segment ``b``)."""
-    counts = np.asarray(counts, dtype=np.int64)
-    return np.arange(counts.sum()) - np.repeat(offsets(counts)[:-1], counts)
+    return runs(np.zeros(len(counts), dtype=np.int64), counts)
 
 
 @dataclass(frozen=True)
@@ -251,8 +266,7 @@ def concat(batches: Sequence[ViewBatch]) -> ViewBatch:
 
 def ranges(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Concatenated ``arange(ptr[r], ptr[r+1])`` over ``rows`` (the element indices of segments ``rows``)."""
-    counts = ptr[rows + 1] - ptr[rows]
-    return np.repeat(ptr[rows], counts) + positions(counts)
+    return runs(ptr[rows], ptr[rows + 1] - ptr[rows])
 
 
 @dataclass(frozen=True)

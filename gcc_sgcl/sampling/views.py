@@ -14,7 +14,7 @@ import dgl
 import numpy as np
 
 from gcc_sgcl.config import PE_SIGNS
-from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, offsets, positions, ranges, segment_ids
+from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, offsets, positions, ranges, runs, segment_ids
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.rwr import max_nodes_per_seed, rwr_visits, view_node_sets
 from gcc_sgcl.sampling.spectral import eigen_arrays, random_signs
@@ -104,41 +104,35 @@ def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nd
     local = positions(num_nodes)
     degree = index.indptr[nodes + 1] - index.indptr[nodes]
     hub = (degree > HUB_DEGREE) & (degree > PROBE_RATIO * num_nodes[view])
-    # ordinary members: scan their out-edges, look each head up in the chunk's (view, node) table
+    # ordinary members: scan their out-edges, look each head up in the chunk's flat (view, node) -> local id + 1
+    # table, whose last column (0) answers for nodes of no view
     scan_degree = np.where(hub, 0, degree)
-    heads = index.indices[np.repeat(index.indptr[nodes], scan_degree) + positions(scan_degree)]
-    edge_view = np.repeat(view, scan_degree)
+    heads = index.indices[runs(index.indptr[nodes], scan_degree)]
+    member = np.repeat(np.arange(len(nodes)), scan_degree)
     distinct, column = np.unique(nodes, return_inverse=True)
-    slot = np.full(n, -1, dtype=np.int64)
+    width = len(distinct) + 1
+    slot = np.full(n, len(distinct), dtype=np.int64)
     slot[distinct] = np.arange(len(distinct))
-    table = np.zeros((len(num_nodes), len(distinct)), dtype=np.int32)
-    table[view, column] = local + 1
-    head_slot = slot[heads]
-    found = np.zeros(len(heads), dtype=np.int64)
-    known = head_slot >= 0
-    found[known] = table[edge_view[known], head_slot[known]]
-    inside = found > 0
-    scan = (edge_view[inside], np.repeat(local, scan_degree)[inside], found[inside] - 1)
+    table = np.zeros(len(num_nodes) * width, dtype=np.int16 if num_nodes.max(initial=0) < 2**15 else np.int32)
+    table[view * width + column] = local + 1
+    found = table[view[member] * width + slot[heads]]
+    inside = np.flatnonzero(found)
+    member = member[inside]
+    scan = (view[member], local[member], found[inside].astype(np.int64) - 1)
     # hub members: probe every member of the view
     hubs = np.flatnonzero(hub)
     size = num_nodes[view[hubs]]
     pair_src = np.repeat(hubs, size)
-    pair_dst = np.repeat(offsets(num_nodes)[view[hubs]], size) + positions(size)
+    pair_dst = runs(offsets(num_nodes)[view[hubs]], size)
     codes = nodes[pair_src] * n + nodes[pair_dst]
     multiplicity = (np.searchsorted(index.hub_codes, codes, side="right")
                     - np.searchsorted(index.hub_codes, codes, side="left"))
-    probed = (np.repeat(view[pair_src], multiplicity), np.repeat(local[pair_src], multiplicity),
-              np.repeat(local[pair_dst], multiplicity))
-    # the scanned edges are in order already; the probed ones are sorted and merged in
-    first = offsets(num_nodes)
-    width = int(num_nodes.max(initial=1))
-
-    def order_key(edge_view: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        return (edge_view * width + src) * n + nodes[first[edge_view] + dst]
-
-    hub_order = np.argsort(order_key(*probed), kind="stable")
-    probed = tuple(a[hub_order] for a in probed)
-    at = np.searchsorted(order_key(*scan), order_key(*probed), side="right")
+    pair_src, pair_dst = np.repeat(pair_src, multiplicity), np.repeat(pair_dst, multiplicity)
+    order = np.lexsort((nodes[pair_dst], pair_src))  # by member, then head id: the CSR order
+    pair_src, pair_dst = pair_src[order], pair_dst[order]
+    probed = (view[pair_src], local[pair_src], local[pair_dst])
+    # scanned edges come member by member already; a hub's probed edges go after those of the members before it
+    at = offsets(np.bincount(member, minlength=len(nodes)))[pair_src]
     edge_view, src, dst = (np.insert(a, at, b) for a, b in zip(scan, probed))
     return np.bincount(edge_view, minlength=len(num_nodes)), src, dst
 
