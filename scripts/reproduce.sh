@@ -5,16 +5,17 @@
 #   bash scripts/reproduce.sh main report        # chosen stages (see the case list below)
 #   bash scripts/reproduce.sh curve report       # the learning curve (gcc, sgcl; 0 ... 6000 steps x 256) that chooses the budget
 #   PROFILE=smoke bash scripts/reproduce.sh      # the same sweep on the synthetic data in a few minutes (saved/smoke)
-# Stages: curve (budget study), classical (training-free floors), cgrid (SGCL's c, one seed), main (gcc and the
-# chosen sgcl, 8 seeds, with the "⊕ structural" rows), random (the untrained encoder, 3 seeds), k64 (sgcl at the paper's k = 64), moco (3 seeds), ablation
-# (random-crop / random-permute controls), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs
-# on RDT-B), finetune, runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
+# Stages: curve (budget study), cgrid (SGCL's c, one seed), main (gcc and the chosen sgcl, 8 seeds, with the
+# "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),
+# classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (random-crop /
+# random-permute controls), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B),
+# finetune, runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
 # skipped, finished runs reused, an interrupted run resumes from its checkpoint: re-running after a kill
 # continues where it stopped.
 source "$(dirname "$0")/_env.sh"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
-stages=${*:-curve classical cgrid main random k64 moco ablation baselines pairs finetune runtime report}
+stages=${*:-curve cgrid main k64 random moco classical ablation baselines pairs finetune runtime report}
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
@@ -80,7 +81,7 @@ for stage in $stages; do
     runtime)   python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
                    graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
     report)    python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" ;;
-    *) echo "unknown stage $stage (curve classical cgrid main random k64 moco ablation baselines pairs finetune runtime report)" >&2
+    *) echo "unknown stage $stage (curve cgrid main k64 random moco classical ablation baselines pairs finetune runtime report)" >&2
        exit 2 ;;
   esac
 done
