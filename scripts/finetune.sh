@@ -13,4 +13,4 @@ fi
 load_path=$1 gpu=$2
 shift 2
 device=$(python -m gcc_sgcl.engine.device "$gpu")
-exec python -m gcc_sgcl.engine.finetune --device "$device" --load-path "$load_path" --dataset "$@"
+exec python -m gcc_sgcl.tasks.finetune --device "$device" --load-path "$load_path" --dataset "$@"

@@ -11,6 +11,7 @@ import pytest
 
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.data import DataFormatError
+from gcc_sgcl.data.files import read_dataset_file as read_file
 from gcc_sgcl.engine.generate import generate
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.tasks import node_classification, similarity_search
@@ -57,6 +58,16 @@ def test_generate_writes_stem_npy_and_the_original_id_of_every_row(run_dir, tmp_
     ids = (run_dir / "usa-airports.ids.txt").read_text().splitlines()
     first_appearance = list(dict.fromkeys(edges.read_text().split()))
     assert emb.shape == (60, HIDDEN) and ids == first_appearance
+
+
+def test_generate_reads_a_file_given_by_path_once(run_dir, tmp_path, monkeypatch):
+    import gcc_sgcl.data.load as load
+
+    edges, _, _ = _airport_files(tmp_path)
+    reads = []
+    monkeypatch.setattr(load, "read_dataset_file", lambda path: reads.append(path) or read_file(path))
+    generate(run_dir, [str(edges)], progress=False)
+    assert reads == [str(edges)]
 
 
 def test_a_bad_file_stops_generate_before_anything_is_written(run_dir, tmp_path):

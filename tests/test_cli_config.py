@@ -27,7 +27,8 @@ from gcc_sgcl.config import (
     from_args,
 )
 from gcc_sgcl.data import download
-from gcc_sgcl.engine import finetune, generate
+from gcc_sgcl.engine import generate
+from gcc_sgcl.tasks import finetune
 from gcc_sgcl.experiments import __main__ as experiments_cli
 from gcc_sgcl.experiments import demo, plot_training, runtime
 from gcc_sgcl.presets import pretrain_parser

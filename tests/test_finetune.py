@@ -13,7 +13,7 @@ import torch
 
 from gcc_sgcl.config import FinetuneConfig
 from gcc_sgcl.presets import make_config
-from gcc_sgcl.engine.finetune import finetune, finetune_cv, finetune_fold, finetune_lr, main
+from gcc_sgcl.tasks.finetune import finetune, finetune_cv, finetune_fold, finetune_lr, main
 from gcc_sgcl.engine.generate import load_encoder
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.sampling.dataset import GraphViewDataset

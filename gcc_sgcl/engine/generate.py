@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -86,19 +87,22 @@ def dataset_views(
     num_workers: int = 0,
     progress: bool = True,
     copies: int = INFERENCE_COPIES,
+    data: Any = None,
 ) -> Parts:
     """The views ``generate`` encodes for dataset ``name``, built once (batched; ``num_workers`` DataLoader
     workers). Views depend on the sampling settings, ``seed`` and ``copies`` only, not on the encoder, so a sweep
-    over encoders can build them once (:func:`cached_views`)."""
-    from gcc_sgcl.data import KINDS, dataset_kind, load_any
+    over encoders can build them once (:func:`cached_views`). ``data`` is the dataset already loaded (else it is
+    loaded here)."""
+    from gcc_sgcl.data import kind_of_data, load_any
 
     if copies < 1:
         raise ValueError(f"copies must be >= 1, got {copies}")
-    kind = KINDS[dataset_kind(name)]
+    data = load_any(name, data_dir) if data is None else data
+    kind = kind_of_data(data)
     if not kind.embedded:
         raise ValueError(f"dataset {name!r} is a {kind.name} dataset; generate embeds node, graph or similarity "
                          "datasets")
-    graphs = kind.graphs(load_any(name, data_dir))
+    graphs = kind.graphs(data)
     if kind.per_graph:
         makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
     else:  # one part per graph, its rows one per node (similarity pairs: graph 1, then graph 2)
@@ -115,6 +119,7 @@ def cached_views(
     num_workers: int = 0,
     progress: bool = True,
     copies: int = INFERENCE_COPIES,
+    data: Any = None,
 ) -> Parts:
     """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under a name made
     of the dataset, the sampling settings, the seed and the copies (and, for a dataset given by path, the sha256
@@ -132,7 +137,7 @@ def cached_views(
             arrays = dict(stored)
         layout = arrays.pop("layout")
         return [[ViewBatch.from_arrays(arrays, f"{p}_{c}_") for c in range(layout[p])] for p in range(len(layout))]
-    parts = dataset_views(name, sampling, data_dir, seed, num_workers, progress, copies)
+    parts = dataset_views(name, sampling, data_dir, seed, num_workers, progress, copies, data)
     arrays = {f"{p}_{c}_{key}": value for p, part in enumerate(parts) for c, views in enumerate(part)
               for key, value in views.to_arrays().items()}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -170,23 +175,24 @@ def generate(
     repeated = sorted({stem for stem in stems if stems.count(stem) > 1})
     if repeated:
         raise ValueError(f"several datasets would be written as {', '.join(repeated)}.npy; rename the files")
-    ids = {name: getattr(load_any(name, data_dir), "ids", None) for name in datasets if is_dataset_path(name)}
+    loaded = {name: load_any(name, data_dir) for name in datasets if is_dataset_path(name)}  # read once, up front
     model, cfg = load_encoder(load_path, device)
     load_dir = check_writable_dir(Path(load_path) if Path(load_path).is_dir() else Path(load_path).parent,
                                   "--load-path")
     build = cached_views if g.cache_views else dataset_views
     written = []
     for name, stem in zip(datasets, stems):
-        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies)
+        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies, loaded.get(name))
         emb = embed_parts(model, parts, g.batch_size, stem, progress)
         path = load_dir / f"{stem}.npy"
         remove_stale_temporaries(path)
         with atomic_target(path) as tmp, open(tmp, "wb") as f:
             np.save(f, emb)
         written.append(path)
-        if ids.get(name) is not None:
+        ids = getattr(loaded.get(name), "ids", None)
+        if ids is not None:
             ids_path = load_dir / f"{stem}.ids.txt"
-            ids_path.write_text("".join(f"{i}\n" for i in ids[name].tolist()))
+            ids_path.write_text("".join(f"{i}\n" for i in ids.tolist()))
             written.append(ids_path)
     return written
 

@@ -329,10 +329,10 @@ def run_runtime(settings: RuntimeConfig, rows: str, data_dir: str | None = None)
 
 def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress: bool = True) -> list[ResultRow]:
     """Fine-tune every pre-trained (method, mode, seed) of ``sweep`` on each classification dataset
-    (:mod:`gcc_sgcl.engine.finetune`, with ``settings``' epochs, batch, schedule and ``max_folds``; folds and seed
+    (:mod:`gcc_sgcl.tasks.finetune`, with ``settings``' epochs, batch, schedule and ``max_folds``; folds and seed
     are the sweep's ``folds`` and ``eval_seed``); rows of task ``*_finetuned``, skipped when already stored at this
     budget."""
-    from gcc_sgcl.engine.finetune import finetune
+    from gcc_sgcl.tasks.finetune import finetune
 
     ft = dataclasses.replace(settings or FinetuneConfig(), folds=sweep.folds, seed=sweep.eval_seed, progress=False)
     store = RowStore(sweep.rows)

@@ -1,6 +1,6 @@
 """Fine-tune a pre-trained encoder end to end on downstream labels (the paper's "fine-tuned" block).
 
-``python -m gcc_sgcl.engine.finetune --load-path saved/RUN --dataset imdb-binary`` (settings:
+``python -m gcc_sgcl.tasks.finetune --load-path saved/RUN --dataset imdb-binary`` (settings:
 :class:`~gcc_sgcl.config.FinetuneConfig`); wrapped by
 ``scripts/finetune.sh <load_path> <gpu> <dataset...> [flags]``. Each fold of a stratified k-fold CV starts
 from the pre-trained query encoder plus a fresh linear head, trains both with Adam (lr 0.005, 3 epochs of
@@ -247,7 +247,7 @@ def finetune(
 
 def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.config.FinetuneConfig`."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.finetune", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.tasks.finetune", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, InputConfig, required=("load_path", "dataset"))
     add_arguments(p, FinetuneConfig)

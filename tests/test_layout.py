@@ -1,0 +1,64 @@
+"""The package's imports point down the data flow (STYLE.md): config -> data -> sampling -> augment -> models ->
+train (engine) -> tasks -> experiments. Read from the source with ``ast``, lazy imports inside functions included."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import gcc_sgcl
+
+ROOT = Path(gcc_sgcl.__file__).parent
+# Top-level modules and packages, lowest first; a unit may import only units of an earlier layer.
+LAYERS = [
+    {"config"},
+    {"fileio", "cli"},
+    {"data"},
+    {"sampling"},
+    {"augment"},
+    {"presets"},
+    {"models"},
+    {"contrastive"},
+    {"engine"},
+    {"api", "classical", "tasks"},
+    {"experiments"},
+    {"bench"},
+]
+RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
+
+
+def package_imports(path: Path) -> set[str]:
+    """Top-level units of ``gcc_sgcl`` that the module at ``path`` imports (anywhere in its body)."""
+    units = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "gcc_sgcl":
+            names = [node.module] if node.module != "gcc_sgcl" else [f"gcc_sgcl.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name.split(".")[0] == "gcc_sgcl"]
+        else:
+            continue
+        units |= {name.split(".")[1] for name in names if "." in name}
+    return units
+
+
+def unit_of(path: Path) -> str:
+    return path.relative_to(ROOT).parts[0].removesuffix(".py")
+
+
+def test_every_unit_has_a_layer():
+    units = {unit_of(p) for p in ROOT.rglob("*.py")} - {"__init__"}
+    assert units <= set(RANK), f"add {sorted(units - set(RANK))} to LAYERS"
+
+
+def test_imports_point_down_the_data_flow():
+    upward = []
+    for path in sorted(ROOT.rglob("*.py")):
+        unit = unit_of(path)
+        if unit == "__init__":  # the package root re-exports the API lazily
+            continue
+        upward += [f"{path.relative_to(ROOT)} imports {target}" for target in package_imports(path)
+                   if target != unit and RANK[target] >= RANK[unit]]
+    assert not upward, "imports against the data flow:\n" + "\n".join(upward)
+
+
+def test_config_imports_nothing_from_the_package():
+    assert package_imports(ROOT / "config.py") == set()
