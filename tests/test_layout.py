@@ -1,5 +1,6 @@
-"""The package's imports point down the data flow (STYLE.md): config -> data -> sampling -> augment -> models ->
-train (engine) -> tasks -> experiments. Read from the source with ``ast``, lazy imports inside functions included."""
+"""The package's imports point down the data flow of the style guide (``LAYERS``: config, then the file and CLI
+helpers, data, sampling, augment, presets, models, contrastive, engine, then api / classical / tasks, experiments,
+bench). Read from the source with ``ast``, lazy imports inside functions included."""
 from __future__ import annotations
 
 import ast

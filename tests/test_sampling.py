@@ -14,7 +14,7 @@ from scipy import stats
 from gcc_sgcl.bench.reference import arpack_eigen, reference_eigen, reference_rwr_nodes, reference_view
 from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.sampling import spectral
-from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
+from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, runs
 from gcc_sgcl.sampling.dataset import (
     GraphViewDataset,
     NodeViewDataset,
@@ -201,6 +201,17 @@ def test_batched_walks_match_gccs_per_item_walks_in_distribution(ba):
 
 
 # ------------------------------------------------------------------------------------------------ view building
+
+
+def test_runs_are_concatenated_aranges_and_refuse_negative_counts():
+    rng = np.random.default_rng(0)
+    starts, counts = rng.integers(-50, 50, 200), rng.integers(0, 5, 200)
+    expected = np.concatenate([np.arange(s, s + c) for s, c in zip(starts, counts)])
+    assert np.array_equal(runs(starts, counts), expected)
+    assert np.array_equal(runs(starts.tolist(), counts.astype(np.int32).tolist()), expected)
+    assert len(runs([], [])) == 0 and len(runs([3, 4], [0, 0])) == 0
+    with pytest.raises(ValueError, match="counts must be >= 0"):
+        runs([0, 0], [2, -1])
 
 
 def test_induced_edges_are_dgl_node_subgraphs_edges_in_order(ba):

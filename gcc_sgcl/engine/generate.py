@@ -16,7 +16,6 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -32,6 +31,8 @@ from gcc_sgcl.config import (
     default_of,
     from_args,
 )
+from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
+from gcc_sgcl.data.kinds import DatasetKind
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
@@ -44,6 +45,8 @@ from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_vie
 VIEWS_VERSION = 2
 # GCC's generate.py averages the embeddings of a query and a key view.
 INFERENCE_COPIES: int = default_of(GenerateConfig, "copies")
+
+LoadedDataset = NodeLabelData | GraphLabelData | SimilarityPairData
 
 Parts = list[list[ViewBatch]]
 """A dataset's views: one entry per graph of the dataset kind (two for similarity pairs), each a list of
@@ -87,21 +90,20 @@ def dataset_views(
     num_workers: int = 0,
     progress: bool = True,
     copies: int = INFERENCE_COPIES,
-    data: Any = None,
+    data: LoadedDataset | None = None,
 ) -> Parts:
     """The views ``generate`` encodes for dataset ``name``, built once (batched; ``num_workers`` DataLoader
     workers). Views depend on the sampling settings, ``seed`` and ``copies`` only, not on the encoder, so a sweep
     over encoders can build them once (:func:`cached_views`). ``data`` is the dataset already loaded (else it is
     loaded here)."""
-    from gcc_sgcl.data import kind_of_data, load_any
+    from gcc_sgcl.data import KINDS, dataset_kind, is_dataset_path, kind_of_data, load_any
 
     if copies < 1:
         raise ValueError(f"copies must be >= 1, got {copies}")
+    if data is None and not is_dataset_path(name):
+        _check_embedded(KINDS[dataset_kind(name)], name)  # from the registry, before loading
     data = load_any(name, data_dir) if data is None else data
-    kind = kind_of_data(data)
-    if not kind.embedded:
-        raise ValueError(f"dataset {name!r} is a {kind.name} dataset; generate embeds node, graph or similarity "
-                         "datasets")
+    kind = _check_embedded(kind_of_data(data), name)
     graphs = kind.graphs(data)
     if kind.per_graph:
         makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
@@ -109,6 +111,13 @@ def dataset_views(
         makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c) for g in graphs]
     return [[all_views(make(c), num_workers, desc=f"views {name}", progress=progress) for c in range(copies)]
             for make in makers]
+
+
+def _check_embedded(kind: DatasetKind, name: str) -> DatasetKind:
+    if not kind.embedded:
+        raise ValueError(f"dataset {name!r} is a {kind.name} dataset; generate embeds node, graph or similarity "
+                         "datasets")
+    return kind
 
 
 def cached_views(
@@ -119,7 +128,7 @@ def cached_views(
     num_workers: int = 0,
     progress: bool = True,
     copies: int = INFERENCE_COPIES,
-    data: Any = None,
+    data: LoadedDataset | None = None,
 ) -> Parts:
     """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under a name made
     of the dataset, the sampling settings, the seed and the copies (and, for a dataset given by path, the sha256
@@ -182,14 +191,15 @@ def generate(
     build = cached_views if g.cache_views else dataset_views
     written = []
     for name, stem in zip(datasets, stems):
-        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies, loaded.get(name))
+        data = loaded.pop(name, None)  # freed after its embedding is written
+        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies, data)
         emb = embed_parts(model, parts, g.batch_size, stem, progress)
         path = load_dir / f"{stem}.npy"
         remove_stale_temporaries(path)
         with atomic_target(path) as tmp, open(tmp, "wb") as f:
             np.save(f, emb)
         written.append(path)
-        ids = getattr(loaded.get(name), "ids", None)
+        ids = getattr(data, "ids", None)
         if ids is not None:
             ids_path = load_dir / f"{stem}.ids.txt"
             ids_path.write_text("".join(f"{i}\n" for i in ids.tolist()))

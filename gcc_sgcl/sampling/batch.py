@@ -38,6 +38,8 @@ def runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     array([5, 6, 2, 3, 4])
     """
     counts = np.asarray(counts, dtype=np.int64)
+    if (counts < 0).any():
+        raise ValueError(f"counts must be >= 0, got {counts.min()}")
     nonempty = counts > 0
     starts, counts = np.asarray(starts, dtype=np.int64)[nonempty], counts[nonempty]
     step = np.ones(int(counts.sum()), dtype=np.int64)

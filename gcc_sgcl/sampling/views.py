@@ -98,6 +98,7 @@ def _table_chunks(num_nodes: np.ndarray, max_entries: int = MAX_TABLE_ENTRIES) -
 
 
 def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`induced_edges` of one chunk of views (its lookup table within ``MAX_TABLE_ENTRIES`` cells)."""
     num_nodes, nodes = sets.num_nodes, sets.nodes
     n = index.num_nodes
     view = segment_ids(num_nodes)

@@ -106,7 +106,7 @@ def build_views(
     kind = labelled_kind(name)
     data = load_node_dataset(name, data_dir) if kind == "node" else load_graph_dataset(name, data_dir)
     limit_threads()
-    views = cached_views(name, cfg.sampling, data_dir, seed, progress=progress, copies=1)[0][0]
+    views = cached_views(name, cfg.sampling, data_dir, seed, progress=progress, copies=1, data=data)[0][0]
     return views, class_labels(data.labels), kind
 
 
