@@ -34,9 +34,9 @@ def test_bench_runs_every_part_tiny_and_reports_each(monkeypatch, tmp_path, caps
     assert 0 < pss <= rss  # one worker shares the main process's pages: RSS double-counts them
     assert re.search(r"at the PSS peak, per process \(MiB\): pid \d+: RSS", out)
     speedups = [float(x) for x in re.findall(r"\| ([\d.]+)x \|", out)]
-    assert len(speedups) == 5 and speedups[0] == 1.0 and all(s > 0 for s in speedups)  # 3 PE paths, 2 methods
-    for method in ("gcc", "sgcl"):  # batched, reference, ratio, then pairs/s for 0 and 1 workers
-        assert re.search(rf"\| {method} \| \d+ \| \d+ \| [\d.]+x \| \d+ \| \d+ \|", out)
+    assert len(speedups) == 7 and speedups[0] == 1.0 and all(s > 0 for s in speedups)  # 3 PE paths, 2 methods x 2
+    for method in ("gcc", "sgcl"):  # batched, reference, ratio, eigen alone, its ceiling, 0 and 1 workers
+        assert re.search(rf"\| {method} \| \d+ \| \d+ \| [\d.]+x \| \d+ \| [\d.]+x \| \d+ \| \d+ \|", out)
         assert re.search(rf"\| {method} \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|", out)  # e2e
     assert re.search(r"sgcl/gcc total s/batch [\d.]+ \(target <= 1.10\)", out)
     assert re.search(r"\| 16 \| [\d.]+ \(\d+\) \|", out) and re.search(r"\| 32 \| [\d.]+ \(\d+\) \|", out)
