@@ -543,6 +543,8 @@ class SweepConfig:
                                 "between pre-training runs, so the cores are free)")
     with_structural: bool = setting(False, "also evaluate each pre-trained embedding joined to the training-free "
                                            "structural vector (rows of method '<method> ⊕ structural')")
+    reuse: list[str] = setting([], "exported encoders (folders with checkpoint.pt, e.g. saved/pretrained/<name>) "
+                                   "to use as the finished run of the same training instead of pre-training it")
 
 
 @dataclass

@@ -22,7 +22,7 @@ if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   ABL=("${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 30 --batch-size 32 --repeats 2 --svc gcc)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
   SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2); MOCO=(--batch-size 8 --moco-queue 64)
-  FT=(--epochs 2 --max-folds 2); RT=(--batches 5); INTRO=()
+  FT=(--epochs 2 --max-folds 2); RT=(--batches 5); INTRO=(); REUSE=()
   CURVE_STEPS=(0 10 30); CURVE_DATA=("${NODE[@]}" "${GRAPH[@]}")
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
@@ -36,12 +36,13 @@ else
   MOCO=(--batch-size 32 --moco-queue 16384)  # the papers' MoCo: batch 32, 16384 keys, as many steps as E2E
   FT=(--epochs 10 --max-folds 3); RT=(--batches 40)
   INTRO=(--intro docs/results/intro.md)
+  REUSE=(--reuse saved/pretrained/*_6000x256_s0)  # the shipped seed-0 encoders are those runs: not trained again
   CURVE_STEPS=(0 100 300 1000 3000 6000); CURVE_DATA=(usa_airport h-index imdb-binary imdb-multi rdt-b)
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 # One sweep command at the table budget; later flags override earlier ones (MoCo's batch, the curve's steps).
 run() { python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
-  "${BUDGET[@]}" "${@:2}"; }
+  "${BUDGET[@]}" "${REUSE[@]}" "${@:2}"; }
 # The tables' sgcl row: plain sgcl (default c) or the c grid's choice (run stage cgrid first).
 sgcl_method() { python -m gcc_sgcl.experiments sgcl-method --rows "$ROWS" --grid "${C_GRID[@]}"; }
 SINGLES=(sgcl-crop sgcl-reorder sgcl-mask sgcl-align sgcl-similar sgcl-diverse)

@@ -15,7 +15,9 @@ from gcc_sgcl.experiments.__main__ import main as experiments_main
 from gcc_sgcl.experiments.report import build_report
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.classical import embed_dataset
-from gcc_sgcl.experiments.runner import Sweep, joined, joined_name, lambda2, quintile_scores, run_sweep
+from gcc_sgcl.experiments.runner import (
+    Sweep, joined, joined_name, lambda2, quintile_scores, run_sweep, same_training,
+)
 from gcc_sgcl.sampling.views import whole_graph_views
 
 DATASETS = ["synthetic-roles", "synthetic-graphs", "synthetic-similarity"]
@@ -122,6 +124,35 @@ def test_an_exported_encoder_copied_into_a_run_folder_is_reused_not_retrained(sw
     (row,) = run_sweep(again, progress=False)
     original = next(r for r in added if (r.method, r.seed, r.dataset) == ("gcc", 0, "synthetic-graphs"))
     assert row.pretrain_seconds is None and row.mean == original.mean  # reused: nothing trained
+
+
+def test_reuse_takes_an_exported_encoder_as_the_run_of_its_own_training_only(sweep_dir, tmp_path, monkeypatch):
+    """``--reuse``: the exported gcc seed-0 encoder becomes that run of a sweep with another worker count (copied
+    in, nothing trained, same rows); seed 1 is another training and is pre-trained."""
+    from gcc_sgcl.engine.checkpoint import export_encoder
+
+    root, sweep, added = sweep_dir
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(root / "cache"))
+    cfg = sweep.encoder_config("gcc", "e2e", 0)
+    shipped = export_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), tmp_path / "shipped")
+    again = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [0, 1], "datasets": ["synthetic-graphs"],
+                     "output_dir": str(tmp_path / "runs"), "rows": str(tmp_path / "rows.jsonl"),
+                     "num_workers": 1, "reuse": [str(shipped)]})
+    rows = {r.seed: r for r in run_sweep(again, progress=False)}
+    original = next(r for r in added if (r.method, r.seed, r.dataset) == ("gcc", 0, "synthetic-graphs"))
+    assert rows[0].pretrain_seconds is None and rows[0].mean == original.mean
+    assert (tmp_path / "runs" / f"{sweep.steps}x{sweep.batch_size}" / cfg.run_dir_name() / CHECKPOINT_NAME).exists()
+    assert rows[1].pretrain_seconds is not None
+
+
+def test_same_training_ignores_where_and_how_fast_a_run_went():
+    cfg = make_config("gcc", {"train": {"steps": 10}})
+    assert same_training(cfg, make_config("gcc", {"train": {"steps": 10, "num_workers": 3, "output_dir": "x",
+                                                            "threads": 2, "save_freq": 5}}))
+    for other in ({"train": {"steps": 10, "lr": 0.01}}, {"train": {"steps": 10, "seed": 1}},
+                  {"train": {"steps": 11}}, {"train": {"steps": 10}, "sampling": {"rw_hops": 64}}):
+        assert not same_training(cfg, make_config("gcc", other))
+    assert not same_training(cfg, make_config("sgcl", {"train": {"steps": 10}}))
 
 
 def _row(method: str) -> ResultRow:

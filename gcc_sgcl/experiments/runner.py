@@ -18,13 +18,14 @@ the training-free structural vector (:func:`joined`), in rows of method ``"<meth
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
 import dataclasses
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +36,7 @@ from gcc_sgcl.config import Config, EvalConfig, FinetuneConfig, RuntimeConfig, S
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
+from gcc_sgcl.fileio import atomic_target
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch, offsets
 from gcc_sgcl.sampling.spectral import eigen_arrays
@@ -195,11 +197,42 @@ def evaluate_dataset(name: str, data: Any, emb: np.ndarray, lam: np.ndarray | No
     return fields
 
 
-def ensure_pretrained(cfg: Config) -> float | None:
-    """Pre-train ``cfg`` unless its run already finished; returns the seconds spent (None if reused)."""
+# Training settings that say where and at what pace a run went, not what it learned.
+RUN_PLACE_FIELDS = ("num_workers", "threads", "save_freq", "log_freq", "data_dir", "output_dir", "run_name", "device")
+
+
+def same_training(a: Config, b: Config) -> bool:
+    """Whether two configurations train the same encoder: equal method, sampling, model, augmentation and
+    training settings but those of :data:`RUN_PLACE_FIELDS`."""
+    def what(cfg: Config) -> tuple:
+        train = {k: v for k, v in dataclasses.asdict(cfg.train).items() if k not in RUN_PLACE_FIELDS}
+        return cfg.method, cfg.sampling, cfg.model, cfg.augment, train
+
+    return what(a) == what(b)
+
+
+def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> bool:
+    """Copy the first exported encoder (a folder with ``checkpoint.pt``, e.g. ``saved/pretrained/<name>``) that
+    finished the training ``cfg`` asks for into ``cfg``'s run folder; whether one did."""
+    for folder in exported:
+        state = load_checkpoint(Path(folder) / CHECKPOINT_NAME)
+        if state["step"] == cfg.train.steps and same_training(Config.from_dict(state["config"]), cfg):
+            target = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_target(target) as tmp:
+                shutil.copyfile(Path(folder) / CHECKPOINT_NAME, tmp)
+            return True
+    return False
+
+
+def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float | None:
+    """Pre-train ``cfg`` unless its run already finished or one of the ``exported`` encoders is that run
+    (:func:`reuse_exported`); returns the seconds spent (None if reused)."""
     from gcc_sgcl.engine.pretrain import pretrain
 
     ckpt = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
+    if not ckpt.exists() and reuse_exported(cfg, exported):
+        return None
     if ckpt.exists():
         state = load_checkpoint(ckpt)
         saved = Config.from_dict(state["config"])
@@ -267,7 +300,7 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
         classical = mode == CLASSICAL_MODE
         cfg = None if classical else sweep.encoder_config(method, mode, seed)
         bar.set_postfix_str(f"{method} {mode} s{seed} pre-training")
-        pretrain_s = None if classical else ensure_pretrained(cfg)
+        pretrain_s = None if classical else ensure_pretrained(cfg, sweep.reuse)
         model = None if classical else load_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), sweep.device)[0]
         for name, missing in names.items():
             bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
@@ -348,7 +381,7 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
             continue
         bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
         cfg = sweep.encoder_config(method, mode, seed)
-        pretrain_s = ensure_pretrained(cfg)
+        pretrain_s = ensure_pretrained(cfg, sweep.reuse)
         start = time.time()
         result = finetune(Path(cfg.train.output_dir) / cfg.run_dir_name(), name, ft, sweep.device, sweep.data_dir)
         row = ResultRow.from_result(result, **budget, method=method, mode=mode, seed=seed, config=cfg.to_dict(),
