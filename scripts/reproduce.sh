@@ -81,7 +81,8 @@ for stage in $stages; do
                  "${GRAPH[0]}" "${FT[@]}" ;;
     runtime)   python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
                    graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
-    report)    python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" ;;
+    report)    python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
+                 --c-grid "${C_GRID[@]}" ;;
     *) echo "unknown stage $stage (curve cgrid main k64 random moco classical ablation baselines pairs finetune runtime report)" >&2
        exit 2 ;;
   esac

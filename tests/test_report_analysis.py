@@ -325,6 +325,18 @@ def test_report_renders_the_budget_study_and_random_init_only_when_rows_exist(tm
     assert (study.parent / "fidelity.csv").read_text().startswith("dataset,published,gcc,difference")
 
 
+def test_report_keeps_the_default_c_while_the_grid_is_incomplete(tmp_path):
+    store = tmp_path / "rows.jsonl"
+    RowStore(store).append(_grid_rows({"gcc": (0.6, 0.6), "sgcl": (0.70, 0.60), "sgcl[c=0.2]": (0.72, 0.61)}))
+    text = build_report(store, tmp_path / "r.md", heatmap_dataset="x", c_grid=[0.2, 0.45])
+    assert "**The c grid is incomplete** (c = 0.45 without seed-0 rows" in text
+    assert "stays at the default c = 0.3" in text and "Among the points run, c = 0.2 has the best" in text
+    table = text.split("## Node and graph classification")[1].split("###")[0]
+    assert "| sgcl | 1 | 70.00" in table  # the default-c rows, not c = 0.2's
+    complete = build_report(store, tmp_path / "c.md", heatmap_dataset="x", c_grid=[0.2])
+    assert "**The tables' `sgcl` row uses c = 0.2**" in complete
+
+
 def test_report_lists_the_c_grid_and_the_default_c_row_beside_the_chosen_one(tmp_path):
     store = tmp_path / "rows.jsonl"
     grid = _grid_rows({"gcc": (0.6, 0.6), "sgcl": (0.70, 0.60), "sgcl[c=0.2]": (0.72, 0.61),

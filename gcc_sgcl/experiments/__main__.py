@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
             print(chosen_sgcl(choice.rows, choice.grid))
         else:
             report = from_args(ReportConfig, a)
-            build_report(report.rows, report.out, report.intro, report.heatmap_dataset)
+            build_report(report.rows, report.out, report.intro, report.heatmap_dataset, c_grid=report.c_grid)
             print(report.out)
 
 

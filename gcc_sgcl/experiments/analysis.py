@@ -191,6 +191,14 @@ def missing_grid_points(rows: Rows, grid: Sequence[float], default_c: float, mod
             for name in names.values() if seed not in rows.seeds(name, mode, d, t, m)]
 
 
+def missing_c(rows: Rows, grid: Sequence[float], default_c: float, mode: str = "e2e", seed: int = 0) -> list[float]:
+    """The grid points (``default_c`` among them) with a row of :func:`missing_grid_points` still missing."""
+    points = sorted({default_c, *grid})
+    missing = missing_grid_points(rows, [c for c in points if c != default_c], default_c, mode, seed)
+    names = {c: SGCL if c == default_c else c_variant(c) for c in points}
+    return [c for c in points if any(m.startswith(f"{names[c]} on ") for m in missing)]
+
+
 def paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
     """Scores of the seeds present in both, in seed order."""
     common = sorted(set(a) & set(b))

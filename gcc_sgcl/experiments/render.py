@@ -133,9 +133,14 @@ def join_lines(verdicts: list[JoinVerdict]) -> str:
         f"{100 * v.encoder:.2f} ({100 * (v.joined - v.encoder):+.2f} pt from adding structure)." for v in verdicts)
 
 
-def c_choice_text(choice: CChoice) -> str:
-    """Which ``c`` the tables' ``sgcl`` row uses, and why."""
+def c_choice_text(choice: CChoice, missing: Sequence[float] = ()) -> str:
+    """Which ``c`` the tables' ``sgcl`` row uses, and why (the default while grid points ``missing`` lack rows)."""
     scores = ", ".join(f"c = {c:g}: {100 * v:.2f}" for c, v in choice.scores.items())
+    if missing:
+        return (f"**The c grid is incomplete** (c = {', '.join(f'{c:g}' for c in missing)} without seed-"
+                f"{choice.seed} rows on every column yet): the tables' `sgcl` row stays at the default c = "
+                f"{choice.default_c:g} until it is complete. Among the points run, c = {choice.best_c:g} has the best "
+                f"mean seed-{choice.seed} score over {len(choice.columns)} classification columns ({scores}).")
     kept = (f"The default-c row `sgcl[c={choice.default_c:g}]` is kept beside it."
             if choice.best_c != choice.default_c else "It is the default c.")
     return (f"**The tables' `sgcl` row uses c = {choice.best_c:g}**, the grid point with the best mean seed-"

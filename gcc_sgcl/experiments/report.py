@@ -66,9 +66,10 @@ def classification_intro(rows: an.Rows, n_seeds: int) -> str:
         "one-seed presets); its ± is the std over that encoder's CV repetitions.")
 
 
-def c_sections(table: list[ResultRow], default_c: float, choice: an.CChoice | None, folder: Path) -> list[str]:
+def c_sections(table: list[ResultRow], default_c: float, choice: an.CChoice | None, folder: Path,
+               missing: Sequence[float] = ()) -> list[str]:
     """The grid over SGCL's filter threshold ``c`` (the rows the choice used: its seed, its columns) and which
-    ``c`` the tables use."""
+    ``c`` the tables use (the default while the grid points ``missing`` lack rows)."""
     if choice is None:
         return []
     used = an.Rows([r for r in an.relabel_c(table, default_c, None)
@@ -76,7 +77,7 @@ def c_sections(table: list[ResultRow], default_c: float, choice: an.CChoice | No
     methods = [an.c_variant(c) for c in choice.scores]
     return ["## SGCL's filter threshold c (grid, E2E)",
             rd.grid_section(*an.score_grid(used, ["e2e"], an.CLASSIFICATION, methods), folder / "c_grid.csv"),
-            rd.c_choice_text(choice)]
+            rd.c_choice_text(choice, missing)]
 
 
 def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str], folder: Path) -> list[str]:
@@ -143,14 +144,19 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
 
 
 def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | None = None,
-                 heatmap_dataset: str = "rdt-b", modes: Sequence[str] = ("moco", "e2e")) -> str:
-    """Write the report to ``out`` (CSV tables and figures beside ``rows_path``); returns its text."""
+                 heatmap_dataset: str = "rdt-b", modes: Sequence[str] = ("moco", "e2e"),
+                 c_grid: Sequence[float] | None = None) -> str:
+    """Write the report to ``out`` (CSV tables and figures beside ``rows_path``); returns its text.
+
+    With ``c_grid`` (the c values besides the default) the tables' ``sgcl`` row stays at the default c until every
+    grid point has its seed-0 rows (as the sweep's ``sgcl-method``)."""
     stored = RowStore(rows_path).load()
     out, folder = Path(out), Path(rows_path).parent
     study = budget_study(stored)
     table = an.at_budget(stored, study[3])
     default_c, choice = sgcl_choice(table)
-    rows = an.Rows(an.relabel_c(table, default_c, choice.best_c) if choice else table)
+    missing = an.missing_c(an.Rows(table), c_grid, default_c) if c_grid and choice else []
+    rows = an.Rows(an.relabel_c(table, default_c, choice.best_c) if choice and not missing else table)
     everything = an.Rows(stored)
     present_modes = [m for m in modes if any(r.mode == m for r in rows.rows)]
     parts = [Path(intro).read_text().rstrip() if intro else "# Results",
@@ -158,7 +164,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              "Evaluation protocols recorded in the rows:",
              rd.protocol_lines(an.protocols(everything, an.CLASSIFICATION + an.FINETUNED)),
              *budget_sections(study, table, out, folder),
-             *c_sections(table, default_c, choice, folder),
+             *c_sections(table, default_c, choice, folder, missing),
              *comparison_sections(rows, present_modes, table_methods(rows, default_c), folder),
              *ablation_sections(rows, heatmap_dataset, out, folder),
              "## Runtime (seconds per mini-batch, one run)",
