@@ -128,8 +128,8 @@ def c_of(method: str) -> float | None:
         base, settings = variant_settings(method)
     except ValueError:  # not a method name (e.g. a joined row's label)
         return None
-    return settings["augment"]["c"] if base == SGCL and list(settings) == ["augment"] and \
-        list(settings["augment"]) == ["c"] else None
+    c = settings.get("augment", {}).get("c")
+    return c if base == SGCL and settings == {"augment": {"c": c}} else None
 
 
 def c_variant(c: float) -> str:
@@ -181,22 +181,26 @@ def relabel_c(rows: Sequence[ResultRow], default_c: float, best_c: float | None)
             for r in rows]
 
 
+def grid_gaps(rows: Rows, grid: Sequence[float], default_c: float, mode: str = "e2e",
+              seed: int = 0) -> dict[float, list[str]]:
+    """Per grid point (``default_c``: plain ``sgcl``), the classification columns (``"<dataset> <metric>"``)
+    where ``gcc`` has a ``seed`` row and the point has none: the c grid is complete when every list is empty."""
+    names = {c: SGCL if c == default_c else c_variant(c) for c in sorted({default_c, *grid})}
+    return {c: [f"{d} {m}" for d, t, m in rows.columns(CLASSIFICATION)
+                if seed in rows.seeds(BASELINE, mode, d, t, m) and seed not in rows.seeds(name, mode, d, t, m)]
+            for c, name in names.items()}
+
+
 def missing_grid_points(rows: Rows, grid: Sequence[float], default_c: float, mode: str = "e2e",
                         seed: int = 0) -> list[str]:
-    """``"<method> on <dataset> <metric>"`` for every grid point (``default_c``: plain ``sgcl``) without a
-    ``seed`` row on a classification column where ``gcc`` has one: the c grid is complete when this is empty."""
-    names = {c: SGCL if c == default_c else c_variant(c) for c in [default_c, *grid]}
-    return [f"{name} on {d} {m}" for d, t, m in rows.columns(CLASSIFICATION)
-            if seed in rows.seeds(BASELINE, mode, d, t, m)
-            for name in names.values() if seed not in rows.seeds(name, mode, d, t, m)]
+    """``"<method> on <dataset> <metric>"`` for every gap of :func:`grid_gaps`."""
+    return [f"{SGCL if c == default_c else c_variant(c)} on {column}"
+            for c, columns in grid_gaps(rows, grid, default_c, mode, seed).items() for column in columns]
 
 
 def missing_c(rows: Rows, grid: Sequence[float], default_c: float, mode: str = "e2e", seed: int = 0) -> list[float]:
-    """The grid points (``default_c`` among them) with a row of :func:`missing_grid_points` still missing."""
-    points = sorted({default_c, *grid})
-    missing = missing_grid_points(rows, [c for c in points if c != default_c], default_c, mode, seed)
-    names = {c: SGCL if c == default_c else c_variant(c) for c in points}
-    return [c for c in points if any(m.startswith(f"{names[c]} on ") for m in missing)]
+    """The grid points (``default_c`` among them) with a gap of :func:`grid_gaps`."""
+    return [c for c, columns in grid_gaps(rows, grid, default_c, mode, seed).items() if columns]
 
 
 def paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
