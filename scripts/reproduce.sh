@@ -5,13 +5,15 @@
 #   bash scripts/reproduce.sh main report        # chosen stages (see the case list below)
 #   bash scripts/reproduce.sh curve report       # the learning curve (gcc, sgcl; 0 ... 6000 steps x 256) that chooses the budget
 #   PROFILE=smoke bash scripts/reproduce.sh      # the same sweep on the synthetic data in a few minutes (saved/smoke)
+#   PLAN=1 bash scripts/reproduce.sh             # what each stage still has to do and how long (runs nothing)
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),
 # classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (random-crop /
 # random-permute controls), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B),
 # finetune, runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
 # skipped, finished runs reused, an interrupted run resumes from its checkpoint: re-running after a kill
-# continues where it stopped.
+# continues where it stopped. saved/ does not outlive a session on the project's machines, so the main stage
+# fine-tunes its first seeds' encoders while they are on disk (stage finetune then finds those rows stored).
 source "$(dirname "$0")/_env.sh"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
@@ -41,10 +43,19 @@ else
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 # One sweep command at the table budget; later flags override earlier ones (MoCo's batch, the curve's steps).
+# With PLAN set, each command prints what it still has to do (--plan) instead of doing it.
 run() { python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
-  "${BUDGET[@]}" "${REUSE[@]}" "${@:2}"; }
-# The tables' sgcl row: plain sgcl (default c) or the c grid's choice (run stage cgrid first).
-sgcl_method() { python -m gcc_sgcl.experiments sgcl-method --rows "$ROWS" --grid "${C_GRID[@]}"; }
+  "${BUDGET[@]}" "${REUSE[@]}" "${@:2}" ${PLAN:+--plan}; }
+# The tables' sgcl row: plain sgcl (default c) or the c grid's choice (run stage cgrid first); a plan made before
+# the grid is complete counts plain sgcl, which costs the same.
+sgcl_method() {
+  if [ -n "${PLAN:-}" ]; then
+    python -m gcc_sgcl.experiments sgcl-method --rows "$ROWS" --grid "${C_GRID[@]}" 2>/dev/null || echo sgcl
+  else
+    python -m gcc_sgcl.experiments sgcl-method --rows "$ROWS" --grid "${C_GRID[@]}"
+  fi
+}
+finetune() { run finetune --methods gcc "$1" --seeds "${@:2}" --datasets "${NODE[0]}" "${GRAPH[0]}" "${FT[@]}"; }
 SINGLES=(sgcl-crop sgcl-reorder sgcl-mask sgcl-align sgcl-similar sgcl-diverse)
 PAIRS=()
 stages_list=(crop reorder mask align similar diverse)
@@ -64,6 +75,7 @@ for stage in $stages; do
     main)      sgcl=$(sgcl_method) || exit 1; echo "sgcl row: $sgcl"
                for seed in "${SEEDS8[@]}"; do  # seed by seed, so an interrupted sweep leaves paired encoders
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --with-structural
+                 if [[ " ${SEEDS3[*]} " == *" $seed "* ]]; then finetune "$sgcl" "$seed"; fi
                done ;;
     random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0 ;;  # untrained encoders
     k64)       sgcl=$(sgcl_method) || exit 1; [ "$sgcl" = sgcl ] && k64="sgcl[k=64]" || k64="${sgcl%]},k=64]"
@@ -77,11 +89,12 @@ for stage in $stages; do
     pairs)     run run --methods "${SINGLES[@]}" "${PAIRS[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1
-               run finetune --methods gcc "$sgcl" --seeds "${SEEDS3[@]}" --datasets "${NODE[0]}" \
-                 "${GRAPH[0]}" "${FT[@]}" ;;
-    runtime)   python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
+               finetune "$sgcl" "${SEEDS3[@]}" ;;
+    runtime)   [ -n "${PLAN:-}" ] && { echo "(plan: runtime measures ${RT[*]} per method in one run)"; continue; }
+               python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
                    graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
-    report)    python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
+    report)    [ -n "${PLAN:-}" ] && { echo "(plan: report rebuilds $OUT from $ROWS)"; continue; }
+               python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
                  --c-grid "${C_GRID[@]}" ;;
     *) echo "unknown stage $stage (curve cgrid main k64 random moco classical ablation baselines pairs finetune runtime report)" >&2
        exit 2 ;;

@@ -266,3 +266,54 @@ def test_a_finished_run_with_another_model_structure_is_not_reused(tmp_path, mon
     cfg.model.apply_node_func = False
     with pytest.raises(ValueError, match="another method, sampling, model or augmentation"):
         ensure_pretrained(cfg)
+
+
+def test_plan_lists_the_missing_rows_how_each_encoder_is_obtained_and_estimates_from_stored_times(
+        sweep_dir, tmp_path):
+    """``--plan``: nothing for a complete sweep; for a wider one, the trained encoders only need their new
+    (joined) evaluations, a new seed is pre-trained, an interrupted run resumes, an exported one is copied; the
+    estimates are the stored rows' median wall times (unknown where no row has one)."""
+    from statistics import median
+
+    from gcc_sgcl.engine.checkpoint import export_encoder, load_checkpoint, save_checkpoint
+    from gcc_sgcl.experiments.plan import format_plan, plan_sweep
+
+    root, sweep, added = sweep_dir
+    assert plan_sweep(sweep) == [] and format_plan([]).startswith("nothing to do")
+    wider = Sweep(**{**sweep.__dict__, "methods": ["gcc", "structural"], "seeds": [0, 1, 2],
+                     "with_structural": True})
+    jobs = {(j.method, j.seed): j for j in plan_sweep(wider)}
+    assert set(jobs) == {("gcc", 0), ("gcc", 1), ("gcc", 2), ("structural", 2)}
+    assert [jobs["gcc", s].encoder for s in range(3)] == ["trained", "trained", "to pre-train"]
+    assert [jobs["gcc", s].evaluations for s in range(3)] == [3, 3, 6]  # joins only; then plain and joins
+    assert jobs["gcc", 0].pretrain_minutes == 0.0 and jobs["gcc", 0].eval_minutes is None  # no join timed yet
+    trained = [r.pretrain_seconds for r in added if r.method == "gcc" and r.pretrain_seconds is not None]
+    assert np.isclose(jobs["gcc", 2].pretrain_minutes, median(trained) / 60)
+    assert jobs["structural", 2].encoder == "training-free" and jobs["structural", 2].eval_minutes is not None
+    assert "(plus those without an estimate)" in format_plan(list(jobs.values()))
+    (untrained,) = plan_sweep(Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [0], "steps": 0}))
+    assert (untrained.encoder, untrained.pretrain_minutes) == ("untrained (0 steps)", 0.0)
+
+    cfg = sweep.encoder_config("gcc", "e2e", 2)
+    run = Path(cfg.train.output_dir) / cfg.run_dir_name()
+    state = load_checkpoint(Path(cfg.train.output_dir) / sweep.encoder_config("gcc", "e2e", 0).run_dir_name()
+                            / CHECKPOINT_NAME)
+    state["step"] = 1
+    save_checkpoint(state, run / CHECKPOINT_NAME)  # seed 2 stopped half-way (1 of 2 steps)
+    (again,) = [j for j in plan_sweep(wider) if (j.method, j.seed) == ("gcc", 2)]
+    assert again.encoder == "resumes at step 1" and np.isclose(again.pretrain_minutes, median(trained) / 120)
+
+    shipped = export_encoder(Path(cfg.train.output_dir) / sweep.encoder_config("gcc", "e2e", 1).run_dir_name(),
+                             tmp_path / "shipped")
+    elsewhere = Sweep(**{**wider.__dict__, "methods": ["gcc"], "output_dir": str(tmp_path / "runs"),
+                         "reuse": [str(shipped)]})
+    states = {j.seed: j.encoder for j in plan_sweep(elsewhere)}
+    assert states == {0: "to pre-train", 1: f"copied from {shipped}", 2: "to pre-train"}
+
+
+def test_a_dataset_is_present_when_its_files_are_under_the_data_root(tmp_path):
+    from gcc_sgcl.data import dataset_present
+
+    assert dataset_present("synthetic-graphs", tmp_path)  # embedded
+    assert not dataset_present("usa_airport", tmp_path)
+    assert not dataset_present(tmp_path / "absent.edgelist") and dataset_present(tmp_path)

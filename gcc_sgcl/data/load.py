@@ -15,7 +15,7 @@ from gcc_sgcl.data.cache import Parsed, load_cached
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
 from gcc_sgcl.data.files import dataset_stem, read_dataset_file, read_labels_file, read_pairs_file
 from gcc_sgcl.data.kinds import KINDS, kind_of_data
-from gcc_sgcl.data.paths import resolve_data_dir
+from gcc_sgcl.data.paths import DatasetNotFoundError, resolve_data_dir
 from gcc_sgcl.data.registry import DATASETS, DatasetSpec, get_spec
 from gcc_sgcl.data.text import DataFormatError
 
@@ -209,6 +209,21 @@ def load_pretrain_corpus(names: Sequence[Dataset], data_dir: DataDir = None) -> 
         raise TypeError(f"names must be a sequence of dataset names, got the string {names!r}")
     return [g for name in names for g in graphs_of(load_any(name, data_dir) if is_dataset_path(name)
                                                    else _load(name, "pretrain", data_dir))]
+
+
+def dataset_present(name: Dataset, data_dir: DataDir = None) -> bool:
+    """Whether dataset ``name`` can be loaded without downloading: a path that exists, an embedded dataset, or a
+    registered one whose files are under the data root (their contents are not read)."""
+    if is_dataset_path(name):
+        return Path(name).exists()
+    spec = get_spec(name)
+    if not spec.files:
+        return True
+    try:
+        spec.locate(resolve_data_dir(data_dir))
+    except DatasetNotFoundError:
+        return False
+    return True
 
 
 def load_any(name: Dataset, data_dir: DataDir = None) -> Any:

@@ -5,6 +5,9 @@
 - ``runtime``: seconds per mini-batch of several methods, measured in one run;
 - ``report``: regenerate the Markdown report, CSV tables and heat-map from the stored rows;
 - ``sgcl-method``: print the method name of the tables' ``sgcl`` row (``sgcl`` or the chosen ``sgcl[c=…]``).
+
+``run`` and ``finetune`` with ``--plan`` print what is still to do, with time estimates, and run nothing
+(:mod:`gcc_sgcl.experiments.plan`).
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from gcc_sgcl.config import (
     add_arguments,
     from_args,
 )
+from gcc_sgcl.experiments.plan import format_plan, plan_finetune, plan_sweep
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl
 from gcc_sgcl.experiments.runner import Sweep, run_finetune, run_runtime, run_sweep
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
@@ -36,11 +40,14 @@ def command_line() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     sweep_choices = {"svc": SVC_PROTOCOLS}
-    add_arguments(sub.add_parser("run", help="pre-train, embed and evaluate a sweep"), SweepConfig,
-                  choices=sweep_choices)
+    run = sub.add_parser("run", help="pre-train, embed and evaluate a sweep")
+    add_arguments(run, SweepConfig, choices=sweep_choices)
     ft = sub.add_parser("finetune", help="fine-tune a sweep's encoders")
     add_arguments(ft, SweepConfig, choices=sweep_choices)
     add_arguments(ft, FinetuneConfig, only=("epochs", "max_folds"))
+    for parser in (run, ft):
+        parser.add_argument("--plan", action="store_true",
+                            help="print what is still to do, with time estimates from the stored rows; run nothing")
     rt = sub.add_parser("runtime", help="seconds per mini-batch per method, one run")
     add_arguments(rt, RuntimeConfig, only=("methods", "corpus", "batch_size", "batches"))
     add_arguments(rt, ReportConfig, only=("rows",))
@@ -55,7 +62,11 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     a = command_line().parse_args(argv)
     with user_errors():
-        if a.command == "run":
+        if a.command in ("run", "finetune") and a.plan:
+            sweep = from_args(Sweep, a)
+            jobs = plan_sweep(sweep) if a.command == "run" else plan_finetune(sweep, from_args(FinetuneConfig, a))
+            print(format_plan(jobs))
+        elif a.command == "run":
             sweep = from_args(Sweep, a)
             added = run_sweep(sweep)
             print(f"{len(added)} new rows in {sweep.rows}", file=sys.stderr)

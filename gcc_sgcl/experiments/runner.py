@@ -25,7 +25,7 @@ import time
 import dataclasses
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -211,18 +211,26 @@ def same_training(a: Config, b: Config) -> bool:
     return what(a) == what(b)
 
 
-def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> bool:
-    """Copy the first exported encoder (a folder with ``checkpoint.pt``, e.g. ``saved/pretrained/<name>``) that
-    finished the training ``cfg`` asks for into ``cfg``'s run folder; whether one did."""
+def exported_run(cfg: Config, exported: Sequence[str | Path]) -> Path | None:
+    """The first exported encoder (a folder with ``checkpoint.pt``, e.g. ``saved/pretrained/<name>``) that
+    finished the training ``cfg`` asks for, or None."""
     for folder in exported:
         state = load_checkpoint(Path(folder) / CHECKPOINT_NAME)
         if state["step"] == cfg.train.steps and same_training(Config.from_dict(state["config"]), cfg):
-            target = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_target(target) as tmp:
-                shutil.copyfile(Path(folder) / CHECKPOINT_NAME, tmp)
-            return True
-    return False
+            return Path(folder)
+    return None
+
+
+def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> bool:
+    """Copy :func:`exported_run` into ``cfg``'s run folder; whether there was one."""
+    folder = exported_run(cfg, exported)
+    if folder is None:
+        return False
+    target = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_target(target) as tmp:
+        shutil.copyfile(folder / CHECKPOINT_NAME, tmp)
+    return True
 
 
 def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float | None:
@@ -266,6 +274,25 @@ def _budget_key(budget: dict[str, Any]) -> tuple:
     return tuple(budget.get(f) for f in ResultRow.KEY[5:])
 
 
+Job = tuple[str, str, int]  # (method, mode, seed)
+
+
+def pending(sweep: Sweep, store: RowStore, datasets: Iterable[str]) -> list[tuple[Job, dict[str, list[str]]]]:
+    """Each (method, mode, seed) of ``sweep`` with, per dataset of ``datasets`` it applies to, the row labels not
+    yet in ``store`` at the sweep's budget: the method, and with ``with_structural`` its join
+    (:func:`joined_name`)."""
+    budget = _budget_key(sweep.budget())
+    done = {k[:4] for k in store.keys() if k[5:] == budget}
+
+    def labels(method: str, mode: str) -> list[str]:
+        joins = sweep.with_structural and mode != CLASSICAL_MODE
+        return [method, joined_name(method)] if joins else [method]
+
+    return [(job, {n: missing for n in datasets if applicable(*job[:2], n)
+                   if (missing := [m for m in labels(*job[:2]) if (m, *job[1:], n) not in done])})
+            for job in sweep.jobs()]
+
+
 def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
     """Run every missing (method, mode, seed, dataset) of ``sweep``; returns the rows it added.
 
@@ -277,21 +304,13 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
 
     store = RowStore(sweep.rows)
     budget = sweep.budget()
-    done_units = {k[:4] for k in store.keys() if k[5:] == _budget_key(budget)}
     commit = git_commit()
     data = load_present(sweep.datasets, sweep.data_dir)
     default_sampling = make_config("gcc").sampling  # the views of training-free rows' λ2
     views_of: dict[tuple[str, str], list[list[ViewBatch]]] = {}  # (dataset, sampling settings) → views
     lambda2_of: dict[str, np.ndarray] = {}
     structural_of: dict[str, np.ndarray] = {}
-
-    def labels(method: str, mode: str) -> list[str]:
-        joins = sweep.with_structural and mode != CLASSICAL_MODE
-        return [method, joined_name(method)] if joins else [method]
-
-    todo = [(job, {n: missing for n in data if applicable(*job[:2], n)
-                   if (missing := [m for m in labels(*job[:2]) if (m, *job[1:], n) not in done_units])})
-            for job in sweep.jobs()]
+    todo = pending(sweep, store, data)
     added: list[ResultRow] = []
     bar = tqdm(total=sum(len(names) for _, names in todo), desc="sweep", unit="eval", disable=not progress)
     for (method, mode, seed), names in todo:
@@ -360,6 +379,21 @@ def run_runtime(settings: RuntimeConfig, rows: str, data_dir: str | None = None)
     return new
 
 
+def finetune_budget(sweep: Sweep, ft: FinetuneConfig) -> dict[str, Any]:
+    """The budget fields of fine-tuned rows: the sweep's, one CV repetition, and the fine-tuning epochs and folds."""
+    return {**sweep.budget(), "repeats": 1, "epochs": ft.epochs, "max_folds": ft.max_folds}
+
+
+def pending_finetune(sweep: Sweep, ft: FinetuneConfig, store: RowStore, datasets: Iterable[str]
+                     ) -> list[tuple[Job, str]]:
+    """Each (pre-trained job, labelled dataset of ``datasets``) whose fine-tuned row is not in ``store``."""
+    budget = _budget_key(finetune_budget(sweep, ft))
+    done = {k[:4] for k in store.keys() if str(k[4]).endswith("_finetuned") and k[5:] == budget}
+    labelled = [n for n in datasets if KINDS[dataset_kind(n)].labelled]
+    return [(job, name) for job in sweep.jobs() if job[1] != CLASSICAL_MODE for name in labelled
+            if (*job, name) not in done]
+
+
 def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress: bool = True) -> list[ResultRow]:
     """Fine-tune every pre-trained (method, mode, seed) of ``sweep`` on each classification dataset
     (:mod:`gcc_sgcl.tasks.finetune`, with ``settings``' epochs, batch, schedule and ``max_folds``; folds and seed
@@ -369,16 +403,12 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
 
     ft = dataclasses.replace(settings or FinetuneConfig(), folds=sweep.folds, seed=sweep.eval_seed, progress=False)
     store = RowStore(sweep.rows)
-    budget = {**sweep.budget(), "repeats": 1, "epochs": ft.epochs, "max_folds": ft.max_folds}
-    done = {k[:4] for k in store.keys() if str(k[4]).endswith("_finetuned") and k[5:] == _budget_key(budget)}
+    budget = finetune_budget(sweep, ft)
     commit = git_commit()
-    labelled = [n for n in load_present(sweep.datasets, sweep.data_dir) if KINDS[dataset_kind(n)].labelled]
-    units = [(job, name) for job in sweep.jobs() if job[1] != CLASSICAL_MODE for name in labelled]
+    units = pending_finetune(sweep, ft, store, load_present(sweep.datasets, sweep.data_dir))
     added = []
     bar = tqdm(units, desc="fine-tune", unit="run", disable=not progress)
     for (method, mode, seed), name in bar:
-        if (method, mode, seed, name) in done:
-            continue
         bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
         cfg = sweep.encoder_config(method, mode, seed)
         pretrain_s = ensure_pretrained(cfg, sweep.reuse)

@@ -1,0 +1,178 @@
+"""What a sweep still has to do, and how long that should take: ``python -m gcc_sgcl.experiments run|finetune
+... --plan`` (``PLAN=1 bash scripts/reproduce.sh`` for every stage) prints it without running anything.
+
+Per (method, mode, seed) with missing rows: how its encoder is obtained (already trained, copied from an exported
+encoder, resumed from its checkpoint at some step, or pre-trained from scratch), how many evaluations are
+missing, and estimates of both times from the wall times recorded in the stored rows: pre-training, the median
+over rows of the same steps, batch and corpus, for the same method if it has any, else for its preset, else for
+any method of the mode; an evaluation, the median over rows of the same dataset, kind (encoder, encoder joined
+to the structural vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and
+folds, SVC protocol, fine-tuning epochs and folds), whatever the pre-training budget. An estimate with nothing to
+go on is unknown, and the totals say so.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+from typing import Iterable, Sequence
+
+from gcc_sgcl.config import Config, FinetuneConfig
+from gcc_sgcl.data import dataset_present
+from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
+from gcc_sgcl.experiments.rows import ResultRow, RowStore
+from gcc_sgcl.experiments.runner import (
+    CLASSICAL_MODE,
+    STRUCTURAL,
+    Sweep,
+    exported_run,
+    finetune_budget,
+    pending,
+    pending_finetune,
+)
+
+FINETUNED = "fine-tuned"
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """One (method, mode, seed) with missing rows: how its encoder is obtained (``encoder``), how many
+    evaluations are missing and the estimated minutes of each part (None: no stored timing to go on)."""
+
+    method: str
+    mode: str
+    seed: int
+    encoder: str
+    evaluations: int
+    pretrain_minutes: float | None
+    eval_minutes: float | None
+
+
+def encoder_state(cfg: Config | None, exported: Sequence[str | Path] = ()) -> tuple[str, float]:
+    """How the runner will obtain ``cfg``'s encoder (None: a training-free method) and the fraction of its
+    pre-training still to run."""
+    if cfg is None:
+        return "training-free", 0.0
+    ckpt = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
+    if ckpt.exists():
+        step = int(load_checkpoint(ckpt)["step"])
+        if step >= cfg.train.steps:
+            return "trained", 0.0
+        return f"resumes at step {step}", 1.0 - step / cfg.train.steps
+    folder = exported_run(cfg, exported)
+    if folder is not None:
+        return f"copied from {folder}", 0.0
+    return ("untrained (0 steps)", 0.0) if cfg.train.steps == 0 else ("to pre-train", 1.0)
+
+
+def evaluation_kind(method: str, mode: str, label: str) -> str:
+    """What an evaluation's wall time depends on besides the dataset: a training-free method's own embedding,
+    an encoder's embedding, or that embedding joined to the structural vector."""
+    if mode == CLASSICAL_MODE:
+        return method
+    return STRUCTURAL + " join" if label != method else "encoder"
+
+
+PRETRAIN_BUDGET = ("steps", "batch_size", "corpus")
+EVAL_PROTOCOL = ("repeats", "folds", "svc", "epochs", "max_folds")
+
+
+class Timings:
+    """Median wall times of stored rows (see the module docstring): pre-training at the pre-training budget of
+    ``budget`` (:data:`PRETRAIN_BUDGET`), evaluations under its protocol (:data:`EVAL_PROTOCOL`); ``budget`` has
+    the row fields of the sweep (:meth:`Sweep.budget`, or a fine-tuning budget)."""
+
+    def __init__(self, rows: Iterable[ResultRow], budget: dict[str, object]) -> None:
+        self.pretrain_s: dict[tuple, list[float]] = defaultdict(list)
+        self.eval_s: dict[tuple[str, str], list[float]] = defaultdict(list)
+        seen = set()
+        for r in rows:
+            if r.task == "runtime":
+                continue
+            if r.pretrain_seconds is not None and all(getattr(r, f) == budget.get(f) for f in PRETRAIN_BUDGET):
+                for key in ((r.mode, r.method), (r.mode, preset_of(r.method)), (r.mode,)):
+                    self.pretrain_s[key].append(r.pretrain_seconds)
+            if not all(getattr(r, f) == budget.get(f) for f in EVAL_PROTOCOL):
+                continue
+            if r.eval_seconds is not None and r.key not in seen:  # one evaluation, several metric rows
+                seen.add(r.key)
+                kind = FINETUNED if r.task.endswith("_finetuned") else evaluation_kind(
+                    r.method.split(" ⊕ ")[0], r.mode, r.method)
+                self.eval_s[(r.dataset, kind)].append(r.eval_seconds)
+
+    def pretrain(self, method: str, mode: str) -> float | None:
+        """Seconds to pre-train ``method`` in ``mode`` (its own median, else its preset's, else the mode's)."""
+        for key in ((mode, method), (mode, preset_of(method)), (mode,)):
+            if self.pretrain_s.get(key):
+                return median(self.pretrain_s[key])
+        return None
+
+    def evaluation(self, dataset: str, kind: str) -> float | None:
+        """Seconds to embed and evaluate on ``dataset`` (``kind``: :func:`evaluation_kind` or fine-tuning)."""
+        found = self.eval_s.get((dataset, kind))
+        return median(found) if found else None
+
+
+def preset_of(method: str) -> str:
+    """The preset a method name starts from: ``sgcl[c=0.4]`` → ``sgcl``."""
+    return method.split("[")[0].split(" ⊕ ")[0]
+
+
+def _total(parts: Iterable[float | None]) -> float | None:
+    parts = list(parts)
+    return None if any(p is None for p in parts) else sum(parts)
+
+
+def _job(sweep: Sweep, timings: Timings, method: str, mode: str, seed: int, kinds: list[tuple[str, str]]
+         ) -> PlannedJob:
+    cfg = None if mode == CLASSICAL_MODE else sweep.encoder_config(method, mode, seed)
+    state, left = encoder_state(cfg, sweep.reuse)
+    estimate = timings.pretrain(method, mode) if left > 0 else 0.0
+    evals = _total(timings.evaluation(name, kind) for name, kind in kinds)
+    return PlannedJob(method, mode, seed, state, len(kinds), None if estimate is None else estimate * left / 60,
+                      None if evals is None else evals / 60)
+
+
+def plan_sweep(sweep: Sweep) -> list[PlannedJob]:
+    """The jobs of ``python -m gcc_sgcl.experiments run`` with missing rows (datasets absent under the data root
+    are left out, as the runner leaves them out)."""
+    store = RowStore(sweep.rows)
+    timings = Timings(store.load(), sweep.budget())
+    present = [n for n in sweep.datasets if dataset_present(n, sweep.data_dir)]
+    return [_job(sweep, timings, *job, [(name, evaluation_kind(job[0], job[1], label))
+                                        for name, labels in names.items() for label in labels])
+            for job, names in pending(sweep, store, present) if names]
+
+
+def plan_finetune(sweep: Sweep, settings: FinetuneConfig) -> list[PlannedJob]:
+    """The jobs of ``python -m gcc_sgcl.experiments finetune`` with missing rows."""
+    store = RowStore(sweep.rows)
+    timings = Timings(store.load(), finetune_budget(sweep, settings))
+    present = [n for n in sweep.datasets if dataset_present(n, sweep.data_dir)]
+    by_job: dict[tuple[str, str, int], list[tuple[str, str]]] = defaultdict(list)
+    for job, name in pending_finetune(sweep, settings, store, present):
+        by_job[job].append((name, FINETUNED))
+    return [_job(sweep, timings, *job, kinds) for job, kinds in by_job.items()]
+
+
+def _minutes(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0f} min"
+
+
+def format_plan(jobs: Sequence[PlannedJob]) -> str:
+    """The plan as a table with a totals line (hours; unknown estimates are counted and named)."""
+    if not jobs:
+        return "nothing to do: every row of this sweep is stored"
+    width, state = max(len(j.method) for j in jobs), max(len(j.encoder) for j in jobs)
+    lines = [f"{'method':<{width}}  mode  seed  {'encoder':<{state}}  evals  pre-train  evaluate"]
+    lines += [f"{j.method:<{width}}  {j.mode:<4}  {j.seed:>4}  {j.encoder:<{state}}  {j.evaluations:>5}  "
+              f"{_minutes(j.pretrain_minutes):>9}  {_minutes(j.eval_minutes):>8}" for j in jobs]
+    train = [j for j in jobs if j.pretrain_minutes != 0.0]
+    hours = [_total(j.pretrain_minutes for j in train), _total(j.eval_minutes for j in jobs)]
+    known = [sum(j.pretrain_minutes or 0.0 for j in train) / 60, sum(j.eval_minutes or 0.0 for j in jobs) / 60]
+    parts = [f"{len(train)} encoders to pre-train", f"{sum(j.evaluations for j in jobs)} evaluations"]
+    total = "; ".join(
+        f"{part} ≈ {k:.1f} h" + ("" if h is not None else " (plus those without an estimate)")
+        for part, h, k in zip(parts, hours, known))
+    return "\n".join(lines + [f"total: {total} (medians of stored wall times, see gcc_sgcl.experiments.plan)"])
