@@ -6,7 +6,8 @@
 #   bash scripts/reproduce.sh curve report       # the learning curve (gcc, sgcl; 0 ... 6000 steps x 256) that chooses the budget
 #   PROFILE=smoke bash scripts/reproduce.sh      # the same sweep on the synthetic data in a few minutes (saved/smoke)
 #   PLAN=1 bash scripts/reproduce.sh             # what each stage still has to do and how long (runs nothing)
-# Stages: curve (budget study), cgrid (SGCL's c, one seed), main (gcc and the chosen sgcl, 8 seeds, with the
+# Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
+# exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),
 # classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (random-crop /
 # random-permute controls), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B),
@@ -17,14 +18,14 @@
 source "$(dirname "$0")/_env.sh"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
-stages=${*:-curve cgrid main k64 random moco classical ablation baselines pairs finetune runtime report}
+stages=${*:-curve cgrid ship main k64 random moco classical ablation baselines pairs finetune runtime report}
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
   ABL=("${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 30 --batch-size 32 --repeats 2 --svc gcc)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
   SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2); MOCO=(--batch-size 8 --moco-queue 64)
-  FT=(--epochs 2 --max-folds 2); RT=(--batches 5); INTRO=(); REUSE=()
+  FT=(--epochs 2 --max-folds 2); RT=(--batches 5); INTRO=(); REUSE=(); SHIP=saved/smoke/pretrained; TAG=synthetic_30x32
   CURVE_STEPS=(0 10 30); CURVE_DATA=("${NODE[@]}" "${GRAPH[@]}")
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
@@ -38,7 +39,8 @@ else
   MOCO=(--batch-size 32 --moco-queue 16384)  # the papers' MoCo: batch 32, 16384 keys, as many steps as E2E
   FT=(--epochs 10 --max-folds 3); RT=(--batches 40)
   INTRO=(--intro docs/results/intro.md)
-  REUSE=(--reuse saved/pretrained/*_6000x256_s0)  # the shipped seed-0 encoders are those runs: not trained again
+  SHIP=saved/pretrained; TAG=snap5_6000x256  # the shipped encoders: saved/pretrained/<preset>_e2e_<TAG>_s0
+  REUSE=(--reuse "$SHIP"/*_"$TAG"_s0)  # the shipped seed-0 encoders are those runs: not trained again
   CURVE_STEPS=(0 100 300 1000 3000 6000); CURVE_DATA=(usa_airport h-index imdb-binary imdb-multi rdt-b)
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
@@ -72,6 +74,10 @@ for stage in $stages; do
                  run run --methods gcc sgcl --seeds 0 --datasets "${CURVE_DATA[@]}" --steps "$steps"
                done ;;
     cgrid)     run run --methods "${C_METHODS[@]}" --seeds 0 --datasets "${ALL[@]}" ;;
+    ship)      sgcl=$(sgcl_method) || exit 1
+               [ -n "${PLAN:-}" ] && { echo "(plan: ship exports gcc and $sgcl seed 0 to $SHIP)"; continue; }
+               run export --methods gcc --seeds 0 --to "$SHIP/gcc_e2e_${TAG}_s0"
+               run export --methods "$sgcl" --seeds 0 --to "$SHIP/sgcl_e2e_${TAG}_s0" ;;
     main)      sgcl=$(sgcl_method) || exit 1; echo "sgcl row: $sgcl"
                for seed in "${SEEDS8[@]}"; do  # seed by seed, so an interrupted sweep leaves paired encoders
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --with-structural
@@ -96,7 +102,7 @@ for stage in $stages; do
     report)    [ -n "${PLAN:-}" ] && { echo "(plan: report rebuilds $OUT from $ROWS)"; continue; }
                python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
                  --c-grid "${C_GRID[@]}" ;;
-    *) echo "unknown stage $stage (curve cgrid main k64 random moco classical ablation baselines pairs finetune runtime report)" >&2
+    *) echo "unknown stage $stage (curve cgrid ship main k64 random moco classical ablation baselines pairs finetune runtime report)" >&2
        exit 2 ;;
   esac
 done

@@ -317,3 +317,26 @@ def test_a_dataset_is_present_when_its_files_are_under_the_data_root(tmp_path):
     assert dataset_present("synthetic-graphs", tmp_path)  # embedded
     assert not dataset_present("usa_airport", tmp_path)
     assert not dataset_present(tmp_path / "absent.edgelist") and dataset_present(tmp_path)
+
+
+def test_export_ships_a_sweeps_encoder_without_training_it_again(sweep_dir, tmp_path):
+    """``export`` (stage ``ship`` of reproduce.sh) writes the finished run's configuration and weights; a
+    training-free method or several encoders at once are refused with the flag named."""
+    import gcc_sgcl
+    from gcc_sgcl.engine.checkpoint import load_checkpoint
+
+    root, sweep, _ = sweep_dir
+    cfg = sweep.encoder_config("sgcl", "e2e", 1)
+    run = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
+    before = run.stat().st_mtime_ns
+    flags = ["--corpus", *sweep.corpus, "--steps", str(sweep.steps), "--batch-size", str(sweep.batch_size),
+             "--output-dir", sweep.output_dir, "--num-workers", "0"]
+    experiments_main(["export", *flags, "--methods", "sgcl", "--seeds", "1", "--to", str(tmp_path / "sgcl_s1")])
+    shipped, original = load_checkpoint(tmp_path / "sgcl_s1"), load_checkpoint(run)
+    assert run.stat().st_mtime_ns == before and shipped["config"] == original["config"]
+    assert all(torch.equal(shipped["model"][k], v) for k, v in original["model"].items())
+    assert gcc_sgcl.load_encoder(tmp_path / "sgcl_s1").embed_nodes(nx.path_graph(6)).shape[0] == 6
+    for bad, named in ((["--methods", "gcc", "sgcl", "--seeds", "0"], "--methods"),
+                       (["--methods", "structural", "--seeds", "0"], "training-free")):
+        with pytest.raises(SystemExit, match=named):
+            experiments_main(["export", *flags, *bad, "--to", str(tmp_path / "x")])

@@ -6,12 +6,15 @@
 - ``report``: regenerate the Markdown report, CSV tables and heat-map from the stored rows;
 - ``sgcl-method``: print the method name of the tables' ``sgcl`` row (``sgcl`` or the chosen ``sgcl[c=…]``).
 
+- ``export``: pre-train one encoder of a sweep if needed and write it for shipping (``saved/pretrained/<name>``).
+
 ``run`` and ``finetune`` with ``--plan`` print what is still to do, with time estimates, and run nothing
 (:mod:`gcc_sgcl.experiments.plan`).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 from gcc_sgcl.cli import user_errors
@@ -24,10 +27,11 @@ from gcc_sgcl.config import (
     SweepConfig,
     add_arguments,
     from_args,
+    given_flags,
 )
 from gcc_sgcl.experiments.plan import format_plan, plan_finetune, plan_sweep
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl
-from gcc_sgcl.experiments.runner import Sweep, run_finetune, run_runtime, run_sweep
+from gcc_sgcl.experiments.runner import Sweep, export_run, run_finetune, run_runtime, run_sweep
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
 
@@ -45,6 +49,10 @@ def command_line() -> argparse.ArgumentParser:
     ft = sub.add_parser("finetune", help="fine-tune a sweep's encoders")
     add_arguments(ft, SweepConfig, choices=sweep_choices)
     add_arguments(ft, FinetuneConfig, only=("epochs", "max_folds"))
+    ex = sub.add_parser("export", help="pre-train one encoder of a sweep if needed and export it for shipping")
+    add_arguments(ex, SweepConfig, choices=sweep_choices,
+                  only=[f.name for f in dataclasses.fields(SweepConfig) if f.name != "datasets"])
+    ex.add_argument("--to", required=True, help="folder to write (checkpoint.pt and config.json)")
     for parser in (run, ft):
         parser.add_argument("--plan", action="store_true",
                             help="print what is still to do, with time estimates from the stored rows; run nothing")
@@ -74,6 +82,13 @@ def main(argv: list[str] | None = None) -> None:
             sweep = from_args(Sweep, a)
             added = run_finetune(sweep, from_args(FinetuneConfig, a))
             print(f"{len(added)} new rows in {sweep.rows}", file=sys.stderr)
+        elif a.command == "export":
+            sweep = Sweep(**{**given_flags(SweepConfig, a), "datasets": []})
+            jobs = sweep.jobs()
+            if len(jobs) != 1:
+                raise ValueError(f"export writes one encoder: give one of --methods, --modes and --seeds, got "
+                                 f"{len(jobs)} (method, mode, seed) combinations")
+            print(export_run(sweep, *jobs[0], a.to))
         elif a.command == "runtime":
             rows, data_dir = from_args(ReportConfig, a).rows, from_args(InputConfig, a).data_dir
             for row in run_runtime(from_args(RuntimeConfig, a), rows, data_dir):

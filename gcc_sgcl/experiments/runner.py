@@ -255,6 +255,19 @@ def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float
     return time.time() - start
 
 
+def export_run(sweep: Sweep, method: str, mode: str, seed: int, dest: str | Path) -> Path:
+    """The sweep's encoder of (method, mode, seed), pre-trained unless finished or exported already
+    (:func:`ensure_pretrained`), written to ``dest`` for shipping (:func:`~gcc_sgcl.engine.checkpoint.export_encoder`:
+    configuration, step and weights)."""
+    from gcc_sgcl.engine.checkpoint import export_encoder
+
+    if is_classical(method):
+        raise ValueError(f"{method!r} is training-free: there is no encoder to export")
+    cfg = sweep.encoder_config(canonical_method(method), mode, seed)
+    ensure_pretrained(cfg, sweep.reuse)
+    return export_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), dest)
+
+
 def load_present(datasets: list[str], data_dir: str | None) -> dict[str, Any]:
     """Each dataset whose files are under the data root, loaded once; the others are reported on stderr and
     dropped (an unknown name still raises)."""
