@@ -545,6 +545,14 @@ class SweepConfig:
                                            "structural vector (rows of method '<method> ⊕ structural')")
     reuse: list[str] = setting([], "exported encoders (folders with checkpoint.pt, e.g. saved/pretrained/<name>) "
                                    "to use as the finished run of the same training instead of pre-training it")
+    plan: bool = setting(False, "print what is still to do, with time estimates from the stored rows; run nothing")
+
+
+@dataclass
+class ExportConfig:
+    """Where ``python -m gcc_sgcl.experiments export`` writes a sweep's encoder for shipping."""
+
+    to: str = setting(help="folder to write (checkpoint.pt and config.json), e.g. saved/pretrained/<name>")
 
 
 @dataclass

@@ -20,6 +20,7 @@ import sys
 from gcc_sgcl.cli import user_errors
 from gcc_sgcl.config import (
     ChoiceConfig,
+    ExportConfig,
     FinetuneConfig,
     InputConfig,
     ReportConfig,
@@ -38,8 +39,9 @@ from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 def command_line() -> argparse.ArgumentParser:
     """The subcommands: ``run`` (:class:`~gcc_sgcl.config.SweepConfig`), ``finetune`` (the sweep plus
     :class:`~gcc_sgcl.config.FinetuneConfig`'s epochs and max folds), ``runtime``
-    (:class:`~gcc_sgcl.config.RuntimeConfig`), ``report`` (:class:`~gcc_sgcl.config.ReportConfig`) and
-    ``sgcl-method`` (:class:`~gcc_sgcl.config.ChoiceConfig`)."""
+    (:class:`~gcc_sgcl.config.RuntimeConfig`), ``report`` (:class:`~gcc_sgcl.config.ReportConfig`),
+    ``sgcl-method`` (:class:`~gcc_sgcl.config.ChoiceConfig`) and ``export`` (the sweep's settings but its datasets,
+    plus :class:`~gcc_sgcl.config.ExportConfig`)."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -51,11 +53,8 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(ft, FinetuneConfig, only=("epochs", "max_folds"))
     ex = sub.add_parser("export", help="pre-train one encoder of a sweep if needed and export it for shipping")
     add_arguments(ex, SweepConfig, choices=sweep_choices,
-                  only=[f.name for f in dataclasses.fields(SweepConfig) if f.name != "datasets"])
-    ex.add_argument("--to", required=True, help="folder to write (checkpoint.pt and config.json)")
-    for parser in (run, ft):
-        parser.add_argument("--plan", action="store_true",
-                            help="print what is still to do, with time estimates from the stored rows; run nothing")
+                  only=[f.name for f in dataclasses.fields(SweepConfig) if f.name not in ("datasets", "plan")])
+    add_arguments(ex, ExportConfig)
     rt = sub.add_parser("runtime", help="seconds per mini-batch per method, one run")
     add_arguments(rt, RuntimeConfig, only=("methods", "corpus", "batch_size", "batches"))
     add_arguments(rt, ReportConfig, only=("rows",))
@@ -70,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     a = command_line().parse_args(argv)
     with user_errors():
-        if a.command in ("run", "finetune") and a.plan:
+        if a.command in ("run", "finetune") and from_args(Sweep, a).plan:
             sweep = from_args(Sweep, a)
             jobs = plan_sweep(sweep) if a.command == "run" else plan_finetune(sweep, from_args(FinetuneConfig, a))
             print(format_plan(jobs))
@@ -88,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
             if len(jobs) != 1:
                 raise ValueError(f"export writes one encoder: give one of --methods, --modes and --seeds, got "
                                  f"{len(jobs)} (method, mode, seed) combinations")
-            print(export_run(sweep, *jobs[0], a.to))
+            print(export_run(sweep, *jobs[0], from_args(ExportConfig, a).to))
         elif a.command == "runtime":
             rows, data_dir = from_args(ReportConfig, a).rows, from_args(InputConfig, a).data_dir
             for row in run_runtime(from_args(RuntimeConfig, a), rows, data_dir):
