@@ -190,6 +190,17 @@ def test_tables_take_moco_at_its_own_batch_and_training_free_rows_under_the_enco
     assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.2}
 
 
+def test_tables_keep_fine_tuned_rows_under_their_own_protocol():
+    """Fine-tuning is scored once per fold (1 repetition) while frozen encoders get 10: each kind keeps its own
+    majority protocol, so neither drops the other; fine-tuned rows of other epochs are not mixed in."""
+    frozen = [row(m, "x", 0.5, seed=s, scores=[0.5] * 10) for m in ("gcc", "sgcl") for s in (0, 1)]
+    tuned = [row(m, "x", 0.6, task="graph_classification_finetuned", epochs=10, max_folds=3) for m in ("gcc", "sgcl")]
+    other = row("gcc", "x", 0.9, seed=1, task="graph_classification_finetuned", epochs=2, max_folds=3)
+    kept = an.Rows(an.at_budget(frozen + tuned + [other], (100, 128, CORPUS)))
+    assert kept.seeds("gcc", "e2e", "x", "graph_classification", "accuracy") == {0: 0.5, 1: 0.5}
+    assert kept.seeds("gcc", "e2e", "x", "graph_classification_finetuned", "accuracy") == {0: 0.6}
+
+
 def _grid_rows(scores: dict[str, tuple[float, float]]) -> list[ResultRow]:
     return [row(m, d, v, steps=3000) for m, pair in scores.items() for d, v in zip(("x", "y"), pair)]
 

@@ -84,8 +84,9 @@ def table_budget(rows: Sequence[ResultRow]) -> Budget | None:
 
 
 def evaluation_protocol(row: ResultRow) -> tuple:
-    """What makes two evaluations comparable besides the encoder: CV repetitions, folds, seed, SVC protocol."""
-    return row.repeats, row.folds, row.eval_seed, row.svc
+    """What makes two evaluations comparable besides the encoder: frozen or fine-tuned, CV repetitions, folds,
+    seed, SVC protocol, and fine-tuning's epochs and folds run."""
+    return row.task in FINETUNED, row.repeats, row.folds, row.eval_seed, row.svc, row.epochs, row.max_folds
 
 
 def mode_batches(rows: Sequence[ResultRow], budget: Budget) -> dict[str, int | None]:
@@ -101,17 +102,24 @@ def mode_batches(rows: Sequence[ResultRow], budget: Budget) -> dict[str, int | N
 
 
 def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRow]:
-    """The rows of one table, all evaluated under one protocol (:func:`evaluation_protocol`, the one most of the
-    encoders' rows use): pre-trained encoders at ``budget`` (each mode at its batch, :func:`mode_batches`),
-    training-free rows (all of them when there are no encoders), runtime rows, and the encoders pre-trained for 0 steps on the same corpus and
-    protocol relabelled :data:`RANDOM_INIT` (``gcc``'s if several methods have them)."""
+    """The rows of one table, the frozen ones all evaluated under one protocol and the fine-tuned ones under one
+    (:func:`evaluation_protocol`, the one most of the encoders' rows of that kind use): pre-trained encoders at
+    ``budget`` (each mode at its batch, :func:`mode_batches`), training-free rows (all of them when there are no
+    encoders), runtime rows, and the encoders pre-trained for 0 steps on the same corpus and protocol relabelled
+    :data:`RANDOM_INIT` (``gcc``'s if several methods have them)."""
     if budget is None:
         return list(rows)
     batches = mode_batches(rows, budget)
     trained = [r for r in rows if r.mode in batches and (r.steps, r.batch_size, r.corpus) == (
         budget[0], batches[r.mode], budget[2]) and r.task != "runtime"]
-    protocol = Counter(evaluation_protocol(r) for r in trained).most_common(1)
-    same = (lambda r: evaluation_protocol(r) == protocol[0][0]) if protocol else (lambda r: True)
+    counts: dict[bool, Counter] = defaultdict(Counter)
+    for r in trained:
+        counts[r.task in FINETUNED][evaluation_protocol(r)] += 1
+    protocol = {kind: found.most_common(1)[0][0] for kind, found in counts.items()}
+
+    def same(r: ResultRow) -> bool:
+        return protocol.get(r.task in FINETUNED, evaluation_protocol(r)) == evaluation_protocol(r)
+
     trained = [r for r in trained if same(r)]
     untrained = [r for r in rows if r.mode != CLASSICAL_MODE and r.steps == 0 and r.task != "runtime"
                  and r.corpus == budget[2] and same(r)]
