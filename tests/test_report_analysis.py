@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from gcc_sgcl.experiments import analysis as an
+from gcc_sgcl.experiments import render as rd
 from gcc_sgcl.experiments.budget import (
     PUBLISHED_GCC_E2E,
     Curve,
@@ -139,6 +140,23 @@ def test_headline_counts_columns_where_sgcl_is_ahead_of_gcc():
     rows.append(row("sgcl", "d", 0.9))  # no gcc row: not compared
     h = an.headline(an.Rows(rows), "e2e", an.CLASSIFICATION, {"a": "A"})
     assert (h.ahead, h.behind, h.compared) == (["A accuracy", "b accuracy"], ["c accuracy"], 3)
+
+
+def test_seed_differences_pair_seeds_and_leave_out_those_missing_on_one_side(tmp_path):
+    rows = an.Rows([row("gcc", "x", 0.60, seed=0), row("sgcl", "x", 0.62, seed=0),
+                    row("gcc", "x", 0.70, seed=1), row("sgcl", "x", 0.65, seed=1),
+                    row("sgcl", "x", 0.99, seed=2),  # no gcc encoder of seed 2
+                    row("gcc", "y", 0.5, seed=0), row("sgcl", "y", 0.5, seed=3)])  # no shared seed on y
+    (d,) = an.seed_differences(rows, "sgcl", ["e2e", "moco"], an.CLASSIFICATION)
+    assert (d.column.dataset, d.column.mode, d.seeds) == ("x", "e2e", (0, 1))
+    assert d.differences == pytest.approx((0.02, -0.05))
+    assert d.summary.mean == pytest.approx(-0.015) and d.summary.ci_low < d.summary.mean < d.summary.ci_high
+    (e,) = an.evidence(rows, "e2e")
+    assert (e.difference, e.seeds) == (pytest.approx(-0.015), 2)
+    text = rd.seed_differences_section([d], "sgcl", tmp_path / "d.png", tmp_path / "d.csv")
+    assert "| x | 2 | +2.00 -5.00 | -1.50 | [" in text
+    assert (tmp_path / "d.png").stat().st_size > 1000
+    assert (tmp_path / "d.csv").read_text().splitlines()[1:] == ["x,accuracy,e2e,0,0.02000", "x,accuracy,e2e,1,-0.05000"]
 
 
 # ----------------------------------------------------------------------------------------------- provenance
@@ -329,7 +347,7 @@ def test_report_renders_the_budget_study_and_random_init_only_when_rows_exist(tm
     text = build_report(study, tmp_path / "study.md", heatmap_dataset="imdb-binary")
     assert "**Chosen budget: 1000 steps**" in text
     assert "| dataset | published | gcc | difference |" in text
-    assert "| IMDB-B | 71.7 | 60.20 (1 seeds) | -11.50 |" in text
+    assert "| IMDB-B | 71.7 | 60.20 (1 seed) | -11.50 |" in text
     assert "- IMDB-B: gcc 60.20, published 71.7 (-11.50 pt); no training-free row under this protocol yet." in text
     assert "| random init | 1 |" in text
     assert (study.parent / "learning_curve.png").stat().st_size > 1000

@@ -19,7 +19,7 @@ import numpy as np
 
 from gcc_sgcl.config import canonical_method, variant_settings
 from gcc_sgcl.experiments.rows import ResultRow
-from gcc_sgcl.experiments.stats import Comparison, compare, marker, summarize
+from gcc_sgcl.experiments.stats import Comparison, Summary, compare, marker, summarize
 
 BASELINE = "gcc"
 RANDOM_INIT = "random init"  # the label of an encoder pre-trained for 0 steps
@@ -440,6 +440,31 @@ def headline(rows: Rows, mode: str, tasks: Sequence[str], label: dict[str, str] 
 
 
 @dataclass(frozen=True)
+class SeedDifferences:
+    """``method`` − ``gcc`` on one column, seed by seed over the seeds both have, and the
+    :func:`~gcc_sgcl.experiments.stats.summarize` of those differences (their mean and its bootstrap interval)."""
+
+    column: Column
+    seeds: tuple[int, ...]
+    differences: tuple[float, ...]
+    summary: Summary
+
+
+def seed_differences(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[str]) -> list[SeedDifferences]:
+    """:class:`SeedDifferences` of ``method`` for every column of ``tasks`` and mode where it shares a seed with
+    ``gcc``."""
+    out = []
+    for d, task, metric in rows.columns(tasks):
+        for mode in modes:
+            mine, base = rows.seeds(method, mode, d, task, metric), rows.seeds(BASELINE, mode, d, task, metric)
+            common = tuple(sorted(set(mine) & set(base)))
+            if common:
+                diffs = tuple(mine[s] - base[s] for s in common)
+                out.append(SeedDifferences(Column(d, task, metric, mode), common, diffs, summarize(diffs)))
+    return out
+
+
+@dataclass(frozen=True)
 class Evidence:
     """On one classification dataset: SGCL − GCC over ``seeds`` paired seeds, and each single-stage preset −
     GCC (paired with its own seeds)."""
@@ -453,17 +478,15 @@ class Evidence:
 def evidence(rows: Rows, mode: str) -> list[Evidence]:
     """:class:`Evidence` for every classification dataset where ``sgcl`` and ``gcc`` share a seed."""
     out = []
-    for d, task, metric in rows.columns(CLASSIFICATION):
+    for sgcl in seed_differences(rows, SGCL, [mode], CLASSIFICATION):
+        d, task, metric = sgcl.column.dataset, sgcl.column.task, sgcl.column.metric
         base = rows.seeds(BASELINE, mode, d, task, metric)
-        x, y = paired(rows.seeds("sgcl", mode, d, task, metric), base)
-        if not x:
-            continue
         stages = {}
         for stage in STAGES + ("random-crop", "random-permute"):
             a, b = paired(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
             if a:
                 stages[stage] = float(np.mean(a) - np.mean(b))
-        out.append(Evidence(d, float(np.mean(x) - np.mean(y)), len(x), stages))
+        out.append(Evidence(d, sgcl.summary.mean, len(sgcl.seeds), stages))
     return out
 
 

@@ -25,6 +25,7 @@ from gcc_sgcl.experiments.analysis import (
     Provenance,
     Quintiles,
     Runtime,
+    SeedDifferences,
     Statistic,
 )
 from gcc_sgcl.experiments.budget import (
@@ -47,6 +48,15 @@ DATASET_LABELS = {
 def label(dataset: str) -> str:
     """Display name of a dataset."""
     return DATASET_LABELS.get(dataset, dataset)
+
+
+def count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1.
+
+    >>> count(1, "seed"), count(3, "paired seed")
+    ('1 seed', '3 paired seeds')
+    """
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def markdown_table(header: Sequence[str], body: Sequence[Sequence[Any]]) -> str:
@@ -127,7 +137,7 @@ def floor_lines(verdicts: list[FloorVerdict]) -> str:
 def join_lines(verdicts: list[JoinVerdict]) -> str:
     """One sentence per joined row: what joining adds over structure alone and over the encoder alone."""
     return "\n".join(
-        f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}, {v.seeds} seeds): "
+        f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}, {count(v.seeds, 'seed')}): "
         f"`{v.method} ⊕ structural` {100 * v.joined:.2f}; `structural` alone {100 * v.structural:.2f} "
         f"({100 * (v.joined - v.structural):+.2f} pt from adding the encoder), `{v.method}` alone "
         f"{100 * v.encoder:.2f} ({100 * (v.joined - v.encoder):+.2f} pt from adding structure)." for v in verdicts)
@@ -161,8 +171,50 @@ def evidence_lines(items: list[Evidence]) -> str:
     """One sentence per dataset of per-stage evidence."""
     return "\n".join(
         f"- {label(e.dataset)}: SGCL − GCC = {100 * e.difference:+.2f} pp, SGCL "
-        f"{'ahead' if e.difference > 0 else 'behind'} ({e.seeds} paired seeds); each stage alone − GCC: "
+        f"{'ahead' if e.difference > 0 else 'behind'} ({count(e.seeds, 'paired seed')}); each stage alone − GCC: "
         + (", ".join(f"{stage} {100 * d:+.2f}" for stage, d in e.stages.items()) or "none run") for e in items)
+
+
+def _column_name(c: Column, modes: set[str]) -> str:
+    return f"{label(c.dataset)}" + (f" {c.mode.upper()}" if len(modes) > 1 else "")
+
+
+def seed_differences_section(items: list[SeedDifferences], method: str, png: Path, csv_path: Path) -> str:
+    """``method`` − GCC seed by seed: CSV (one line per seed), a dot plot (seeds as dots, the mean with its
+    bootstrap 90 % interval as a bar) and a Markdown table, in pp."""
+    write_csv(csv_path, ["dataset", "metric", "mode", "seed", f"{method}_minus_gcc"],
+              [[d.column.dataset, d.column.metric, d.column.mode, s, f"{v:.5f}"]
+               for d in items for s, v in zip(d.seeds, d.differences)])
+    if not items:
+        return "_no paired seeds_"
+    modes = {d.column.mode for d in items}
+    plot_seed_differences(items, [_column_name(d.column, modes) for d in items], f"{method.upper()} − GCC", png)
+    body = [[_column_name(d.column, modes), len(d.seeds), " ".join(f"{100 * v:+.2f}" for v in d.differences),
+             f"{100 * d.summary.mean:+.2f}",
+             f"[{100 * d.summary.ci_low:+.2f}, {100 * d.summary.ci_high:+.2f}]" if len(d.seeds) > 1 else "–"]
+            for d in items]
+    return markdown_table(["column", "paired seeds", "per seed (pp)", "mean (pp)", "90 % bootstrap interval"], body)
+
+
+def plot_seed_differences(items: list[SeedDifferences], names: list[str], title: str, png: Path) -> None:
+    """One column per item: its seeds' differences as dots, their mean with its bootstrap interval as a bar."""
+    plt = _pyplot()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(items)), 3.4))
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    for x, d in enumerate(items):
+        offsets = np.linspace(-0.15, 0.15, len(d.differences)) if len(d.differences) > 1 else [0.0]
+        ax.scatter(x + np.asarray(offsets), [100 * v for v in d.differences], s=14, color="tab:blue", alpha=0.7,
+                   zorder=2)
+        mean = 100 * d.summary.mean
+        ax.errorbar([x + 0.3], [mean], yerr=[[mean - 100 * d.summary.ci_low], [100 * d.summary.ci_high - mean]],
+                    fmt="D", color="black", markersize=4, capsize=3, zorder=3)
+    ax.set_xticks(range(len(items)), names, rotation=30, ha="right")
+    ax.set_ylabel(f"{title} (pp)")
+    ax.set_title(f"{title}: seeds (dots), mean and 90 % bootstrap interval (bar)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
 
 
 def heatmap_section(gains: tuple[np.ndarray, np.ndarray], title: str, png: Path, csv_path: Path) -> str:
@@ -305,7 +357,7 @@ def fidelity_section(table: list[Fidelity], csv_path: Path, corpus: str, cv: lis
     write_csv(csv_path, ["dataset", "published", "gcc", "difference", "seeds", "best_training_free", "floor"],
               [[f.dataset, f.published, f.measured, f.difference, f.seeds, f.floor_method, f.floor] for f in table])
     body = [[label(f.dataset), f"{f.published:.1f}",
-             "–" if f.measured is None else f"{f.measured:.2f} ({f.seeds} seeds)",
+             "–" if f.measured is None else f"{f.measured:.2f} ({count(f.seeds, 'seed')})",
              "–" if f.difference is None else f"{f.difference:+.2f}"] for f in table]
     within = [label(f.dataset) for f in table if f.within]
     measured = sum(f.measured is not None for f in table)

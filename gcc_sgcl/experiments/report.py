@@ -80,7 +80,20 @@ def c_sections(table: list[ResultRow], default_c: float, choice: an.CChoice | No
             rd.c_choice_text(choice, missing)]
 
 
-def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str], folder: Path) -> list[str]:
+def seed_difference_parts(rows: an.Rows, modes: Sequence[str], out: Path, folder: Path) -> list[str]:
+    """SGCL − GCC seed by seed on the classification columns: the dot plot and its table."""
+    items = an.seed_differences(rows, an.SGCL, modes, an.CLASSIFICATION)
+    png = folder / "sgcl_minus_gcc.png"
+    text = rd.seed_differences_section(items, an.SGCL, png, folder / "sgcl_minus_gcc.csv")
+    if not items:
+        return [text]
+    return ["Seed by seed (`sgcl` and `gcc` encoders of the same seed; each seed's score is its mean over the CV "
+            "repetitions), the mean difference with its bootstrap 90 % interval over seeds:",
+            f"![SGCL − GCC per seed]({_relative(png, out)})", text]
+
+
+def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str], out: Path,
+                        folder: Path) -> list[str]:
     """Classification table, floor verdicts, SGCL against GCC, similarity search and fine-tuning; ``methods``
     are the pre-trained rows of the tables, joined rows (``… ⊕ structural``) included."""
     n_seeds = max((len(rows.seeds("sgcl", m, d, t, metric)) for m in modes
@@ -106,6 +119,7 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         or "_no joined rows_",
         "### SGCL against GCC",
         "\n\n".join(h for h in headlines if h),
+        *seed_difference_parts(rows, modes, out, folder),
         rd.statistics_section(an.statistics(rows, "sgcl", modes, an.CLASSIFICATION), "sgcl",
                               folder / "statistics.csv"),
         "Per-augmentation evidence (E2E, seed-paired mean differences to GCC, pp; the single-stage presets run at "
@@ -165,7 +179,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              rd.protocol_lines(an.protocols(everything, an.CLASSIFICATION + an.FINETUNED)),
              *budget_sections(study, table, out, folder),
              *c_sections(table, default_c, choice, folder, missing),
-             *comparison_sections(rows, present_modes, table_methods(rows, default_c), folder),
+             *comparison_sections(rows, present_modes, table_methods(rows, default_c), out, folder),
              *ablation_sections(rows, heatmap_dataset, out, folder),
              "## Runtime (seconds per mini-batch, one run)",
              rd.runtime_section(an.runtimes(rows), folder / "runtime.csv")]
