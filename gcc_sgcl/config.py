@@ -546,6 +546,9 @@ class SweepConfig:
     reuse: list[str] = setting([], "exported encoders (folders with checkpoint.pt, e.g. saved/pretrained/<name>) "
                                    "to use as the finished run of the same training instead of pre-training it")
     plan: bool = setting(False, "print what is still to do, with time estimates from the stored rows; run nothing")
+    until: str | None = setting(None, "deadline, HH:MM (its next occurrence) or an ISO date-time: a job starts only "
+                                      "if its estimated pre-training and evaluation (as --plan's) end before it; "
+                                      "later jobs that fit still run (e.g. before a machine is reclaimed)")
 
 
 @dataclass

@@ -6,6 +6,8 @@
 #   bash scripts/reproduce.sh curve report       # the learning curve (gcc, sgcl; 0 ... 6000 steps x 256) that chooses the budget
 #   PROFILE=smoke bash scripts/reproduce.sh      # the same sweep on the synthetic data in a few minutes (saved/smoke)
 #   PLAN=1 bash scripts/reproduce.sh             # what each stage still has to do and how long (runs nothing)
+#   UNTIL=23:10 bash scripts/reproduce.sh main moco  # start only the jobs whose estimates end by 23:10 (a session's
+#                                                # end: saved/ is lost with it, so an encoder cut off is wasted)
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),
@@ -45,9 +47,13 @@ else
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 # One sweep command at the table budget; later flags override earlier ones (MoCo's batch, the curve's steps).
-# With PLAN set, each command prints what it still has to do (--plan) instead of doing it.
-run() { python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
-  "${BUDGET[@]}" "${REUSE[@]}" "${@:2}" ${PLAN:+--plan}; }
+# With PLAN set, each command prints what it still has to do (--plan) instead of doing it; with UNTIL, run and
+# finetune skip the jobs that would not end by then (--until).
+run() {
+  local until=(); [ -n "${UNTIL:-}" ] && [ "$1" != export ] && until=(--until "$UNTIL")
+  python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
+    "${BUDGET[@]}" "${REUSE[@]}" "${@:2}" "${until[@]}" ${PLAN:+--plan}
+}
 # The tables' sgcl row: plain sgcl (default c) or the c grid's choice (run stage cgrid first); a plan made before
 # the grid is complete counts plain sgcl, which costs the same.
 sgcl_method() {

@@ -9,7 +9,8 @@
 - ``export``: pre-train one encoder of a sweep if needed and write it for shipping (``saved/pretrained/<name>``).
 
 ``run`` and ``finetune`` with ``--plan`` print what is still to do, with time estimates, and run nothing
-(:mod:`gcc_sgcl.experiments.plan`).
+(:mod:`gcc_sgcl.experiments.plan`); with ``--until HH:MM`` they start only the jobs whose estimates end before
+that time.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from gcc_sgcl.config import (
     from_args,
     given_flags,
 )
-from gcc_sgcl.experiments.plan import format_plan, plan_finetune, plan_sweep
+from gcc_sgcl.experiments.plan import Deadline, format_plan, parse_deadline, plan_finetune, plan_sweep
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl
 from gcc_sgcl.experiments.runner import Sweep, export_run, run_finetune, run_runtime, run_sweep
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
@@ -53,7 +54,7 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(ft, FinetuneConfig, only=("epochs", "max_folds"))
     ex = sub.add_parser("export", help="pre-train one encoder of a sweep if needed and export it for shipping")
     add_arguments(ex, SweepConfig, choices=sweep_choices,
-                  only=[f.name for f in dataclasses.fields(SweepConfig) if f.name not in ("datasets", "plan")])
+                  only=[f.name for f in dataclasses.fields(SweepConfig) if f.name not in ("datasets", "plan", "until")])
     add_arguments(ex, ExportConfig)
     rt = sub.add_parser("runtime", help="seconds per mini-batch per method, one run")
     add_arguments(rt, RuntimeConfig, only=("methods", "corpus", "batch_size", "batches"))
@@ -75,11 +76,12 @@ def main(argv: list[str] | None = None) -> None:
             print(format_plan(jobs))
         elif a.command == "run":
             sweep = from_args(Sweep, a)
-            added = run_sweep(sweep)
+            added = run_sweep(sweep, admit=Deadline(sweep, parse_deadline(sweep.until)) if sweep.until else None)
             print(f"{len(added)} new rows in {sweep.rows}", file=sys.stderr)
         elif a.command == "finetune":
-            sweep = from_args(Sweep, a)
-            added = run_finetune(sweep, from_args(FinetuneConfig, a))
+            sweep, settings = from_args(Sweep, a), from_args(FinetuneConfig, a)
+            added = run_finetune(sweep, settings,
+                                 admit=Deadline(sweep, parse_deadline(sweep.until), settings) if sweep.until else None)
             print(f"{len(added)} new rows in {sweep.rows}", file=sys.stderr)
         elif a.command == "export":
             sweep = Sweep(**{**given_flags(SweepConfig, a), "datasets": []})

@@ -12,11 +12,14 @@ go on is unknown, and the totals say so.
 """
 from __future__ import annotations
 
+import re
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from statistics import median
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from gcc_sgcl.config import Config, FinetuneConfig
 from gcc_sgcl.data import dataset_present
@@ -25,6 +28,7 @@ from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.experiments.runner import (
     CLASSICAL_MODE,
     STRUCTURAL,
+    Job,
     Sweep,
     exported_run,
     finetune_budget,
@@ -134,15 +138,67 @@ def _job(sweep: Sweep, timings: Timings, method: str, mode: str, seed: int, kind
                       None if evals is None else evals / 60)
 
 
+def _kinds(job: Job, names: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(dataset, evaluation kind) of each row label the runner would add for ``job``."""
+    return [(name, evaluation_kind(job[0], job[1], label)) for name, labels in names.items() for label in labels]
+
+
+def parse_deadline(text: str, now: datetime | None = None) -> datetime:
+    """``--until``'s deadline as a local time: ``HH:MM`` is its next occurrence after ``now``, anything else an
+    ISO date-time.
+
+    >>> parse_deadline("23:10", datetime(2026, 11, 24, 20, 0)).isoformat()
+    '2026-11-24T23:10:00'
+    >>> parse_deadline("1:05", datetime(2026, 11, 24, 20, 0)).isoformat()
+    '2026-11-25T01:05:00'
+    """
+    now = now or datetime.now()
+    try:
+        if re.fullmatch(r"\d{1,2}:\d{2}", text):
+            at = datetime.combine(now.date(), datetime.strptime(text, "%H:%M").time())
+            return at if at > now else at + timedelta(days=1)
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--until {text!r}: expected HH:MM or an ISO date-time such as 2026-11-24T23:10") from None
+    return at.astimezone().replace(tzinfo=None) if at.tzinfo else at
+
+
+class Deadline:
+    """Admits a job of ``sweep`` (:data:`~gcc_sgcl.experiments.runner.Admission`) when its estimated pre-training
+    and evaluation (:func:`plan_sweep`'s, or :func:`plan_finetune`'s with ``finetune``) end before ``at``, counted
+    from the moment it would start; a job with an unknown estimate is admitted. A refused job is named on stderr."""
+
+    def __init__(self, sweep: Sweep, at: datetime, finetune: FinetuneConfig | None = None,
+                 clock: Callable[[], datetime] = datetime.now) -> None:
+        self.sweep, self.at, self.finetune, self.clock = sweep, at, finetune, clock
+        budget = sweep.budget() if finetune is None else finetune_budget(sweep, finetune)
+        self.timings = Timings(RowStore(sweep.rows).load(), budget)
+
+    def minutes(self, job: Job, names: dict[str, list[str]]) -> float | None:
+        """Estimated minutes of ``job`` producing the rows ``names`` (dataset → row labels); None if unknown."""
+        kinds = [(name, FINETUNED) for name in names] if self.finetune else _kinds(job, names)
+        planned = _job(self.sweep, self.timings, *job, kinds)
+        return _total([planned.pretrain_minutes, planned.eval_minutes])
+
+    def __call__(self, job: Job, names: dict[str, list[str]]) -> bool:
+        """Whether ``job`` fits before the deadline if it starts now."""
+        minutes = self.minutes(job, names)
+        left = (self.at - self.clock()).total_seconds() / 60
+        if minutes is None or minutes <= left:
+            return True
+        print(f"not started, would end after the deadline {self.at:%Y-%m-%d %H:%M}: {' '.join(map(str, job))} "
+              f"on {', '.join(names)} (≈ {minutes:.1f} min estimated, {max(left, 0.0):.1f} min left)",
+              file=sys.stderr)
+        return False
+
+
 def plan_sweep(sweep: Sweep) -> list[PlannedJob]:
     """The jobs of ``python -m gcc_sgcl.experiments run`` with missing rows (datasets absent under the data root
     are left out, as the runner leaves them out)."""
     store = RowStore(sweep.rows)
     timings = Timings(store.load(), sweep.budget())
     present = [n for n in sweep.datasets if dataset_present(n, sweep.data_dir)]
-    return [_job(sweep, timings, *job, [(name, evaluation_kind(job[0], job[1], label))
-                                        for name, labels in names.items() for label in labels])
-            for job, names in pending(sweep, store, present) if names]
+    return [_job(sweep, timings, *job, _kinds(job, names)) for job, names in pending(sweep, store, present) if names]
 
 
 def plan_finetune(sweep: Sweep, settings: FinetuneConfig) -> list[PlannedJob]:

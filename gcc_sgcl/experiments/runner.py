@@ -25,7 +25,7 @@ import time
 import dataclasses
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -306,8 +306,14 @@ def pending(sweep: Sweep, store: RowStore, datasets: Iterable[str]) -> list[tupl
             for job in sweep.jobs()]
 
 
-def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
-    """Run every missing (method, mode, seed, dataset) of ``sweep``; returns the rows it added.
+# Whether to start a job now, given the rows it would add (dataset → row labels); e.g. a deadline's
+# (:class:`gcc_sgcl.experiments.plan.Deadline`). A job it refuses is left for a later run.
+Admission = Callable[[Job, dict[str, list[str]]], bool]
+
+
+def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = None) -> list[ResultRow]:
+    """Run every missing (method, mode, seed, dataset) of ``sweep`` (the jobs ``admit`` accepts, when given);
+    returns the rows it added.
 
     Each dataset is loaded and its views (and their λ2) built once for the whole sweep; each encoder is
     pre-trained (if needed) and loaded once for all its datasets.
@@ -327,7 +333,8 @@ def run_sweep(sweep: Sweep, progress: bool = True) -> list[ResultRow]:
     added: list[ResultRow] = []
     bar = tqdm(total=sum(len(names) for _, names in todo), desc="sweep", unit="eval", disable=not progress)
     for (method, mode, seed), names in todo:
-        if not names:
+        if not names or (admit is not None and not admit((method, mode, seed), names)):
+            bar.update(len(names))
             continue
         classical = mode == CLASSICAL_MODE
         cfg = None if classical else sweep.encoder_config(method, mode, seed)
@@ -407,11 +414,12 @@ def pending_finetune(sweep: Sweep, ft: FinetuneConfig, store: RowStore, datasets
             if (*job, name) not in done]
 
 
-def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress: bool = True) -> list[ResultRow]:
+def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress: bool = True,
+                 admit: Admission | None = None) -> list[ResultRow]:
     """Fine-tune every pre-trained (method, mode, seed) of ``sweep`` on each classification dataset
     (:mod:`gcc_sgcl.tasks.finetune`, with ``settings``' epochs, batch, schedule and ``max_folds``; folds and seed
     are the sweep's ``folds`` and ``eval_seed``); rows of task ``*_finetuned``, skipped when already stored at this
-    budget."""
+    budget; with ``admit``, only the (job, dataset) units it accepts."""
     from gcc_sgcl.tasks.finetune import finetune
 
     ft = dataclasses.replace(settings or FinetuneConfig(), folds=sweep.folds, seed=sweep.eval_seed, progress=False)
@@ -422,6 +430,8 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
     added = []
     bar = tqdm(units, desc="fine-tune", unit="run", disable=not progress)
     for (method, mode, seed), name in bar:
+        if admit is not None and not admit((method, mode, seed), {name: [method]}):
+            continue
         bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
         cfg = sweep.encoder_config(method, mode, seed)
         pretrain_s = ensure_pretrained(cfg, sweep.reuse)
