@@ -47,13 +47,10 @@ else
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 # One sweep command at the table budget; later flags override earlier ones (MoCo's batch, the curve's steps).
-# With PLAN set, each command prints what it still has to do (--plan) instead of doing it; with UNTIL, run and
-# finetune skip the jobs that would not end by then (--until).
-run() {
-  local until=(); [ -n "${UNTIL:-}" ] && [ "$1" != export ] && until=(--until "$UNTIL")
-  python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
-    "${BUDGET[@]}" "${REUSE[@]}" "${@:2}" "${until[@]}" ${PLAN:+--plan}
-}
+# With PLAN set, each command prints what it still has to do (--plan) instead of doing it; with UNTIL, the
+# commands skip the jobs that would not end by then (--until).
+run() { python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
+  "${BUDGET[@]}" "${REUSE[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan}; }
 # The tables' sgcl row: plain sgcl (default c) or the c grid's choice (run stage cgrid first); a plan made before
 # the grid is complete counts plain sgcl, which costs the same.
 sgcl_method() {

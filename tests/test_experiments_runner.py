@@ -313,34 +313,50 @@ def test_plan_lists_the_missing_rows_how_each_encoder_is_obtained_and_estimates_
 
 def test_a_deadline_starts_only_the_jobs_whose_estimates_end_before_it(sweep_dir, capsys):
     """``--until``: a job to pre-train starts only if its estimated pre-training + evaluation (the plan's) fit in
-    the time left; a refused one is named and trains nothing; an unknown estimate is started."""
+    the time left, counting the known parts when some are unknown; a refused job is named and trains nothing;
+    fine-tuning under a deadline takes trained encoders only."""
     from datetime import datetime, timedelta, timezone
 
+    from gcc_sgcl.config import FinetuneConfig
     from gcc_sgcl.experiments.plan import Deadline, parse_deadline, plan_sweep
 
     root, sweep, _ = sweep_dir
     wider = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [0, 3]})
     (job,) = plan_sweep(wider)
     needed = job.pretrain_minutes + job.eval_minutes
-    now = datetime(2026, 11, 24, 20, 0)
+    now = datetime(2026, 11, 24, 20, 0, tzinfo=timezone.utc)
     names = {n: ["gcc"] for n in DATASETS}
-    assert Deadline(wider, now + timedelta(minutes=needed * 1.01), clock=lambda: now)(("gcc", "e2e", 3), names)
-    assert not Deadline(wider, now + timedelta(minutes=needed * 0.99), clock=lambda: now)(("gcc", "e2e", 3), names)
-    assert "not started, would end after the deadline 2026-11-24 20:00: gcc e2e 3" in capsys.readouterr().err
-    unknown = {n: ["gcc ⊕ structural"] for n in DATASETS}  # no joined row was ever timed
-    assert Deadline(wider, now, clock=lambda: now)(("gcc", "e2e", 0), unknown)
+
+    def deadline(minutes: float, finetune: FinetuneConfig | None = None) -> Deadline:
+        return Deadline(wider, now + timedelta(minutes=minutes), finetune, clock=lambda: now)
+
+    assert deadline(needed * 1.01)(("gcc", "e2e", 3), names)
+    assert not deadline(needed * 0.99)(("gcc", "e2e", 3), names)
+    assert "not started: gcc e2e 3 on synthetic-roles" in capsys.readouterr().err
+    joins = {n: ["gcc ⊕ structural"] for n in DATASETS}  # no joined row was ever timed: only pre-training is known
+    assert deadline(job.pretrain_minutes * 1.01)(("gcc", "e2e", 3), joins)
+    assert not deadline(job.pretrain_minutes * 0.99)(("gcc", "e2e", 3), joins)
+    assert "(≥ " in capsys.readouterr().err
+    assert deadline(0.0)(("gcc", "e2e", 0), joins)  # trained, nothing known to wait for
+    tuned = FinetuneConfig(epochs=1, max_folds=1)
+    assert deadline(1e6, tuned)(("gcc", "e2e", 0), {"synthetic-graphs": ["gcc"]})
+    assert not deadline(1e6, tuned)(("gcc", "e2e", 3), {"synthetic-graphs": ["gcc"]})
+    assert "its encoder is not trained" in capsys.readouterr().err
 
     cfg = wider.encoder_config("gcc", "e2e", 3)
     flags = ["--corpus", *sweep.corpus, "--steps", str(sweep.steps), "--batch-size", str(sweep.batch_size),
              "--output-dir", sweep.output_dir, "--rows", sweep.rows, "--num-workers", "0", "--folds", "3",
-             "--repeats", "2", "--methods", "gcc", "--seeds", "3", "--datasets", *DATASETS]
-    experiments_main(["run", *flags, "--until", "2000-01-01T00:00"])
+             "--repeats", "2", "--methods", "gcc", "--seeds", "3"]
+    experiments_main(["run", *flags, "--datasets", *DATASETS, "--until", "2000-01-01T00:00"])
     assert "0 new rows" in capsys.readouterr().err
-    assert not (Path(cfg.train.output_dir) / cfg.run_dir_name()).exists()
-    with pytest.raises(SystemExit, match="--until 'soon': expected HH:MM"):
-        experiments_main(["run", *flags, "--until", "soon"])
-    utc = datetime(2026, 11, 24, 23, 10, tzinfo=timezone.utc)
-    assert parse_deadline("2026-11-24T23:10+00:00") == utc.astimezone().replace(tzinfo=None)
+    experiments_main(["export", *flags, "--to", str(root / "x"), "--until", "2000-01-01T00:00"])
+    assert "gcc e2e 3 on export" in capsys.readouterr().err
+    assert not (Path(cfg.train.output_dir) / cfg.run_dir_name()).exists() and not (root / "x").exists()
+    for bad in ("soon", "2026-11-24"):
+        with pytest.raises(SystemExit, match=f"--until '{bad}': expected HH:MM"):
+            experiments_main(["run", *flags, "--datasets", *DATASETS, "--until", bad])
+    assert parse_deadline("2026-11-24T23:10+05:00") == parse_deadline("2026-11-24T18:10+00:00")
+    assert parse_deadline("2026-11-24T23:10").tzinfo is not None
 
 
 def test_a_dataset_is_present_when_its_files_are_under_the_data_root(tmp_path):

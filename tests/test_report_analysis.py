@@ -156,7 +156,8 @@ def test_seed_differences_pair_seeds_and_leave_out_those_missing_on_one_side(tmp
     text = rd.seed_differences_section([d], "sgcl", tmp_path / "d.png", tmp_path / "d.csv")
     assert "| x | 2 | +2.00 -5.00 | -1.50 | [" in text
     assert (tmp_path / "d.png").stat().st_size > 1000
-    assert (tmp_path / "d.csv").read_text().splitlines()[1:] == ["x,accuracy,e2e,0,0.02000", "x,accuracy,e2e,1,-0.05000"]
+    lines = (tmp_path / "d.csv").read_text().splitlines()
+    assert lines[1:] == ["x,accuracy,e2e,0,0.02000", "x,accuracy,e2e,1,-0.05000"]
 
 
 # ----------------------------------------------------------------------------------------------- provenance

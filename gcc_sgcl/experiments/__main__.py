@@ -9,8 +9,8 @@
 - ``export``: pre-train one encoder of a sweep if needed and write it for shipping (``saved/pretrained/<name>``).
 
 ``run`` and ``finetune`` with ``--plan`` print what is still to do, with time estimates, and run nothing
-(:mod:`gcc_sgcl.experiments.plan`); with ``--until HH:MM`` they start only the jobs whose estimates end before
-that time.
+(:mod:`gcc_sgcl.experiments.plan`); with ``--until HH:MM`` they (and ``export``) start only the jobs whose
+estimates end before that time.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(ft, FinetuneConfig, only=("epochs", "max_folds"))
     ex = sub.add_parser("export", help="pre-train one encoder of a sweep if needed and export it for shipping")
     add_arguments(ex, SweepConfig, choices=sweep_choices,
-                  only=[f.name for f in dataclasses.fields(SweepConfig) if f.name not in ("datasets", "plan", "until")])
+                  only=[f.name for f in dataclasses.fields(SweepConfig) if f.name not in ("datasets", "plan")])
     add_arguments(ex, ExportConfig)
     rt = sub.add_parser("runtime", help="seconds per mini-batch per method, one run")
     add_arguments(rt, RuntimeConfig, only=("methods", "corpus", "batch_size", "batches"))
@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
             if len(jobs) != 1:
                 raise ValueError(f"export writes one encoder: give one of --methods, --modes and --seeds, got "
                                  f"{len(jobs)} (method, mode, seed) combinations")
+            if sweep.until and not Deadline(sweep, parse_deadline(sweep.until))(jobs[0], {}):
+                return
             print(export_run(sweep, *jobs[0], from_args(ExportConfig, a).to))
         elif a.command == "runtime":
             rows, data_dir = from_args(ReportConfig, a).rows, from_args(InputConfig, a).data_dir

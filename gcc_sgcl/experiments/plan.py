@@ -143,52 +143,67 @@ def _kinds(job: Job, names: dict[str, list[str]]) -> list[tuple[str, str]]:
     return [(name, evaluation_kind(job[0], job[1], label)) for name, labels in names.items() for label in labels]
 
 
-def parse_deadline(text: str, now: datetime | None = None) -> datetime:
-    """``--until``'s deadline as a local time: ``HH:MM`` is its next occurrence after ``now``, anything else an
-    ISO date-time.
+def local_now() -> datetime:
+    """The current time, aware of the local time zone."""
+    return datetime.now().astimezone()
 
-    >>> parse_deadline("23:10", datetime(2026, 11, 24, 20, 0)).isoformat()
-    '2026-11-24T23:10:00'
-    >>> parse_deadline("1:05", datetime(2026, 11, 24, 20, 0)).isoformat()
-    '2026-11-25T01:05:00'
+
+def parse_deadline(text: str, now: datetime | None = None) -> datetime:
+    """``--until``'s deadline, time-zone aware: ``HH:MM`` is its next occurrence after ``now`` (default: local
+    now), anything else an ISO date-time with a time of day (local unless it gives an offset).
+
+    >>> from datetime import timezone
+    >>> eve = datetime(2026, 11, 24, 20, 0, tzinfo=timezone.utc)
+    >>> parse_deadline("23:10", eve).isoformat(), parse_deadline("1:05", eve).isoformat()
+    ('2026-11-24T23:10:00+00:00', '2026-11-25T01:05:00+00:00')
     """
-    now = now or datetime.now()
+    now = now or local_now()
     try:
         if re.fullmatch(r"\d{1,2}:\d{2}", text):
-            at = datetime.combine(now.date(), datetime.strptime(text, "%H:%M").time())
+            at = datetime.combine(now.date(), datetime.strptime(text, "%H:%M").time(), tzinfo=now.tzinfo)
             return at if at > now else at + timedelta(days=1)
+        if not re.search(r"\d[T ]\d", text):
+            raise ValueError("no time of day")
         at = datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(f"--until {text!r}: expected HH:MM or an ISO date-time such as 2026-11-24T23:10") from None
-    return at.astimezone().replace(tzinfo=None) if at.tzinfo else at
+    return at if at.tzinfo else at.astimezone()
 
 
 class Deadline:
-    """Admits a job of ``sweep`` (:data:`~gcc_sgcl.experiments.runner.Admission`) when its estimated pre-training
-    and evaluation (:func:`plan_sweep`'s, or :func:`plan_finetune`'s with ``finetune``) end before ``at``, counted
-    from the moment it would start; a job with an unknown estimate is admitted. A refused job is named on stderr."""
+    """Admits a job of ``sweep`` (:data:`~gcc_sgcl.experiments.runner.Admission`) when the known parts of its
+    estimated pre-training and evaluation (:func:`plan_sweep`'s, or :func:`plan_finetune`'s with ``finetune``)
+    end by ``at``, counted from the moment it would start (a part with no stored timing counts 0). With
+    ``finetune``, only trained (or exported) encoders are admitted: an encoder pre-trained for its fine-tuned rows
+    alone would be lost with the machine before its frozen rows, which the sweep's ``run`` then trains it again
+    for. A refused job is named on stderr."""
 
     def __init__(self, sweep: Sweep, at: datetime, finetune: FinetuneConfig | None = None,
-                 clock: Callable[[], datetime] = datetime.now) -> None:
+                 clock: Callable[[], datetime] = local_now) -> None:
         self.sweep, self.at, self.finetune, self.clock = sweep, at, finetune, clock
         budget = sweep.budget() if finetune is None else finetune_budget(sweep, finetune)
         self.timings = Timings(RowStore(sweep.rows).load(), budget)
 
-    def minutes(self, job: Job, names: dict[str, list[str]]) -> float | None:
-        """Estimated minutes of ``job`` producing the rows ``names`` (dataset → row labels); None if unknown."""
+    def minutes(self, job: Job, names: dict[str, list[str]]) -> tuple[float | None, float, bool]:
+        """For ``job`` producing the rows ``names`` (dataset → row labels): its pre-training minutes (0: none to
+        do, None: unknown), the total minutes of the known parts, and whether every part is known."""
         kinds = [(name, FINETUNED) for name in names] if self.finetune else _kinds(job, names)
-        planned = _job(self.sweep, self.timings, *job, kinds)
-        return _total([planned.pretrain_minutes, planned.eval_minutes])
+        pretrain = _job(self.sweep, self.timings, *job, []).pretrain_minutes
+        parts = [pretrain] + [None if (s := self.timings.evaluation(n, k)) is None else s / 60 for n, k in kinds]
+        return pretrain, sum(p for p in parts if p is not None), all(p is not None for p in parts)
 
     def __call__(self, job: Job, names: dict[str, list[str]]) -> bool:
-        """Whether ``job`` fits before the deadline if it starts now."""
-        minutes = self.minutes(job, names)
+        """Whether ``job`` may start now (see the class)."""
+        pretrain, minutes, complete = self.minutes(job, names)
         left = (self.at - self.clock()).total_seconds() / 60
-        if minutes is None or minutes <= left:
+        if self.finetune and pretrain != 0.0:
+            why = "its encoder is not trained (under a deadline, fine-tuning uses trained encoders only)"
+        elif minutes <= left:
             return True
-        print(f"not started, would end after the deadline {self.at:%Y-%m-%d %H:%M}: {' '.join(map(str, job))} "
-              f"on {', '.join(names)} (≈ {minutes:.1f} min estimated, {max(left, 0.0):.1f} min left)",
-              file=sys.stderr)
+        else:
+            why = (f"it would end after the deadline ({'≥ ' if not complete else '≈ '}{minutes:.1f} min estimated, "
+                   f"{max(left, 0.0):.1f} min left before {self.at:%Y-%m-%d %H:%M %Z})")
+        print(f"not started: {' '.join(map(str, job))} on {', '.join(names) or 'export'}: {why}", file=sys.stderr)
         return False
 
 

@@ -176,7 +176,7 @@ def evidence_lines(items: list[Evidence]) -> str:
 
 
 def _column_name(c: Column, modes: set[str]) -> str:
-    return f"{label(c.dataset)}" + (f" {c.mode.upper()}" if len(modes) > 1 else "")
+    return label(c.dataset) + (f" {c.mode.upper()}" if len(modes) > 1 else "")
 
 
 def seed_differences_section(items: list[SeedDifferences], method: str, png: Path, csv_path: Path) -> str:

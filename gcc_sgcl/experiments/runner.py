@@ -333,8 +333,11 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
     added: list[ResultRow] = []
     bar = tqdm(total=sum(len(names) for _, names in todo), desc="sweep", unit="eval", disable=not progress)
     for (method, mode, seed), names in todo:
-        if not names or (admit is not None and not admit((method, mode, seed), names)):
-            bar.update(len(names))
+        if not names:
+            continue
+        if admit is not None and not admit((method, mode, seed), names):
+            bar.total -= len(names)
+            bar.refresh()
             continue
         classical = mode == CLASSICAL_MODE
         cfg = None if classical else sweep.encoder_config(method, mode, seed)
