@@ -66,6 +66,11 @@ def command_line() -> argparse.ArgumentParser:
     return p
 
 
+def deadline(sweep: Sweep, finetune: FinetuneConfig | None = None) -> Deadline | None:
+    """The sweep's ``--until`` as an admission rule (None without one)."""
+    return Deadline(sweep, parse_deadline(sweep.until), finetune) if sweep.until else None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     a = command_line().parse_args(argv)
@@ -76,12 +81,11 @@ def main(argv: list[str] | None = None) -> None:
             print(format_plan(jobs))
         elif a.command == "run":
             sweep = from_args(Sweep, a)
-            added = run_sweep(sweep, admit=Deadline(sweep, parse_deadline(sweep.until)) if sweep.until else None)
+            added = run_sweep(sweep, admit=deadline(sweep))
             print(f"{len(added)} new rows in {sweep.rows}", file=sys.stderr)
         elif a.command == "finetune":
             sweep, settings = from_args(Sweep, a), from_args(FinetuneConfig, a)
-            added = run_finetune(sweep, settings,
-                                 admit=Deadline(sweep, parse_deadline(sweep.until), settings) if sweep.until else None)
+            added = run_finetune(sweep, settings, admit=deadline(sweep, settings))
             print(f"{len(added)} new rows in {sweep.rows}", file=sys.stderr)
         elif a.command == "export":
             sweep = Sweep(**{**given_flags(SweepConfig, a), "datasets": []})
@@ -89,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
             if len(jobs) != 1:
                 raise ValueError(f"export writes one encoder: give one of --methods, --modes and --seeds, got "
                                  f"{len(jobs)} (method, mode, seed) combinations")
-            if sweep.until and not Deadline(sweep, parse_deadline(sweep.until))(jobs[0], {}):
+            admit = deadline(sweep)
+            if admit is not None and not admit(jobs[0], {}):
                 return
             print(export_run(sweep, *jobs[0], from_args(ExportConfig, a).to))
         elif a.command == "runtime":
