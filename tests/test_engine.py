@@ -1,4 +1,6 @@
 """Checkpoints, exact resume, seeded determinism and the pre-train → generate → evaluate chain."""
+import time
+
 import dgl
 import networkx as nx
 import numpy as np
@@ -82,6 +84,30 @@ def test_resume_after_kill_continues_exactly(tmp_path, monkeypatch, mode):
     if mode == "moco":
         assert torch.equal(state_a["queue"]["keys"], state_b["queue"]["keys"])
         assert torch.equal(state_a["queue"]["ptr"], state_b["queue"]["ptr"])
+
+
+def test_a_resumed_run_counts_the_wall_time_of_every_segment(tmp_path, monkeypatch):
+    """The checkpoint's train_seconds adds the resumed segment to the killed one's (each step sleeps 0.2 s)."""
+    original_step = pretrain_module.Trainer.step
+
+    def slow(self, q, k):
+        if self.step_count == 3 and not resumed:  # the checkpoint of step 2 exists; step 3 is lost
+            raise KeyboardInterrupt
+        time.sleep(0.2)
+        return original_step(self, q, k)
+
+    resumed = False
+    monkeypatch.setattr(pretrain_module.Trainer, "step", slow)
+    cfg = _cfg(tmp_path, run_name="killed")
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(cfg, progress=False, graphs=_corpus())
+    first = load_checkpoint(tmp_path / "killed")["train_seconds"]
+    assert first >= 0.4  # the two steps its checkpoint covers
+    resumed, start = True, time.time()
+    pretrain(cfg, resume=True, progress=False, graphs=_corpus())
+    segment = time.time() - start
+    total = load_checkpoint(tmp_path / "killed")["train_seconds"]
+    assert segment < total <= first + segment and total - first >= 0.4
 
 
 def test_existing_run_needs_resume_and_matching_config(tmp_path):

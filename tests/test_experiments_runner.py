@@ -268,6 +268,28 @@ def test_a_finished_run_with_another_model_structure_is_not_reused(tmp_path, mon
         ensure_pretrained(cfg)
 
 
+def test_a_resumed_encoder_reports_the_pre_training_time_of_all_its_segments(tmp_path, monkeypatch):
+    """The runner records a resumed run's whole training time (its checkpoint's ``train_seconds``), not only
+    the segment after the resume, so plans estimate from full runs."""
+    import time
+
+    from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
+    from gcc_sgcl.experiments.runner import ensure_pretrained
+
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
+    sweep = Sweep(methods=["gcc"], seeds=[0], datasets=[], steps=2, batch_size=4, num_workers=0,
+                  output_dir=str(tmp_path / "runs"))
+    cfg = sweep.encoder_config("gcc", "e2e", 0)
+    first = ensure_pretrained(cfg)
+    ckpt = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
+    state = load_checkpoint(ckpt)
+    assert 0 < state["train_seconds"] <= first
+    save_checkpoint({**state, "step": 1, "train_seconds": 1000.0}, ckpt)  # as if killed after 1000 s at step 1
+    start = time.time()
+    total = ensure_pretrained(cfg)
+    assert 1000.0 < total <= 1000.0 + time.time() - start
+
+
 def test_plan_lists_the_missing_rows_how_each_encoder_is_obtained_and_estimates_from_stored_times(
         sweep_dir, tmp_path):
     """``--plan``: nothing for a complete sweep; for a wider one, the trained encoders only need their new

@@ -132,6 +132,7 @@ class Trainer:
             self.optimizer, lambda s: lr_factor(s, t.steps, t.warmup_frac, t.decay_frac)
         )
         self.step_count = 0
+        self.train_seconds: float | None = 0.0  # wall time of every segment so far; None: a checkpoint without it
         # what the forward passes call: the encoder itself, or its wrapper that averages gradients over ranks
         self.net = self.model if dist is None else wrap_ddp(self.model, dist)
 
@@ -151,6 +152,7 @@ class Trainer:
             "queue": self.queue.state_dict() if self.queue is not None else None,
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
+            "train_seconds": self.train_seconds,
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -162,6 +164,7 @@ class Trainer:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.step_count = state["step"]
+        self.train_seconds = state.get("train_seconds")
 
     def step(self, graph_q, graph_k) -> dict[str, float]:
         """One optimisation step on a batch of (query, key) views; returns scalars to log."""
@@ -256,6 +259,7 @@ def _train(
     cfg: Config, run_dir: Path, resume: bool, progress: bool, graphs: list[dgl.DGLGraph] | None,
     dist: DistContext | None,
 ) -> Path:
+    began = time.time()  # this segment's wall time, data loading included, adds to the checkpoint's train_seconds
     t = cfg.train
     main = dist is None or dist.is_main
     ckpt_path = run_dir / CHECKPOINT_NAME
@@ -298,12 +302,14 @@ def _train(
     writer = SummaryWriter(str(run_dir)) if main else None
     bar = tqdm(total=t.steps, initial=trainer.step_count, desc=cfg.run_dir_name(), disable=not (progress and main),
                unit="step")
-    start, first_step = time.time(), trainer.step_count
+    start, first_step, seconds_before = time.time(), trainer.step_count, trainer.train_seconds
     for graph_q, graph_k in loader_batches(loader):
         stats = trainer.step(graph_q, graph_k)
         if not main:
             continue
         step = trainer.step_count
+        if seconds_before is not None:
+            trainer.train_seconds = seconds_before + time.time() - began
         if step % t.log_freq == 0 or step == t.steps:
             for name, value in stats.items():
                 writer.add_scalar(f"train/{name}", value, step)

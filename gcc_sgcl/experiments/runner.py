@@ -235,7 +235,8 @@ def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> bool:
 
 def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float | None:
     """Pre-train ``cfg`` unless its run already finished or one of the ``exported`` encoders is that run
-    (:func:`reuse_exported`); returns the seconds spent (None if reused)."""
+    (:func:`reuse_exported`); returns its pre-training seconds: every segment's, when a resumed run's checkpoint
+    counts them (``train_seconds``), else this call's (None if reused or finished before)."""
     from gcc_sgcl.engine.pretrain import pretrain
 
     ckpt = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
@@ -252,7 +253,8 @@ def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float
             return None
     start = time.time()
     pretrain(cfg, resume=ckpt.exists(), progress=False)
-    return time.time() - start
+    total = load_checkpoint(ckpt).get("train_seconds")
+    return time.time() - start if total is None else total
 
 
 def export_run(sweep: Sweep, method: str, mode: str, seed: int, dest: str | Path) -> Path:
