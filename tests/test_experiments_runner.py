@@ -333,6 +333,26 @@ def test_plan_lists_the_missing_rows_how_each_encoder_is_obtained_and_estimates_
     assert states == {0: "to pre-train", 1: f"copied from {shipped}", 2: "to pre-train"}
 
 
+def test_evaluation_estimates_are_each_methods_own_before_the_pooled_median():
+    """GCC's SVC takes longer on some embeddings than on others: a method's estimate is its own median; a method
+    never evaluated on the dataset gets the median over every method."""
+    from gcc_sgcl.experiments.plan import Timings
+
+    def timed(method: str, seed: int, seconds: float) -> ResultRow:
+        return ResultRow(method=method, mode="e2e", seed=seed, dataset="collab", task="graph_classification",
+                         metric="accuracy", mean=0.5, std=0.0, std_kind="", n=1, protocol="", repeats=10,
+                         folds=10, svc="gcc", eval_seconds=seconds)
+
+    rows = [timed("gcc", 0, 900.0), timed("gcc", 1, 1000.0), timed("sgcl", 0, 300.0), timed("sgcl", 1, 310.0),
+            timed("gcc ⊕ structural", 0, 1200.0)]
+    timings = Timings(rows, {"repeats": 10, "folds": 10, "svc": "gcc"})
+    assert timings.evaluation("collab", "encoder", "gcc") == 950.0
+    assert timings.evaluation("collab", "encoder", "sgcl") == 305.0
+    assert timings.evaluation("collab", "encoder", "grace") == 605.0  # median of 300, 310, 900, 1000
+    assert timings.evaluation("collab", "structural join", "gcc") == 1200.0
+    assert timings.evaluation("imdb-binary", "encoder", "gcc") is None
+
+
 def test_a_deadline_starts_only_the_jobs_whose_estimates_end_before_it(sweep_dir, capsys):
     """``--until``: a job to pre-train starts only if its estimated pre-training + evaluation (the plan's) fit in
     the time left, counting the known parts when some are unknown; a refused job is named and trains nothing;

@@ -7,7 +7,8 @@ missing, and estimates of both times from the wall times recorded in the stored 
 over rows of the same steps, batch and corpus, for the same method if it has any, else for its preset, else for
 any method of the mode; an evaluation, the median over rows of the same dataset, kind (encoder, encoder joined
 to the structural vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and
-folds, SVC protocol, fine-tuning epochs and folds), whatever the pre-training budget. An estimate with nothing to
+folds, SVC protocol, fine-tuning epochs and folds), whatever the pre-training budget, for the same method if it
+has any (GCC's SVC converges at a speed that depends on the features), else for every method. An estimate with nothing to
 go on is unknown, and the totals say so.
 """
 from __future__ import annotations
@@ -89,7 +90,7 @@ class Timings:
 
     def __init__(self, rows: Iterable[ResultRow], budget: dict[str, object]) -> None:
         self.pretrain_s: dict[tuple, list[float]] = defaultdict(list)
-        self.eval_s: dict[tuple[str, str], list[float]] = defaultdict(list)
+        self.eval_s: dict[tuple[str, ...], list[float]] = defaultdict(list)
         seen = set()
         for r in rows:
             if r.task == "runtime":
@@ -101,9 +102,10 @@ class Timings:
                 continue
             if r.eval_seconds is not None and r.key not in seen:  # one evaluation, several metric rows
                 seen.add(r.key)
-                kind = FINETUNED if r.task.endswith("_finetuned") else evaluation_kind(
-                    r.method.split(" ⊕ ")[0], r.mode, r.method)
-                self.eval_s[(r.dataset, kind)].append(r.eval_seconds)
+                encoder = r.method.split(" ⊕ ")[0]
+                kind = FINETUNED if r.task.endswith("_finetuned") else evaluation_kind(encoder, r.mode, r.method)
+                for key in ((encoder, r.dataset, kind), (r.dataset, kind)):
+                    self.eval_s[key].append(r.eval_seconds)
 
     def pretrain(self, method: str, mode: str) -> float | None:
         """Seconds to pre-train ``method`` in ``mode`` (its own median, else its preset's, else the mode's)."""
@@ -112,10 +114,14 @@ class Timings:
                 return median(self.pretrain_s[key])
         return None
 
-    def evaluation(self, dataset: str, kind: str) -> float | None:
-        """Seconds to embed and evaluate on ``dataset`` (``kind``: :func:`evaluation_kind` or fine-tuning)."""
-        found = self.eval_s.get((dataset, kind))
-        return median(found) if found else None
+    def evaluation(self, dataset: str, kind: str, method: str) -> float | None:
+        """Seconds to embed and evaluate ``method``'s embedding on ``dataset`` (``kind``: :func:`evaluation_kind`
+        or fine-tuning): the method's own median if it has one (an SVC's time depends on the features), else that
+        of every method."""
+        for key in ((method, dataset, kind), (dataset, kind)):
+            if self.eval_s.get(key):
+                return median(self.eval_s[key])
+        return None
 
 
 def preset_of(method: str) -> str:
@@ -133,7 +139,7 @@ def _job(sweep: Sweep, timings: Timings, method: str, mode: str, seed: int, kind
     cfg = None if mode == CLASSICAL_MODE else sweep.encoder_config(method, mode, seed)
     state, left = encoder_state(cfg, sweep.reuse)
     estimate = timings.pretrain(method, mode) if left > 0 else 0.0
-    evals = _total(timings.evaluation(name, kind) for name, kind in kinds)
+    evals = _total(timings.evaluation(name, kind, method) for name, kind in kinds)
     return PlannedJob(method, mode, seed, state, len(kinds), None if estimate is None else estimate * left / 60,
                       None if evals is None else evals / 60)
 
@@ -189,7 +195,7 @@ class Deadline:
         do, None: unknown), the total minutes of the known parts, and whether every part is known."""
         kinds = [(name, FINETUNED) for name in names] if self.finetune else _kinds(job, names)
         pretrain = _job(self.sweep, self.timings, *job, []).pretrain_minutes
-        parts = [pretrain] + [None if (s := self.timings.evaluation(n, k)) is None else s / 60 for n, k in kinds]
+        parts = [pretrain] + [None if (s := self.timings.evaluation(n, k, job[0])) is None else s / 60 for n, k in kinds]
         return pretrain, sum(p for p in parts if p is not None), all(p is not None for p in parts)
 
     def __call__(self, job: Job, names: dict[str, list[str]]) -> bool:
