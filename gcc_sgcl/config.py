@@ -480,8 +480,10 @@ class FinetuneConfig:
 
     folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds")
     max_folds: int | None = setting(None, "run only the first N folds (budget)")
-    epochs: int = setting(30, "epochs per fold")
-    batch_size: int = setting(128, "views per optimisation step")
+    epochs: int = setting(30, "epochs per fold (GCC's 30)")
+    batch_size: int = setting(32, "views per optimisation step (GCC's 32)")
+    view_copies: int = setting(30, "independently sampled views of every example, epoch e training on copy e mod "
+                                   "N (GCC samples a fresh view per example and epoch: N = epochs)")
     lr: float = setting(0.005, "peak learning rate")
     warmup_epochs: int = setting(3, "epochs of linear warm-up")
     rampdown_epochs: int = setting(3, "epochs of linear ramp-down")
@@ -495,8 +497,9 @@ class FinetuneConfig:
             raise ValueError(f"folds must be >= 2, got {self.folds}")
         if self.max_folds is not None and not 1 <= self.max_folds <= self.folds:
             raise ValueError(f"max_folds must be in [1, folds={self.folds}], got {self.max_folds}")
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError(f"epochs and batch_size must be >= 1, got {self.epochs} and {self.batch_size}")
+        if self.epochs < 1 or self.batch_size < 1 or self.view_copies < 1:
+            raise ValueError(f"epochs, batch_size and view_copies must be >= 1, got {self.epochs}, {self.batch_size} "
+                             f"and {self.view_copies}")
         if self.lr <= 0 or self.warmup_epochs < 0 or self.rampdown_epochs < 0:
             raise ValueError(f"need lr > 0 and warmup/rampdown epochs >= 0, got {self.lr}, {self.warmup_epochs}, "
                              f"{self.rampdown_epochs}")

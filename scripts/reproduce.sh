@@ -13,10 +13,10 @@
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),
 # classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (random-crop /
 # random-permute controls), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B),
-# finetune, runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
+# finetune (GCC's recipe), runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
 # skipped, finished runs reused, an interrupted run resumes from its checkpoint: re-running after a kill
 # continues where it stopped. saved/ does not outlive a session on the project's machines, so the main stage
-# fine-tunes its first seeds' encoders while they are on disk (stage finetune then finds those rows stored).
+# fine-tunes each seed's encoders while they are on disk (stage finetune then finds those rows stored).
 source "$(dirname "$0")/_env.sh"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
@@ -27,7 +27,7 @@ if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   ABL=("${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 30 --batch-size 32 --repeats 2 --svc gcc)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
   SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2); MOCO=(--batch-size 8 --moco-queue 64)
-  FT=(--epochs 2 --max-folds 2); RT=(--batches 5); INTRO=(); REUSE=(); SHIP=saved/smoke/pretrained; TAG=synthetic_30x32
+  FT=(--epochs 2 --max-folds 2 --view-copies 2); RT=(--batches 5); INTRO=(); REUSE=(); SHIP=saved/smoke/pretrained; TAG=synthetic_30x32
   CURVE_STEPS=(0 10 30); CURVE_DATA=("${NODE[@]}" "${GRAPH[@]}")
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
@@ -39,7 +39,7 @@ else
   ROWS=docs/results/rows.jsonl.gz; OUT=docs/results.md; RUNS=saved/repro
   SEEDS8=(0 1 2 3 4 5 6 7); SEEDS3=(0 1 2); SEEDS2=(0 1); C_GRID=(0.2 0.25 0.35 0.4 0.45)
   MOCO=(--batch-size 32 --moco-queue 16384)  # the papers' MoCo: batch 32, 16384 keys, as many steps as E2E
-  FT=(--epochs 10 --max-folds 3); RT=(--batches 40)
+  FT=(); RT=(--batches 40)  # fine-tuning: GCC's recipe (FinetuneConfig's defaults: 30 epochs, batch 32, all folds)
   INTRO=(--intro docs/results/intro.md)
   SHIP=saved/pretrained; TAG=snap5_6000x256  # the shipped encoders: saved/pretrained/<preset>_e2e_<TAG>_s0
   REUSE=(--reuse "$SHIP"/*_"$TAG"_s0)  # the shipped seed-0 encoders are those runs: not trained again
@@ -84,7 +84,7 @@ for stage in $stages; do
     main)      sgcl=$(sgcl_method) || exit 1; echo "sgcl row: $sgcl"
                for seed in "${SEEDS8[@]}"; do  # seed by seed, so an interrupted sweep leaves paired encoders
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --with-structural
-                 if [[ " ${SEEDS3[*]} " == *" $seed "* ]]; then finetune "$sgcl" "$seed"; fi
+                 finetune "$sgcl" "$seed"  # while the seed's encoders are on disk
                done ;;
     random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0 ;;  # untrained encoders
     k64)       sgcl=$(sgcl_method) || exit 1; [ "$sgcl" = sgcl ] && k64="sgcl[k=64]" || k64="${sgcl%]},k=64]"
@@ -98,7 +98,7 @@ for stage in $stages; do
     pairs)     run run --methods "${SINGLES[@]}" "${PAIRS[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1
-               finetune "$sgcl" "${SEEDS3[@]}" ;;
+               finetune "$sgcl" "${SEEDS8[@]}" ;;
     runtime)   [ -n "${PLAN:-}" ] && { echo "(plan: runtime measures ${RT[*]} per method in one run)"; continue; }
                python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
                    graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;

@@ -100,6 +100,14 @@ def test_parsing_no_flags_gives_the_dataclass_defaults(argv, groups):
         assert from_args(klass, args) == klass()
 
 
+def test_the_sweeps_batch_size_is_pre_trainings_not_fine_tunings():
+    args = experiments_cli.command_line().parse_args(["finetune", "--methods", "gcc", "--seeds", "0", "--datasets", "x",
+                                                      "--batch-size", "256", "--epochs", "3",
+                                                      "--view-copies", "4"])
+    assert experiments_cli.finetune_settings(args) == FinetuneConfig(epochs=3, view_copies=4)
+    assert experiments_cli.finetune_settings(args).batch_size == 32
+
+
 def test_given_flags_override_the_defaults_and_round_trip_to_the_dataclass():
     args = finetune.command_line().parse_args(["--load-path", "r", "--dataset", "a", "b", "--epochs", "2",
                                                "--no-progress", "--max-folds", "1"])

@@ -290,6 +290,23 @@ def test_a_resumed_encoder_reports_the_pre_training_time_of_all_its_segments(tmp
     assert 1000.0 < total <= 1000.0 + time.time() - start
 
 
+def test_fine_tuned_rows_are_stored_per_recipe_and_skipped_once_stored(sweep_dir, tmp_path):
+    """Rows fine-tuned with other epochs are another recipe: stored beside, never taken for, each other."""
+    from gcc_sgcl.config import FinetuneConfig
+    from gcc_sgcl.experiments.runner import run_finetune
+
+    _, sweep, _ = sweep_dir
+    mine = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [0], "datasets": ["synthetic-graphs"],
+                    "rows": str(tmp_path / "rows.jsonl")})
+    one = FinetuneConfig(epochs=1, max_folds=1, view_copies=2)
+    (row,) = run_finetune(mine, one, progress=False)
+    assert (row.task, row.epochs, row.max_folds, row.repeats) == ("graph_classification_finetuned", 1, 1, 1)
+    assert "batch 32" in row.protocol and "2 views per example" in row.protocol
+    assert run_finetune(mine, one, progress=False) == []
+    (other,) = run_finetune(mine, FinetuneConfig(epochs=2, max_folds=1, view_copies=2), progress=False)
+    assert other.epochs == 2 and len(RowStore(mine.rows).load()) == 2
+
+
 def test_plan_lists_the_missing_rows_how_each_encoder_is_obtained_and_estimates_from_stored_times(
         sweep_dir, tmp_path):
     """``--plan``: nothing for a complete sweep; for a wider one, the trained encoders only need their new

@@ -34,16 +34,21 @@ def run(tmp_path_factory) -> Path:
     return pretrain(cfg, progress=False)
 
 
-@pytest.fixture(scope="module")
-def toy(run):
-    """A learnable 3-class task (cycles, stars, cliques of 6–11 nodes) as views of the tiny encoder."""
+def _toy_graphs() -> tuple[list[dgl.DGLGraph], np.ndarray]:
+    """A learnable 3-class task: cycles, stars and cliques of 6–11 nodes, and their labels."""
     builders = (nx.cycle_graph, lambda n: nx.star_graph(n - 1), nx.complete_graph)
     labels = np.tile(np.arange(3), 20)
     sizes = np.random.default_rng(0).integers(6, 12, size=labels.size)
-    graphs = [dgl.to_bidirected(dgl.from_networkx(builders[c](int(n)))) for c, n in zip(labels, sizes)]
+    return [dgl.to_bidirected(dgl.from_networkx(builders[c](int(n)))) for c, n in zip(labels, sizes)], labels
+
+
+@pytest.fixture(scope="module")
+def toy(run):
+    """The toy task (:func:`_toy_graphs`) as one copy of views of the tiny encoder."""
+    graphs, labels = _toy_graphs()
     encoder, cfg = load_encoder(run)
     dataset = GraphViewDataset(graphs, cfg.sampling)
-    return encoder, cfg, dataset.__getitems__(range(len(dataset))), labels
+    return encoder, cfg, [dataset.__getitems__(range(len(dataset)))], labels
 
 
 def _sha256(path: Path) -> str:
@@ -87,6 +92,27 @@ def test_a_fold_is_a_function_of_seed_and_fold_and_leaves_the_global_rng_alone(t
     np.testing.assert_array_equal(*scores)
 
 
+def test_epoch_e_trains_on_view_copy_e_mod_n(toy):
+    """Cycling through copies: [v, v] trains exactly as [v]; [v, w] differs from [v] (epoch 1 sees w); [w, v]
+    ends otherwise than [v, w] (order matters); over 2 epochs [v, w] equals [v, w, u] (copy 2 unused)."""
+    encoder, cfg, (views,), labels = toy
+    graphs, _ = _toy_graphs()
+    second, third = (GraphViewDataset(graphs, cfg.sampling, 0, c).__getitems__(range(len(graphs))) for c in (1, 2))
+    settings = FinetuneConfig(epochs=2, batch_size=16, progress=False)
+
+    def trained(copies):
+        return finetune_fold(encoder, cfg, copies, labels, np.arange(45), settings).state_dict()
+
+    def same(a, b):
+        return all(torch.equal(a[k], b[k]) for k in a)
+
+    one = trained([views])
+    assert same(one, trained([views, views]))
+    assert not same(one, trained([views, second]))
+    assert not same(trained([views, second]), trained([second, views]))
+    assert same(trained([views, second]), trained([views, second, third]))
+
+
 def test_the_encoder_is_trained_end_to_end_on_a_copy(toy):
     encoder, cfg, views, labels = toy
     before = {k: v.clone() for k, v in encoder.state_dict().items()}
@@ -111,7 +137,7 @@ def test_a_learnable_toy_task_is_learned_well_above_chance(toy):
 def test_cli_appends_a_node_classification_row_and_leaves_the_checkpoint_unchanged(run, capsys):
     checkpoint = _sha256(run / "checkpoint.pt")
     results = main(["--load-path", str(run), "--dataset", "synthetic-roles", "--folds", "3", "--max-folds", "1",
-                    "--epochs", "1", "--no-progress"])
+                    "--epochs", "1", "--view-copies", "1", "--no-progress"])
     assert _sha256(run / "checkpoint.pt") == checkpoint
     assert "synthetic-roles" in capsys.readouterr().out
     row = _last_row(run)
@@ -134,7 +160,7 @@ def test_the_shell_script_fine_tunes_with_load_path_first(run, tmp_path):
     env = {**os.environ, "CI": "true"}
     out = subprocess.run(
         ["bash", str(ROOT / "scripts/finetune.sh"), str(run), "-1", "synthetic-graphs", "--epochs", "1", "--folds",
-         "3", "--max-folds", "1", "--no-progress"],
+         "3", "--max-folds", "1", "--view-copies", "2", "--no-progress"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert out.returncode == 0, out.stderr[-2000:]

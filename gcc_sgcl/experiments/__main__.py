@@ -37,9 +37,12 @@ from gcc_sgcl.experiments.runner import Sweep, export_run, run_finetune, run_run
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
 
+FINETUNE_FLAGS = ("epochs", "max_folds", "view_copies")  # the FinetuneConfig fields ``finetune`` takes
+
+
 def command_line() -> argparse.ArgumentParser:
     """The subcommands: ``run`` (:class:`~gcc_sgcl.config.SweepConfig`), ``finetune`` (the sweep plus
-    :class:`~gcc_sgcl.config.FinetuneConfig`'s epochs and max folds), ``runtime``
+    :class:`~gcc_sgcl.config.FinetuneConfig`'s epochs, max folds and view copies), ``runtime``
     (:class:`~gcc_sgcl.config.RuntimeConfig`), ``report`` (:class:`~gcc_sgcl.config.ReportConfig`),
     ``sgcl-method`` (:class:`~gcc_sgcl.config.ChoiceConfig`) and ``export`` (the sweep's settings but its datasets,
     plus :class:`~gcc_sgcl.config.ExportConfig`)."""
@@ -51,7 +54,7 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(run, SweepConfig, choices=sweep_choices)
     ft = sub.add_parser("finetune", help="fine-tune a sweep's encoders")
     add_arguments(ft, SweepConfig, choices=sweep_choices)
-    add_arguments(ft, FinetuneConfig, only=("epochs", "max_folds"))
+    add_arguments(ft, FinetuneConfig, only=FINETUNE_FLAGS)
     ex = sub.add_parser("export", help="pre-train one encoder of a sweep if needed and export it for shipping")
     add_arguments(ex, SweepConfig, choices=sweep_choices,
                   only=[f.name for f in dataclasses.fields(SweepConfig) if f.name not in ("datasets", "plan")])
@@ -66,6 +69,13 @@ def command_line() -> argparse.ArgumentParser:
     return p
 
 
+def finetune_settings(args: argparse.Namespace) -> FinetuneConfig:
+    """The fine-tuning settings of ``finetune``'s flags (:data:`FINETUNE_FLAGS`); the sweep's ``--batch-size`` is
+    the pre-training batch, not fine-tuning's."""
+    given = given_flags(FinetuneConfig, args)
+    return FinetuneConfig(**{name: given[name] for name in FINETUNE_FLAGS if name in given})
+
+
 def deadline(sweep: Sweep, finetune: FinetuneConfig | None = None) -> Deadline | None:
     """The sweep's ``--until`` as an admission rule (None without one)."""
     return Deadline(sweep, parse_deadline(sweep.until), finetune) if sweep.until else None
@@ -77,14 +87,14 @@ def main(argv: list[str] | None = None) -> None:
     with user_errors():
         if a.command in ("run", "finetune") and from_args(Sweep, a).plan:
             sweep = from_args(Sweep, a)
-            jobs = plan_sweep(sweep) if a.command == "run" else plan_finetune(sweep, from_args(FinetuneConfig, a))
+            jobs = plan_sweep(sweep) if a.command == "run" else plan_finetune(sweep, finetune_settings(a))
             print(format_plan(jobs))
         elif a.command == "run":
             sweep = from_args(Sweep, a)
             added = run_sweep(sweep, admit=deadline(sweep))
             print(f"{len(added)} new rows in {sweep.rows}", file=sys.stderr)
         elif a.command == "finetune":
-            sweep, settings = from_args(Sweep, a), from_args(FinetuneConfig, a)
+            sweep, settings = from_args(Sweep, a), finetune_settings(a)
             added = run_finetune(sweep, settings, admit=deadline(sweep, settings))
             print(f"{len(added)} new rows in {sweep.rows}", file=sys.stderr)
         elif a.command == "export":

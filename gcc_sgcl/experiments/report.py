@@ -130,9 +130,18 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
                         with_metric=True),
         rd.floor_lines(an.floor_verdicts(rows, modes, an.SIMILARITY, presets)),
         "## Fine-tuned encoders",
-        rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, encoders), folder / "finetuned.csv")
-        if rows.datasets(an.FINETUNED) else "_no fine-tuning rows_",
+        *([finetune_intro(rows), rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, encoders),
+                                                 folder / "finetuned.csv")]
+          if rows.datasets(an.FINETUNED) else ["_no fine-tuning rows_"]),
     ]
+
+
+def finetune_intro(rows: an.Rows) -> str:
+    """How the table's fine-tuned rows were fine-tuned (their stored protocols; one per dataset kind)."""
+    protocols = sorted({r.protocol for r in rows.rows if r.task in an.FINETUNED})
+    return ("Each fold fine-tunes a copy of the pre-trained encoder with a fresh linear head on the labels of the "
+            "training folds (the encoder is not frozen); cells are mean ± std over seeds of the mean over folds. "
+            "Protocol: " + "; ".join(f"`{p}`" for p in protocols) + ".")
 
 
 def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Path) -> list[str]:

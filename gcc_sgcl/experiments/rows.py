@@ -3,8 +3,8 @@ JSON-lines store that holds them (``docs/results/rows.jsonl.gz``).
 
 A row is one metric of one evaluation: what was evaluated (method, mode, seed, dataset, task, metric), its
 score (mean, spread, per-repetition scores, protocol), the budget that makes two rows comparable (steps,
-batch, corpus, CV repeats and folds, evaluation seed, SVC protocol) and where it came from (configuration,
-commit, wall times). Rows written before a field existed load with that field's old meaning
+batch, corpus, CV repeats and folds, evaluation seed, SVC protocol, fine-tuning epochs and folds run) and where it
+came from (configuration, commit, wall times). Rows written before a field existed load with that field's old meaning
 (:meth:`ResultRow.from_dict`).
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ class ResultRow:
     lambda2_bounds: list[list[float]] | None = None
 
     KEY: ClassVar[tuple[str, ...]] = ("method", "mode", "seed", "dataset", "task", "steps", "batch_size", "corpus",
-                                      "repeats", "folds", "eval_seed", "svc")
+                                      "repeats", "folds", "eval_seed", "svc", "epochs", "max_folds")
 
     @property
     def key(self) -> tuple:

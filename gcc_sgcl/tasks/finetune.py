@@ -15,6 +15,7 @@ import argparse
 import copy
 import math
 from pathlib import Path
+from typing import Sequence
 
 import dgl
 import numpy as np
@@ -93,20 +94,22 @@ def labelled_kind(name: str) -> str:
 
 
 def build_views(
-    name: str, data_dir: str | None, cfg: Config, seed: int, progress: bool = True
-) -> tuple[ViewBatch, np.ndarray, str]:
-    """``(views, labels, kind)`` of a node or graph dataset, every view built once (the eigendecompositions).
+    name: str, data_dir: str | None, cfg: Config, seed: int, progress: bool = True, copies: int = 1
+) -> tuple[list[ViewBatch], np.ndarray, str]:
+    """``(views, labels, kind)`` of a node or graph dataset: ``copies`` view sets, every view built once (the
+    eigendecompositions).
 
-    Node datasets give one RWR view per node (seeded by ``seed``, as ``generate``), graph datasets one
-    view per whole graph; the views follow ``cfg.sampling``, the encoder's pre-training settings. Sets
-    torch and BLAS to one thread (``limit_threads``), as pre-training and ``generate`` do.
+    Node datasets give one RWR view per node and copy (independent walks seeded by ``seed``, as ``generate``),
+    graph datasets one view per whole graph and copy (independently drawn eigenvector signs); the views follow
+    ``cfg.sampling``, the encoder's pre-training settings. Sets torch and BLAS to one thread
+    (``limit_threads``), as pre-training and ``generate`` do.
     """
     from gcc_sgcl.data import load_graph_dataset, load_node_dataset
 
     kind = labelled_kind(name)
     data = load_node_dataset(name, data_dir) if kind == "node" else load_graph_dataset(name, data_dir)
     limit_threads()
-    views = cached_views(name, cfg.sampling, data_dir, seed, progress=progress, copies=1, data=data)[0][0]
+    (views,) = cached_views(name, cfg.sampling, data_dir, seed, progress=progress, copies=copies, data=data)
     return views, class_labels(data.labels), kind
 
 
@@ -118,13 +121,15 @@ def _batches(indices: np.ndarray, batch_size: int) -> list[np.ndarray]:
 def finetune_fold(
     encoder: GraphEncoder,
     cfg: Config,
-    views: ViewBatch,
+    views: Sequence[ViewBatch],
     targets: np.ndarray,
     train_idx: np.ndarray,
     ft: FinetuneConfig,
     fold: int = 0,
 ) -> Classifier:
-    """A deep copy of ``encoder`` plus a fresh linear head, both trained on ``views[train_idx]``.
+    """A deep copy of ``encoder`` plus a fresh linear head, both trained on the ``train_idx`` examples, epoch
+    ``e`` on their views in ``views[e % len(views)]`` (a fresh view each epoch when there are as many copies as
+    epochs, as GCC's fine-tuning samples one per example and epoch).
 
     ``targets`` are the class indices ``0..C-1`` of all ``views``; the loss is cross-entropy. Adam takes
     the pre-training run's betas, eps and weight decay (``cfg.train``) and gradients are clipped to its
@@ -145,9 +150,10 @@ def finetune_fold(
                                      weight_decay=t.weight_decay)
         model.train()
         step = 0
-        for _ in tqdm(range(ft.epochs), desc=f"fold {fold}", disable=not ft.progress, unit="epoch", leave=False):
+        for epoch in tqdm(range(ft.epochs), desc=f"fold {fold}", disable=not ft.progress, unit="epoch",
+                          leave=False):
             for batch in _batches(rng.permutation(train_idx), ft.batch_size):
-                logits = model(views.select(batch).to_dgl(device=device))
+                logits = model(views[epoch % len(views)].select(batch).to_dgl(device=device))
                 loss = nn.functional.cross_entropy(logits, y[torch.from_numpy(batch).to(device)])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -173,13 +179,15 @@ def predict(model: Classifier, views: ViewBatch, indices: np.ndarray, batch_size
 def finetune_cv(
     encoder: GraphEncoder,
     cfg: Config,
-    views: ViewBatch,
+    views: Sequence[ViewBatch],
     labels: np.ndarray,
     kind: str,
     dataset: str = "",
     settings: FinetuneConfig | None = None,
 ) -> TaskResult:
-    """Stratified ``settings.folds``-fold CV of fine-tuning on pre-built ``views`` (see :func:`finetune`).
+    """Stratified ``settings.folds``-fold CV of fine-tuning on pre-built ``views`` (one or more copies of every
+    example's view: training cycles through them epoch by epoch, the test fold is scored on the first; see
+    :func:`finetune`).
 
     ``encoder`` (with its configuration ``cfg``) is never modified: each fold trains a deep copy plus a
     fresh ``nn.Linear(hidden, n_classes)`` head. Fold ``f``'s head initialisation, dropout and batch order
@@ -190,8 +198,8 @@ def finetune_cv(
     labels = class_labels(labels)
     if kind not in TASKS:
         raise ValueError(f"kind must be one of {sorted(TASKS)}, got {kind!r}")
-    if len(views) != len(labels):
-        raise ValueError(f"{len(views)} views but {len(labels)} labels")
+    if not views or any(len(v) != len(labels) for v in views):
+        raise ValueError(f"{[len(v) for v in views]} views per copy but {len(labels)} labels")
     task, metric, score = TASKS[kind]
     limit_threads()  # as pre-training and generate: batches of small graphs gain little from threads, lose a lot shared
     targets = np.unique(labels, return_inverse=True)[1]
@@ -200,7 +208,7 @@ def finetune_cv(
     for fold, (train_idx, test_idx) in enumerate(tqdm(splits, desc=f"finetune {dataset}",
                                                       disable=not ft.progress, unit="fold")):
         model = finetune_fold(encoder, cfg, views, targets, train_idx, ft, fold)
-        scores.append(float(score(targets[test_idx], predict(model, views, test_idx, ft.batch_size))))
+        scores.append(float(score(targets[test_idx], predict(model, views[0], test_idx, ft.batch_size))))
         evaluated += len(test_idx)
     scores = np.asarray(scores)
     run = f"{len(splits)} folds" if len(splits) == ft.folds else f"the first {len(splits)} of {ft.folds} folds"
@@ -216,6 +224,7 @@ def finetune_cv(
         protocol=(
             f"fine-tuned encoder + linear head, cross-entropy, Adam lr={ft.lr:g} with {ft.warmup_epochs}-epoch "
             f"linear warm-up and {ft.rampdown_epochs}-epoch ramp-down, {ft.epochs} epochs, batch {ft.batch_size}, "
+            f"{len(views)} view{'s' if len(views) > 1 else ''} per example cycled over the epochs, "
             f"stratified {ft.folds}-fold CV ({run} run), scored after the last epoch"
         ),
         seed=ft.seed,
@@ -241,7 +250,7 @@ def finetune(
     ft.check()
     labelled_kind(dataset)
     encoder, cfg = load_encoder(load_path, device)  # before the slow view building: a missing checkpoint fails fast
-    views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress)
+    views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress, ft.view_copies)
     return finetune_cv(encoder, cfg, views, labels, kind, dataset, ft)
 
 
