@@ -484,6 +484,7 @@ class FinetuneConfig:
     batch_size: int = setting(32, "views per optimisation step (GCC's 32)")
     view_copies: int = setting(30, "independently sampled views of every example, epoch e training on copy e mod "
                                    "N (GCC samples a fresh view per example and epoch: N = epochs)")
+    jobs: int = setting(1, "processes fine-tuning folds side by side (0: every available core)")
     lr: float = setting(0.005, "peak learning rate")
     warmup_epochs: int = setting(3, "epochs of linear warm-up")
     rampdown_epochs: int = setting(3, "epochs of linear ramp-down")
@@ -497,6 +498,8 @@ class FinetuneConfig:
             raise ValueError(f"folds must be >= 2, got {self.folds}")
         if self.max_folds is not None and not 1 <= self.max_folds <= self.folds:
             raise ValueError(f"max_folds must be in [1, folds={self.folds}], got {self.max_folds}")
+        if self.jobs < 0:
+            raise ValueError(f"jobs must be >= 0 (0: every available core), got {self.jobs}")
         if self.epochs < 1 or self.batch_size < 1 or self.view_copies < 1:
             raise ValueError(f"epochs, batch_size and view_copies must be >= 1, got {self.epochs}, {self.batch_size} "
                              f"and {self.view_copies}")

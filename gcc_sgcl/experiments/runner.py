@@ -422,12 +422,13 @@ def pending_finetune(sweep: Sweep, ft: FinetuneConfig, store: RowStore, datasets
 def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress: bool = True,
                  admit: Admission | None = None) -> list[ResultRow]:
     """Fine-tune every pre-trained (method, mode, seed) of ``sweep`` on each classification dataset
-    (:mod:`gcc_sgcl.tasks.finetune`, with ``settings``' epochs, batch, schedule and ``max_folds``; folds and seed
-    are the sweep's ``folds`` and ``eval_seed``); rows of task ``*_finetuned``, skipped when already stored at this
+    (:mod:`gcc_sgcl.tasks.finetune`, with ``settings``' epochs, batch, schedule and ``max_folds``; folds, seed and
+    processes are the sweep's ``folds``, ``eval_seed`` and ``eval_jobs``); rows of task ``*_finetuned``, skipped when already stored at this
     budget; with ``admit``, only the (job, dataset) units it accepts."""
     from gcc_sgcl.tasks.finetune import finetune
 
-    ft = dataclasses.replace(settings or FinetuneConfig(), folds=sweep.folds, seed=sweep.eval_seed, progress=False)
+    ft = dataclasses.replace(settings or FinetuneConfig(), folds=sweep.folds, seed=sweep.eval_seed, progress=False,
+                             jobs=sweep.eval_jobs)
     store = RowStore(sweep.rows)
     budget = finetune_budget(sweep, ft)
     commit = git_commit()

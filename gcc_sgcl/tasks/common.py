@@ -15,13 +15,15 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import RepeatedStratifiedKFold
 from threadpoolctl import threadpool_limits
+from tqdm import tqdm
 
 from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, add_arguments
 
@@ -30,6 +32,7 @@ RESULTS_FILE = "results.csv"
 # 2-core machine, one one-vs-rest logistic regression fit (4500 x 64, 20 classes) took 3.5 s with 2 OpenBLAS
 # threads and 0.7 s with 1.
 CV_BLAS_THREADS = 1
+T = TypeVar("T")
 CSV_COLUMNS = (
     "time",
     "task",
@@ -151,19 +154,18 @@ def estimator_fit_predict(estimator: BaseEstimator, emb: np.ndarray, labels: np.
     return fit_predict
 
 
-_FOLDS: tuple[FitPredict, list[tuple[np.ndarray, np.ndarray]]] | None = None  # set in each forked CV worker
+_TASK: Callable[[int], object] | None = None  # set in each forked worker of :func:`forked_map`
 MAX_CV_JOBS = 8  # each SVC worker holds a fold's Gram matrix (about 0.5 GB at 5 000 graphs)
 
 
-def _init_fold_worker(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    global _FOLDS
-    _FOLDS = (fit_predict, folds)
+def _init_worker(task: Callable[[int], object]) -> None:
+    global _TASK
+    _TASK = task
 
 
-def _fit_fold(i: int) -> np.ndarray:
-    fit_predict, folds = _FOLDS
+def _run_task(i: int) -> object:
     with threadpool_limits(limits=CV_BLAS_THREADS, user_api="blas"):
-        return fit_predict(*folds[i])
+        return _TASK(i)
 
 
 def cv_jobs(jobs: int) -> int:
@@ -175,19 +177,27 @@ def cv_jobs(jobs: int) -> int:
     return jobs or min(MAX_CV_JOBS, len(affinity(0)) if affinity else os.cpu_count() or 1)
 
 
-def fold_predictions(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]], jobs: int = 1
-                     ) -> list[np.ndarray]:
-    """``fit_predict(train, test)`` of every fold, in order; with ``jobs > 1`` in that many forked processes,
-    which inherit the embeddings and distance matrices copy-on-write (nothing large is pickled) and return only
-    the predictions (a worker that dies raises ``BrokenProcessPool`` here). Each fold's fit is single-threaded
-    and deterministic, so the result does not depend on ``jobs``; without ``fork`` (not Linux) folds run here."""
-    jobs = min(cv_jobs(jobs), len(folds))
+def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | None = None) -> list[T]:
+    """``[task(0), ..., task(n - 1)]``, single-threaded BLAS each; with ``jobs > 1`` (``0``: :func:`cv_jobs`) in
+    that many forked processes, which inherit ``task``'s data copy-on-write (nothing large is pickled) and return
+    only the results (a worker that dies raises ``BrokenProcessPool`` here). Deterministic tasks give the same
+    list whatever ``jobs``; without ``fork`` (not Linux) the tasks run here. ``progress``: a progress bar with
+    that description, advanced as results arrive in order."""
+    jobs = min(cv_jobs(jobs), n)
+    bar = partial(tqdm, total=n, desc=progress, disable=progress is None, leave=False)
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         with threadpool_limits(limits=CV_BLAS_THREADS, user_api="blas"):
-            return [fit_predict(train, test) for train, test in folds]
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_init_fold_worker,
-                             initargs=(fit_predict, folds)) as pool:
-        return list(pool.map(_fit_fold, range(len(folds))))
+            return [task(i) for i in bar(range(n))]
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_init_worker,
+                             initargs=(task,)) as pool:
+        return list(bar(pool.map(_run_task, range(n))))
+
+
+def fold_predictions(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]], jobs: int = 1
+                     ) -> list[np.ndarray]:
+    """``fit_predict(train, test)`` of every fold, in order, ``jobs`` at a time (:func:`forked_map`); each fold's
+    fit is single-threaded and deterministic, so the result does not depend on ``jobs``."""
+    return forked_map(lambda i: fit_predict(*folds[i]), len(folds), jobs)
 
 
 def cross_validated(

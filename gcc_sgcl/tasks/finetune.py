@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import math
 from pathlib import Path
 from typing import Sequence
@@ -36,6 +37,8 @@ from gcc_sgcl.tasks.common import (
     TaskResult,
     append_results_csv,
     class_labels,
+    cv_jobs,
+    forked_map,
     repeated_stratified_folds,
 )
 
@@ -191,7 +194,8 @@ def finetune_cv(
 
     ``encoder`` (with its configuration ``cfg``) is never modified: each fold trains a deep copy plus a
     fresh ``nn.Linear(hidden, n_classes)`` head. Fold ``f``'s head initialisation, dropout and batch order
-    derive from ``(settings.seed, f)`` only, so a fold's score does not depend on the folds run before it.
+    derive from ``(settings.seed, f)`` only, so a fold's score does not depend on the folds run before it nor
+    on ``settings.jobs``, the processes fitting folds side by side (:func:`~gcc_sgcl.tasks.common.forked_map`).
     """
     ft = settings or FinetuneConfig()
     ft.check()
@@ -204,13 +208,15 @@ def finetune_cv(
     limit_threads()  # as pre-training and generate: batches of small graphs gain little from threads, lose a lot shared
     targets = np.unique(labels, return_inverse=True)[1]
     splits = repeated_stratified_folds(labels, ft.folds, 1, ft.seed)[0][:ft.max_folds]
-    scores, evaluated = [], 0
-    for fold, (train_idx, test_idx) in enumerate(tqdm(splits, desc=f"finetune {dataset}",
-                                                      disable=not ft.progress, unit="fold")):
-        model = finetune_fold(encoder, cfg, views, targets, train_idx, ft, fold)
-        scores.append(float(score(targets[test_idx], predict(model, views[0], test_idx, ft.batch_size))))
-        evaluated += len(test_idx)
-    scores = np.asarray(scores)
+    inner = dataclasses.replace(ft, progress=ft.progress and cv_jobs(ft.jobs) == 1)  # epoch bars: one process
+
+    def fold_score(fold: int) -> float:
+        train_idx, test_idx = splits[fold]
+        model = finetune_fold(encoder, cfg, views, targets, train_idx, inner, fold)
+        return float(score(targets[test_idx], predict(model, views[0], test_idx, ft.batch_size)))
+
+    scores = np.asarray(forked_map(fold_score, len(splits), ft.jobs, f"finetune {dataset}" if ft.progress else None))
+    evaluated = sum(len(test_idx) for _, test_idx in splits)
     run = f"{len(splits)} folds" if len(splits) == ft.folds else f"the first {len(splits)} of {ft.folds} folds"
     return TaskResult(
         task=task,
