@@ -545,8 +545,8 @@ class SweepConfig:
     repeats: int = setting(default_of(EvalConfig, "repeats"), "repetitions of the K-fold CV (paper: 10)")
     eval_seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, same for all encoders")
     svc: str = setting(default_of(EvalConfig, "svc"), "graph classification's SVC protocol (see the tasks' --svc)")
-    eval_jobs: int = setting(0, "processes fitting the CV folds (0: every available core; the sweep evaluates "
-                                "between pre-training runs, so the cores are free)")
+    eval_jobs: int = setting(0, "processes fitting the CV folds and the fine-tuning folds (0: every available "
+                                "core; the sweep evaluates between pre-training runs, so the cores are free)")
     with_structural: bool = setting(False, "also evaluate each pre-trained embedding joined to the training-free "
                                            "structural vector (rows of method '<method> ⊕ structural')")
     reuse: list[str] = setting([], "exported encoders (folders with checkpoint.pt, e.g. saved/pretrained/<name>) "

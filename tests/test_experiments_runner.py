@@ -160,6 +160,17 @@ def _row(method: str) -> ResultRow:
                      metric="accuracy", mean=0.5, std=0.0, std_kind="", n=1, protocol="")
 
 
+def test_fine_tuned_rows_stored_before_view_copies_existed_load_with_the_copies_they_used():
+    tuned = dict(_row("gcc").to_dict(), task="graph_classification_finetuned")
+    del tuned["view_copies"]
+    assert ResultRow.from_dict(dict(tuned, protocol="..., 10 epochs, batch 256, stratified ...")).view_copies == 1
+    assert ResultRow.from_dict(dict(tuned, protocol="..., batch 32, 30 views per example cycled over the epochs, "
+                                                    "stratified ...")).view_copies == 30
+    frozen = _row("gcc").to_dict()
+    del frozen["view_copies"]
+    assert ResultRow.from_dict(frozen).view_copies is None
+
+
 def test_row_store_ignores_a_truncated_last_line_but_not_a_corrupt_middle_one(tmp_path):
     store = RowStore(tmp_path / "rows.jsonl")
     store.append([_row("a"), _row("b")])
@@ -298,13 +309,14 @@ def test_fine_tuned_rows_are_stored_per_recipe_and_skipped_once_stored(sweep_dir
     _, sweep, _ = sweep_dir
     mine = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [0], "datasets": ["synthetic-graphs"],
                     "rows": str(tmp_path / "rows.jsonl")})
-    one = FinetuneConfig(epochs=1, max_folds=1, view_copies=2)
-    (row,) = run_finetune(mine, one, progress=False)
-    assert (row.task, row.epochs, row.max_folds, row.repeats) == ("graph_classification_finetuned", 1, 1, 1)
-    assert "batch 32" in row.protocol and "2 views per example" in row.protocol
-    assert run_finetune(mine, one, progress=False) == []
-    (other,) = run_finetune(mine, FinetuneConfig(epochs=2, max_folds=1, view_copies=2), progress=False)
-    assert other.epochs == 2 and len(RowStore(mine.rows).load()) == 2
+    two = FinetuneConfig(epochs=2, max_folds=1, view_copies=2)
+    (row,) = run_finetune(mine, two, progress=False)
+    assert (row.task, row.epochs, row.max_folds, row.repeats) == ("graph_classification_finetuned", 2, 1, 1)
+    assert "batch 32" in row.protocol and "2 views cycled over the epochs per example" in row.protocol
+    assert run_finetune(mine, two, progress=False) == []
+    (other,) = run_finetune(mine, FinetuneConfig(epochs=1, max_folds=1, view_copies=2), progress=False)
+    assert other.epochs == 1 and "one fixed view per example" in other.protocol  # copies beyond the epochs unused
+    assert len(RowStore(mine.rows).load()) == 2
 
 
 def test_plan_lists_the_missing_rows_how_each_encoder_is_obtained_and_estimates_from_stored_times(

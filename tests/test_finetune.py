@@ -14,7 +14,7 @@ import torch
 
 from gcc_sgcl.config import FinetuneConfig
 from gcc_sgcl.presets import make_config
-from gcc_sgcl.tasks.finetune import finetune, finetune_cv, finetune_fold, finetune_lr, main
+from gcc_sgcl.tasks.finetune import SignCopies, finetune, finetune_cv, finetune_fold, finetune_lr, main
 from gcc_sgcl.engine.generate import load_encoder
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.sampling.dataset import GraphViewDataset
@@ -114,6 +114,24 @@ def test_epoch_e_trains_on_view_copy_e_mod_n(toy):
     assert not same(one, trained([views, second]))
     assert not same(trained([views, second]), trained([second, views]))
     assert same(trained([views, second]), trained([views, second, third]))
+
+
+def test_graph_copies_equal_the_copies_graph_view_dataset_decomposes(toy):
+    """Copy c made by flipping copy 0's signs is exactly GraphViewDataset's copy c (another sign draw, same
+    edges); canonical-sign views have a single copy."""
+    _, cfg, (views,), _ = toy
+    graphs, _ = _toy_graphs()
+    assert views.pe_sign == "random"
+    copies = SignCopies(views, 3, seed=0)  # the toy's views are copy 0 of seed 0
+    assert len(copies) == 3 and copies[0] is views
+    for c in (1, 2):
+        built = GraphViewDataset(graphs, cfg.sampling, 0, c).__getitems__(range(len(graphs)))
+        np.testing.assert_array_equal(copies[c].pe, built.pe)
+        np.testing.assert_array_equal(copies[c].eigvec, built.eigvec)
+    assert not np.array_equal(copies[1].pe, views.pe)
+    with pytest.raises(IndexError):
+        copies[3]
+    assert len(SignCopies(views.replace(pe_sign="canonical"), 3, seed=0)) == 1
 
 
 def test_the_encoder_is_trained_end_to_end_on_a_copy(toy):

@@ -26,7 +26,9 @@ from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.rwr import max_nodes_per_seed, rwr_visits, view_node_sets
 from gcc_sgcl.sampling.spectral import eigen_arrays
 from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, NID, PE, SEED
-from gcc_sgcl.sampling.views import GraphIndex, build_views, induced_edges, rwr_node_sets, whole_graph_views
+from gcc_sgcl.sampling.views import (
+    GraphIndex, build_views, flip_signs, induced_edges, rwr_node_sets, sign_draws, whole_graph_views,
+)
 
 SMALL = SamplingConfig(rw_hops=64, positional_embedding_size=16, pe_sign="canonical")
 
@@ -341,3 +343,17 @@ def test_node_and_graph_view_datasets(ba):
     whole = GraphViewDataset(graphs, SMALL).__getitems__([0, 1])
     assert whole.num_nodes.tolist() == [5, 6] and whole.seed_pos.tolist() == [0, 1]
     assert np.array_equal(whole_graph_views(graphs, 16, max_edges=4).eigval, whole.eigval, equal_nan=True)
+
+
+def test_flipping_one_sign_draw_into_another_equals_decomposing_with_the_other():
+    """Views of one sign draw, flipped by (first draw · second draw), are exactly the views of the second draw."""
+    graphs = [dgl.to_bidirected(dgl.from_networkx(nx.path_graph(n))) for n in (6, 9, 12)]
+    first, second = KeyedRandom.for_items(1, np.arange(3)), KeyedRandom.for_items(2, np.arange(3))
+    drawn, wanted = (whole_graph_views(graphs, 4, "random", rng) for rng in (first, second))
+    signs = sign_draws("random", first, 4) * sign_draws("random", second, 4)
+    assert (signs < 0).any() and (signs > 0).any()
+    flipped = flip_signs(drawn, signs)
+    for name in ("pe", "eigvec", "eigval", "src", "dst"):
+        np.testing.assert_array_equal(getattr(flipped, name), getattr(wanted, name), err_msg=name)
+    with pytest.raises(ValueError, match="signs must have shape"):
+        flip_signs(drawn, signs[:2])

@@ -7,9 +7,9 @@ missing, and estimates of both times from the wall times recorded in the stored 
 over rows of the same steps, batch and corpus, for the same method if it has any, else for its preset, else for
 any method of the mode; an evaluation, the median over rows of the same dataset, kind (encoder, encoder joined
 to the structural vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and
-folds, SVC protocol, fine-tuning epochs and folds), whatever the pre-training budget, for the same method if it
-has any (GCC's SVC converges at a speed that depends on the features), else for every method. An estimate with nothing to
-go on is unknown, and the totals say so.
+folds, SVC protocol, fine-tuning epochs, folds and view copies), whatever the pre-training budget, for the same
+method if it has any (GCC's SVC converges at a speed that depends on the features), else for every method. An
+estimate with nothing to go on is unknown, and the totals say so.
 """
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def evaluation_kind(method: str, mode: str, label: str) -> str:
 
 
 PRETRAIN_BUDGET = ("steps", "batch_size", "corpus")
-EVAL_PROTOCOL = ("repeats", "folds", "svc", "epochs", "max_folds")
+EVAL_PROTOCOL = ("repeats", "folds", "svc", "epochs", "max_folds", "view_copies")
 
 
 class Timings:
@@ -195,7 +195,8 @@ class Deadline:
         do, None: unknown), the total minutes of the known parts, and whether every part is known."""
         kinds = [(name, FINETUNED) for name in names] if self.finetune else _kinds(job, names)
         pretrain = _job(self.sweep, self.timings, *job, []).pretrain_minutes
-        parts = [pretrain] + [None if (s := self.timings.evaluation(n, k, job[0])) is None else s / 60 for n, k in kinds]
+        parts = [pretrain] + [None if (s := self.timings.evaluation(n, k, job[0])) is None else s / 60
+                              for n, k in kinds]
         return pretrain, sum(p for p in parts if p is not None), all(p is not None for p in parts)
 
     def __call__(self, job: Job, names: dict[str, list[str]]) -> bool:

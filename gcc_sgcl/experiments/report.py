@@ -137,11 +137,11 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
 
 
 def finetune_intro(rows: an.Rows) -> str:
-    """How the table's fine-tuned rows were fine-tuned (their stored protocols; one per dataset kind)."""
+    """How the table's fine-tuned rows were fine-tuned (their stored protocols)."""
     protocols = sorted({r.protocol for r in rows.rows if r.task in an.FINETUNED})
     return ("Each fold fine-tunes a copy of the pre-trained encoder with a fresh linear head on the labels of the "
-            "training folds (the encoder is not frozen); cells are mean ± std over seeds of the mean over folds. "
-            "Protocol: " + "; ".join(f"`{p}`" for p in protocols) + ".")
+            "training folds (the encoder is not frozen); cells are mean ± std over seeds of each encoder's mean over "
+            "the folds (ᶜ: one seed, ± over its folds). Protocol: " + "; ".join(f"`{p}`" for p in protocols) + ".")
 
 
 def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Path) -> list[str]:

@@ -3,9 +3,9 @@ JSON-lines store that holds them (``docs/results/rows.jsonl.gz``).
 
 A row is one metric of one evaluation: what was evaluated (method, mode, seed, dataset, task, metric), its
 score (mean, spread, per-repetition scores, protocol), the budget that makes two rows comparable (steps,
-batch, corpus, CV repeats and folds, evaluation seed, SVC protocol, fine-tuning epochs and folds run) and where it
-came from (configuration, commit, wall times). Rows written before a field existed load with that field's old meaning
-(:meth:`ResultRow.from_dict`).
+batch, corpus, CV repeats and folds, evaluation seed, SVC protocol, fine-tuning epochs, folds run and view
+copies) and where it came from (configuration, commit, wall times). Rows written before a field existed load
+with that field's old meaning (:meth:`ResultRow.from_dict`).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import fcntl
 import gzip
 import json
 import os
+import re
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class ResultRow:
     svc: str | None = None
     epochs: int | None = None
     max_folds: int | None = None
+    view_copies: int | None = None
     config: dict[str, Any] = field(default_factory=dict)
     commit: str = "unknown"
     time: str = ""
@@ -71,7 +73,8 @@ class ResultRow:
     lambda2_bounds: list[list[float]] | None = None
 
     KEY: ClassVar[tuple[str, ...]] = ("method", "mode", "seed", "dataset", "task", "steps", "batch_size", "corpus",
-                                      "repeats", "folds", "eval_seed", "svc", "epochs", "max_folds")
+                                      "repeats", "folds", "eval_seed", "svc", "epochs", "max_folds",
+                                      "view_copies")
 
     @property
     def key(self) -> tuple:
@@ -89,6 +92,10 @@ class ResultRow:
         d = dict(d)
         if "svc_search" in d:
             d.setdefault("svc", _LEGACY_SVC[bool(d.pop("svc_search"))])
+        if str(d.get("task", "")).endswith("_finetuned") and "view_copies" not in d:
+            # rows from before the field: the copies their protocol names, else one fixed view per example
+            copies = re.search(r"(\d+) views? per example cycled", str(d.get("protocol", "")))
+            d["view_copies"] = int(copies.group(1)) if copies else 1
         extra = set(d) - {f.name for f in dataclasses.fields(cls)}
         if extra:
             raise ValueError(f"unknown result-row fields {sorted(extra)}")

@@ -405,8 +405,11 @@ def run_runtime(settings: RuntimeConfig, rows: str, data_dir: str | None = None)
 
 
 def finetune_budget(sweep: Sweep, ft: FinetuneConfig) -> dict[str, Any]:
-    """The budget fields of fine-tuned rows: the sweep's, one CV repetition, and the fine-tuning epochs and folds."""
-    return {**sweep.budget(), "repeats": 1, "epochs": ft.epochs, "max_folds": ft.max_folds}
+    """The budget fields of fine-tuned rows: the sweep's, one CV repetition, the fine-tuning epochs, the folds run
+    (``None``: all of them) and the view copies used (at most one per epoch)."""
+    return {**sweep.budget(), "repeats": 1, "epochs": ft.epochs,
+            "max_folds": None if ft.max_folds in (None, sweep.folds) else ft.max_folds,
+            "view_copies": min(ft.view_copies, ft.epochs)}
 
 
 def pending_finetune(sweep: Sweep, ft: FinetuneConfig, store: RowStore, datasets: Iterable[str]
@@ -423,8 +426,8 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
                  admit: Admission | None = None) -> list[ResultRow]:
     """Fine-tune every pre-trained (method, mode, seed) of ``sweep`` on each classification dataset
     (:mod:`gcc_sgcl.tasks.finetune`, with ``settings``' epochs, batch, schedule and ``max_folds``; folds, seed and
-    processes are the sweep's ``folds``, ``eval_seed`` and ``eval_jobs``); rows of task ``*_finetuned``, skipped when already stored at this
-    budget; with ``admit``, only the (job, dataset) units it accepts."""
+    processes are the sweep's ``folds``, ``eval_seed`` and ``eval_jobs``); rows of task ``*_finetuned``, skipped
+    when already stored at this budget; with ``admit``, only the (job, dataset) units it accepts."""
     from gcc_sgcl.tasks.finetune import finetune
 
     ft = dataclasses.replace(settings or FinetuneConfig(), folds=sweep.folds, seed=sweep.eval_seed, progress=False,

@@ -178,6 +178,11 @@ class PretrainPairDataset(torch.utils.data.Dataset):
         return self.__getitems__([index])
 
 
+def copy_keys(seed: int, indices: np.ndarray, copy: int) -> KeyedRandom:
+    """The random keys of copy ``copy`` of the inference views of items ``indices`` (their walks or signs)."""
+    return KeyedRandom.for_items(seed, indices).child(f"copy{copy}")
+
+
 class NodeViewDataset(torch.utils.data.Dataset):
     """One RWR view per node of a graph (GCC's node-level datasets); item ``i`` is node ``i``'s view.
 
@@ -194,7 +199,7 @@ class NodeViewDataset(torch.utils.data.Dataset):
 
     def __getitems__(self, indices: Sequence[int]) -> ViewBatch:
         indices = np.asarray(indices, dtype=np.int64)
-        rng = KeyedRandom.for_items(self.seed, indices).child(f"copy{self.copy}")
+        rng = copy_keys(self.seed, indices, self.copy)
         return self.sampler.views(indices, rng)
 
     def __getitem__(self, index: int) -> ViewBatch:
@@ -218,7 +223,7 @@ class GraphViewDataset(torch.utils.data.Dataset):
 
     def __getitems__(self, indices: Sequence[int]) -> ViewBatch:
         indices = np.asarray(indices, dtype=np.int64)
-        rng = KeyedRandom.for_items(self.seed, indices).child(f"copy{self.copy}")
+        rng = copy_keys(self.seed, indices, self.copy)
         s = self.sampling
         return whole_graph_views([self.graphs[i] for i in indices], s.positional_embedding_size, s.pe_sign, rng)
 

@@ -149,6 +149,17 @@ def sign_draws(pe_sign: str, rng: KeyedRandom | None, k: int) -> np.ndarray | No
     return random_signs(rng.child("pe_sign").uniform(k))
 
 
+def flip_signs(views: ViewBatch, signs: np.ndarray) -> ViewBatch:
+    """``views`` with the eigenvector columns of view ``b`` multiplied by ``signs[b]`` (``(B, k)`` of ±1): the
+    eigen-features of another sign draw, without decomposing again (row norms, hence ``pe``, are unchanged up to
+    those signs)."""
+    signs = np.asarray(signs)
+    if signs.shape != (len(views), views.k):
+        raise ValueError(f"signs must have shape {(len(views), views.k)}, got {signs.shape}")
+    rows = signs[segment_ids(views.num_nodes)].astype(views.pe.dtype)
+    return views.replace(pe=views.pe * rows, eigvec=views.eigvec * rows)
+
+
 def build_views(
     index: GraphIndex,
     sets: NodeSets,

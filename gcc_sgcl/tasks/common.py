@@ -169,8 +169,8 @@ def _run_task(i: int) -> object:
 
 
 def cv_jobs(jobs: int) -> int:
-    """Processes that fit CV folds: ``jobs``, or with ``0`` the cores this process may use (at most
-    :data:`MAX_CV_JOBS`)."""
+    """Processes that fit CV folds (frozen tasks' classifiers, fine-tuning): ``jobs``, or with ``0`` the cores this
+    process may use (at most :data:`MAX_CV_JOBS`)."""
     if jobs < 0:
         raise ValueError(f"jobs must be >= 0 (0: every available core), got {jobs}")
     affinity = getattr(os, "sched_getaffinity", None)

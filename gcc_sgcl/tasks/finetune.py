@@ -4,9 +4,12 @@
 :class:`~gcc_sgcl.config.FinetuneConfig`); wrapped by
 ``scripts/finetune.sh <load_path> <gpu> <dataset...> [flags]``. Each fold of a stratified k-fold CV starts
 from the pre-trained query encoder plus a fresh linear head, trains both with Adam (lr 0.005, 3 epochs of
-linear warm-up and 3 of linear ramp-down, as the paper's appendix) and a cross-entropy loss, and is scored on
-its test fold after the last epoch: micro-F1 for node datasets (one RWR view per node, GCC's labelled
-subgraphs), accuracy for graph datasets (each whole graph as one view). The result is printed and appended to
+linear warm-up and 3 of linear ramp-down, as the paper's appendix) and a cross-entropy loss for 30 epochs of
+batch 32 (GCC's ``finetune.sh``), and is scored on its test fold after the last epoch: micro-F1 for node
+datasets (RWR views of the nodes, GCC's labelled subgraphs), accuracy for graph datasets (each whole graph as
+one view). As GCC samples a new view of an example each time, each epoch trains on another copy of the views
+(``--view-copies``: new walks for nodes, new eigenvector signs for graphs); the test fold is scored on the first.
+Folds run side by side with ``--jobs``. The result is printed and appended to
 ``<load_path>/results.csv`` as task ``node_classification_finetuned`` / ``graph_classification_finetuned``.
 """
 from __future__ import annotations
@@ -31,7 +34,8 @@ from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.generate import cached_views, load_encoder
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.batch import ViewBatch
-from gcc_sgcl.sampling.dataset import limit_threads
+from gcc_sgcl.sampling.dataset import copy_keys, limit_threads
+from gcc_sgcl.sampling.views import flip_signs, sign_draws
 from gcc_sgcl.tasks.common import (
     RESULTS_FILE,
     TaskResult,
@@ -96,24 +100,49 @@ def labelled_kind(name: str) -> str:
     return kind
 
 
+class SignCopies(Sequence[ViewBatch]):
+    """``copies`` copies of the whole-graph views ``views`` (copy 0 of ``seed``, as ``GraphViewDataset`` builds
+    them), made when asked for: copy ``c`` equals ``GraphViewDataset``'s copy ``c``, whose views differ only in
+    their eigenvector signs, by flipping those of copy 0 (:func:`~gcc_sgcl.sampling.views.flip_signs`) instead of
+    decomposing again. Canonical-sign views have one copy (all would be equal)."""
+
+    def __init__(self, views: ViewBatch, copies: int, seed: int) -> None:
+        self.views = views
+        self.copies = 1 if views.pe_sign == "canonical" else copies
+        self.seed = seed
+
+    def __len__(self) -> int:
+        return self.copies
+
+    def __getitem__(self, c: int) -> ViewBatch:
+        if not 0 <= c < self.copies:
+            raise IndexError(f"copy {c} of {self.copies}")
+        if c == 0:
+            return self.views
+        items = np.arange(len(self.views))
+        first, other = (sign_draws(self.views.pe_sign, copy_keys(self.seed, items, i), self.views.k) for i in (0, c))
+        return flip_signs(self.views, first * other)
+
+
 def build_views(
     name: str, data_dir: str | None, cfg: Config, seed: int, progress: bool = True, copies: int = 1
-) -> tuple[list[ViewBatch], np.ndarray, str]:
-    """``(views, labels, kind)`` of a node or graph dataset: ``copies`` view sets, every view built once (the
-    eigendecompositions).
+) -> tuple[Sequence[ViewBatch], np.ndarray, str]:
+    """``(views, labels, kind)`` of a node or graph dataset: ``copies`` view sets.
 
     Node datasets give one RWR view per node and copy (independent walks seeded by ``seed``, as ``generate``),
-    graph datasets one view per whole graph and copy (independently drawn eigenvector signs); the views follow
-    ``cfg.sampling``, the encoder's pre-training settings. Sets torch and BLAS to one thread
-    (``limit_threads``), as pre-training and ``generate`` do.
+    each built once (the eigendecompositions) and held in memory; graph datasets one view per whole graph,
+    decomposed once, its copies redrawing the eigenvector signs (:class:`SignCopies`: GCC draws new signs for
+    every sample). The views follow ``cfg.sampling``, the encoder's pre-training settings. Sets torch and BLAS to
+    one thread (``limit_threads``), as pre-training and ``generate`` do.
     """
     from gcc_sgcl.data import load_graph_dataset, load_node_dataset
 
     kind = labelled_kind(name)
     data = load_node_dataset(name, data_dir) if kind == "node" else load_graph_dataset(name, data_dir)
     limit_threads()
-    (views,) = cached_views(name, cfg.sampling, data_dir, seed, progress=progress, copies=copies, data=data)
-    return views, class_labels(data.labels), kind
+    built = 1 if kind == "graph" else copies
+    (views,) = cached_views(name, cfg.sampling, data_dir, seed, progress=progress, copies=built, data=data)
+    return SignCopies(views[0], copies, seed) if kind == "graph" else views, class_labels(data.labels), kind
 
 
 def _batches(indices: np.ndarray, batch_size: int) -> list[np.ndarray]:
@@ -155,8 +184,9 @@ def finetune_fold(
         step = 0
         for epoch in tqdm(range(ft.epochs), desc=f"fold {fold}", disable=not ft.progress, unit="epoch",
                           leave=False):
+            epoch_views = views[epoch % len(views)]
             for batch in _batches(rng.permutation(train_idx), ft.batch_size):
-                logits = model(views[epoch % len(views)].select(batch).to_dgl(device=device))
+                logits = model(epoch_views.select(batch).to_dgl(device=device))
                 loss = nn.functional.cross_entropy(logits, y[torch.from_numpy(batch).to(device)])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -202,20 +232,22 @@ def finetune_cv(
     labels = class_labels(labels)
     if kind not in TASKS:
         raise ValueError(f"kind must be one of {sorted(TASKS)}, got {kind!r}")
-    if not views or any(len(v) != len(labels) for v in views):
-        raise ValueError(f"{[len(v) for v in views]} views per copy but {len(labels)} labels")
+    if not len(views) or len(views[0]) != len(labels):
+        raise ValueError(f"{len(views[0]) if len(views) else 0} views but {len(labels)} labels")
     task, metric, score = TASKS[kind]
     limit_threads()  # as pre-training and generate: batches of small graphs gain little from threads, lose a lot shared
     targets = np.unique(labels, return_inverse=True)[1]
     splits = repeated_stratified_folds(labels, ft.folds, 1, ft.seed)[0][:ft.max_folds]
-    inner = dataclasses.replace(ft, progress=ft.progress and cv_jobs(ft.jobs) == 1)  # epoch bars: one process
+    device = next(encoder.parameters()).device
+    jobs = min(cv_jobs(ft.jobs), len(splits)) if device.type == "cpu" else 1  # CUDA does not survive a fork
+    inner = dataclasses.replace(ft, progress=ft.progress and jobs == 1)  # epoch bars from one process only
 
     def fold_score(fold: int) -> float:
         train_idx, test_idx = splits[fold]
         model = finetune_fold(encoder, cfg, views, targets, train_idx, inner, fold)
         return float(score(targets[test_idx], predict(model, views[0], test_idx, ft.batch_size)))
 
-    scores = np.asarray(forked_map(fold_score, len(splits), ft.jobs, f"finetune {dataset}" if ft.progress else None))
+    scores = np.asarray(forked_map(fold_score, len(splits), jobs, f"finetune {dataset}" if ft.progress else None))
     evaluated = sum(len(test_idx) for _, test_idx in splits)
     run = f"{len(splits)} folds" if len(splits) == ft.folds else f"the first {len(splits)} of {ft.folds} folds"
     return TaskResult(
@@ -230,7 +262,7 @@ def finetune_cv(
         protocol=(
             f"fine-tuned encoder + linear head, cross-entropy, Adam lr={ft.lr:g} with {ft.warmup_epochs}-epoch "
             f"linear warm-up and {ft.rampdown_epochs}-epoch ramp-down, {ft.epochs} epochs, batch {ft.batch_size}, "
-            f"{len(views)} view{'s' if len(views) > 1 else ''} per example cycled over the epochs, "
+            f"{'one fixed view' if len(views) == 1 else f'{len(views)} views cycled over the epochs'} per example, "
             f"stratified {ft.folds}-fold CV ({run} run), scored after the last epoch"
         ),
         seed=ft.seed,
@@ -256,7 +288,7 @@ def finetune(
     ft.check()
     labelled_kind(dataset)
     encoder, cfg = load_encoder(load_path, device)  # before the slow view building: a missing checkpoint fails fast
-    views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress, ft.view_copies)
+    views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress, min(ft.view_copies, ft.epochs))
     return finetune_cv(encoder, cfg, views, labels, kind, dataset, ft)
 
 
