@@ -12,6 +12,7 @@ import pytest
 from gcc_sgcl.experiments import analysis as an
 from gcc_sgcl.experiments import render as rd
 from gcc_sgcl.experiments.budget import (
+    PUBLISHED_FINETUNED_E2E,
     PUBLISHED_GCC_E2E,
     Curve,
     change_per_doubling,
@@ -19,6 +20,7 @@ from gcc_sgcl.experiments.budget import (
     fidelity,
     fidelity_passes,
     learning_curves,
+    published_finetuned,
 )
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
@@ -218,6 +220,11 @@ def test_tables_keep_fine_tuned_rows_under_their_own_protocol():
     kept = an.Rows(an.at_budget(frozen + tuned + [other], (100, 128, CORPUS)))
     assert kept.seeds("gcc", "e2e", "x", "graph_classification", "accuracy") == {0: 0.5, 1: 0.5}
     assert kept.seeds("gcc", "e2e", "x", "graph_classification_finetuned", "accuracy") == {0: 0.6}
+    newer = [dataclasses.replace(r, epochs=30, max_folds=None, mean=0.7, time="2026-11-25T00:00:00")
+             for r in tuned]  # as many rows as the older recipe: the tie goes to the latest rows
+    kept = an.Rows(an.at_budget(frozen + [dataclasses.replace(r, time="2026-11-24T00:00:00") for r in tuned]
+                                + newer, (100, 128, CORPUS)))
+    assert kept.seeds("sgcl", "e2e", "x", "graph_classification_finetuned", "accuracy") == {0: 0.7}
 
 
 def _grid_rows(scores: dict[str, tuple[float, float]]) -> list[ResultRow]:
@@ -308,6 +315,19 @@ def test_budget_rule_says_so_when_no_step_count_flattens():
     choice = choose_budget(learning_curves(rows))
     assert (choice.steps, choice.flat) == (3000, False)
     assert choose_budget([]) is None
+
+
+def test_fine_tuned_rows_stand_beside_the_published_fine_tuned_scores_of_their_method():
+    tuned = dict(task="node_classification_finetuned", metric="micro_f1", epochs=30)
+    rows = [row("gcc", "usa_airport", 0.66, seed=0, **tuned), row("gcc", "usa_airport", 0.68, seed=1, **tuned),
+            row("gcc", "usa_airport", 0.99, seed=2)]  # frozen: not compared
+    items = {(p.method, p.dataset): p for p in published_finetuned(an.Rows(rows))}
+    assert set(items) == {("gcc", "usa_airport"), ("sgcl", "usa_airport")}
+    gcc = items["gcc", "usa_airport"]
+    assert (gcc.published, gcc.measured, gcc.seeds) == (PUBLISHED_FINETUNED_E2E["gcc"]["usa_airport"],
+                                                        pytest.approx(67.0), 2)
+    assert gcc.difference == pytest.approx(67.0 - 68.3)
+    assert items["sgcl", "usa_airport"].measured is None and items["sgcl", "usa_airport"].difference is None
 
 
 def test_fidelity_compares_gcc_e2e_at_the_budget_with_the_published_numbers():

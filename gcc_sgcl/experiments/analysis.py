@@ -104,7 +104,8 @@ def mode_batches(rows: Sequence[ResultRow], budget: Budget) -> dict[str, int | N
 
 def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRow]:
     """The rows of one table, the frozen ones all evaluated under one protocol and the fine-tuned ones under one
-    (:func:`evaluation_protocol`, the one most of the encoders' rows of that kind use): pre-trained encoders at
+    (:func:`evaluation_protocol`, the one most of the encoders' rows of that kind use; on a tie, the one with the
+    latest row): pre-trained encoders at
     ``budget`` (each mode at its batch, :func:`mode_batches`), training-free rows (all of them when there are no
     encoders), runtime rows, and the encoders pre-trained for 0 steps on the same corpus and protocol relabelled
     :data:`RANDOM_INIT` (``gcc``'s if several methods have them)."""
@@ -114,9 +115,12 @@ def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRo
     trained = [r for r in rows if r.mode in batches and (r.steps, r.batch_size, r.corpus) == (
         budget[0], batches[r.mode], budget[2]) and r.task != "runtime"]
     counts: dict[bool, Counter] = defaultdict(Counter)
+    latest: dict[tuple, str] = {}
     for r in trained:
-        counts[r.task in FINETUNED][evaluation_protocol(r)] += 1
-    protocol = {kind: found.most_common(1)[0][0] for kind, found in counts.items()}
+        key = evaluation_protocol(r)
+        counts[r.task in FINETUNED][key] += 1
+        latest[key] = max(latest.get(key, ""), r.time)
+    protocol = {kind: max(found, key=lambda p: (found[p], latest[p])) for kind, found in counts.items()}
 
     def same(r: ResultRow) -> bool:
         return protocol.get(r.task in FINETUNED, evaluation_protocol(r)) == evaluation_protocol(r)

@@ -34,6 +34,7 @@ from gcc_sgcl.experiments.budget import (
     BudgetChoice,
     Curve,
     Fidelity,
+    Published,
     fidelity_passes,
 )
 from gcc_sgcl.experiments.stats import marker
@@ -348,6 +349,22 @@ def budget_text(choice: BudgetChoice, method: str = "gcc") -> str:
         return f"**Chosen budget: {choice.steps} steps** — {rule}. Flat columns per step count: {counts}."
     return (f"**No budget meets the rule yet** ({rule}); the largest measured, {choice.steps} steps, is used. "
             f"Flat columns per step count: {counts}.")
+
+
+def published_section(items: list[Published], csv_path: Path) -> str:
+    """Measured fine-tuned scores beside the published ones (header ``| dataset | method | published | measured |
+    difference |``), with where they come from."""
+    if not items:
+        return ""
+    write_csv(csv_path, ["dataset", "method", "published", "measured", "difference", "seeds"],
+              [[p.dataset, p.method, p.published, p.measured, p.difference, p.seeds] for p in items])
+    body = [[label(p.dataset), p.method, f"{p.published:.1f}",
+             "–" if p.measured is None else f"{p.measured:.2f} ({count(p.seeds, 'seed')})",
+             "–" if p.difference is None else f"{p.difference:+.2f}"] for p in items]
+    return ("Beside the SGCL paper's published fine-tuned E2E scores (its appendix tables, GCC's and SGCL's rows; "
+            "its fine-tuning epochs and batch are not stated, this report uses GCC's `finetune.sh` recipe; corpus "
+            "and pre-training budget differ as in the fidelity section):\n\n"
+            + markdown_table(["dataset", "method", "published", "measured", "difference"], body))
 
 
 def fidelity_section(table: list[Fidelity], csv_path: Path, corpus: str, cv: list[tuple[int, int]]) -> str:

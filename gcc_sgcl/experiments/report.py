@@ -18,7 +18,9 @@ from typing import Sequence
 from gcc_sgcl.config import AugmentConfig
 from gcc_sgcl.experiments import analysis as an
 from gcc_sgcl.experiments import render as rd
-from gcc_sgcl.experiments.budget import BudgetChoice, Curve, choose_budget, curve_family, fidelity, learning_curves
+from gcc_sgcl.experiments.budget import (
+    BudgetChoice, Curve, choose_budget, curve_family, fidelity, learning_curves, published_finetuned,
+)
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.experiments.stats import min_wilcoxon_p
 
@@ -131,7 +133,8 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         rd.floor_lines(an.floor_verdicts(rows, modes, an.SIMILARITY, presets)),
         "## Fine-tuned encoders",
         *([finetune_intro(rows), rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, encoders),
-                                                 folder / "finetuned.csv")]
+                                                 folder / "finetuned.csv"),
+           rd.published_section(published_finetuned(rows), folder / "finetuned_published.csv")]
           if rows.datasets(an.FINETUNED) else ["_no fine-tuning rows_"]),
     ]
 
