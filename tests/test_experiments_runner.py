@@ -160,15 +160,14 @@ def _row(method: str) -> ResultRow:
                      metric="accuracy", mean=0.5, std=0.0, std_kind="", n=1, protocol="")
 
 
-def test_fine_tuned_rows_stored_before_view_copies_existed_load_with_the_copies_they_used():
-    tuned = dict(_row("gcc").to_dict(), task="graph_classification_finetuned")
-    del tuned["view_copies"]
-    assert ResultRow.from_dict(dict(tuned, protocol="..., 10 epochs, batch 256, stratified ...")).view_copies == 1
-    assert ResultRow.from_dict(dict(tuned, protocol="..., batch 32, 30 views per example cycled over the epochs, "
-                                                    "stratified ...")).view_copies == 30
-    frozen = _row("gcc").to_dict()
-    del frozen["view_copies"]
-    assert ResultRow.from_dict(frozen).view_copies is None
+def test_a_stored_fine_tuned_row_must_name_its_view_copies_and_unknown_fields_are_rejected():
+    tuned = dict(_row("gcc").to_dict(), task="graph_classification_finetuned", view_copies=30)
+    assert ResultRow.from_dict(tuned).view_copies == 30
+    with pytest.raises(ValueError, match="lacks view_copies"):
+        ResultRow.from_dict(dict(tuned, view_copies=None))
+    assert ResultRow.from_dict(_row("gcc").to_dict()).view_copies is None  # frozen rows have none
+    with pytest.raises(ValueError, match="svc_search"):
+        ResultRow.from_dict(dict(_row("gcc").to_dict(), svc_search=True))
 
 
 def test_row_store_ignores_a_truncated_last_line_but_not_a_corrupt_middle_one(tmp_path):

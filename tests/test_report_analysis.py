@@ -48,7 +48,7 @@ def repeats(centre: float, n: int = 30, shift: float = 0.0) -> list[float]:
 # ------------------------------------------------------------------------------------------- rows and store
 
 
-def test_every_committed_row_loads_with_its_old_svc_flag_as_a_protocol_name():
+def test_every_committed_row_loads_and_names_every_field():
     if not ROWS_FILE.is_file():
         pytest.skip("docs/results/rows.jsonl.gz not present")
     raw = [json.loads(line) for line in gzip.decompress(ROWS_FILE.read_bytes()).decode().splitlines() if line.strip()]
@@ -56,8 +56,7 @@ def test_every_committed_row_loads_with_its_old_svc_flag_as_a_protocol_name():
     assert len(rows) == len(raw)
     for r, d in zip(rows, raw):
         assert (r.method, r.dataset, r.metric, r.mean) == (d["method"], d["dataset"], d["metric"], d["mean"])
-        if "svc_search" in d:
-            assert r.svc == ("grid" if d["svc_search"] else "c1")
+        assert set(d) == {f.name for f in dataclasses.fields(ResultRow)}
 
 
 @pytest.mark.parametrize("name", ["rows.jsonl", "rows.jsonl.gz"])

@@ -259,7 +259,7 @@ def _train(
     cfg: Config, run_dir: Path, resume: bool, progress: bool, graphs: list[dgl.DGLGraph] | None,
     dist: DistContext | None,
 ) -> Path:
-    began = time.time()  # this segment's wall time, data loading included, adds to the checkpoint's train_seconds
+    began = time.time()  # this segment's wall time, setup included: adds to train_seconds, divides steps_per_second
     t = cfg.train
     main = dist is None or dist.is_main
     ckpt_path = run_dir / CHECKPOINT_NAME
@@ -302,7 +302,7 @@ def _train(
     writer = SummaryWriter(str(run_dir)) if main else None
     bar = tqdm(total=t.steps, initial=trainer.step_count, desc=cfg.run_dir_name(), disable=not (progress and main),
                unit="step")
-    start, first_step, seconds_before = time.time(), trainer.step_count, trainer.train_seconds
+    first_step, seconds_before = trainer.step_count, trainer.train_seconds
     for graph_q, graph_k in loader_batches(loader):
         stats = trainer.step(graph_q, graph_k)
         if not main:
@@ -313,7 +313,7 @@ def _train(
         if step % t.log_freq == 0 or step == t.steps:
             for name, value in stats.items():
                 writer.add_scalar(f"train/{name}", value, step)
-            writer.add_scalar("train/steps_per_second", (step - first_step) / (time.time() - start), step)
+            writer.add_scalar("train/steps_per_second", (step - first_step) / (time.time() - began), step)
         bar.set_postfix(loss=f"{stats['loss']:.3f}", prob=f"{stats['prob']:.3f}")
         bar.update(1)
         if step % t.save_freq == 0 or step == t.steps:

@@ -4,8 +4,8 @@ JSON-lines store that holds them (``docs/results/rows.jsonl.gz``).
 A row is one metric of one evaluation: what was evaluated (method, mode, seed, dataset, task, metric), its
 score (mean, spread, per-repetition scores, protocol), the budget that makes two rows comparable (steps,
 batch, corpus, CV repeats and folds, evaluation seed, SVC protocol, fine-tuning epochs, folds run and view
-copies) and where it came from (configuration, commit, wall times). Rows written before a field existed load
-with that field's old meaning (:meth:`ResultRow.from_dict`).
+copies) and where it came from (configuration, commit, wall times). Every stored row names every field (the
+committed store was migrated once when ``view_copies`` was added).
 """
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import fcntl
 import gzip
 import json
 import os
-import re
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,10 +24,6 @@ import numpy as np
 
 from gcc_sgcl.fileio import atomic_target
 from gcc_sgcl.tasks.common import TaskResult
-
-# Before ``svc`` named the SVC protocol, rows said whether C was grid-searched (the alternative was C=1).
-_LEGACY_SVC = {True: "grid", False: "c1"}
-
 
 @dataclass(frozen=True)
 class ResultRow:
@@ -87,18 +82,14 @@ class ResultRow:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ResultRow":
-        """A stored row; the legacy ``svc_search`` flag becomes ``svc`` (``grid`` / ``c1``), unknown keys are
-        rejected with their names."""
-        d = dict(d)
-        if "svc_search" in d:
-            d.setdefault("svc", _LEGACY_SVC[bool(d.pop("svc_search"))])
-        if str(d.get("task", "")).endswith("_finetuned") and "view_copies" not in d:
-            # rows from before the field: the copies their protocol names, else one fixed view per example
-            copies = re.search(r"(\d+) views? per example cycled", str(d.get("protocol", "")))
-            d["view_copies"] = int(copies.group(1)) if copies else 1
+        """A stored row; unknown keys are rejected with their names, as is a fine-tuned row that does not say how
+        many view copies it cycled (its evaluation key would match any)."""
         extra = set(d) - {f.name for f in dataclasses.fields(cls)}
         if extra:
             raise ValueError(f"unknown result-row fields {sorted(extra)}")
+        if str(d.get("task", "")).endswith("_finetuned") and d.get("view_copies") is None:
+            raise ValueError(f"fine-tuned row ({d.get('method')}, seed {d.get('seed')}, {d.get('dataset')}) lacks "
+                             "view_copies")
         return cls(**d)
 
     @classmethod

@@ -177,15 +177,21 @@ def cv_jobs(jobs: int) -> int:
     return jobs or min(MAX_CV_JOBS, len(affinity(0)) if affinity else os.cpu_count() or 1)
 
 
+def forked_jobs(jobs: int, n: int) -> int:
+    """The processes :func:`forked_map` runs ``n`` tasks in for ``jobs`` (``0``: :func:`cv_jobs`): at most ``n``,
+    and 1 (in this process) where ``fork`` is not available."""
+    return min(cv_jobs(jobs), n) if "fork" in multiprocessing.get_all_start_methods() else 1
+
+
 def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | None = None) -> list[T]:
     """``[task(0), ..., task(n - 1)]``, single-threaded BLAS each; with ``jobs > 1`` (``0``: :func:`cv_jobs`) in
     that many forked processes, which inherit ``task``'s data copy-on-write (nothing large is pickled) and return
     only the results (a worker that dies raises ``BrokenProcessPool`` here). Deterministic tasks give the same
     list whatever ``jobs``; without ``fork`` (not Linux) the tasks run here. ``progress``: a progress bar with
     that description, advanced as results arrive in order."""
-    jobs = min(cv_jobs(jobs), n)
+    jobs = forked_jobs(jobs, n)
     bar = partial(tqdm, total=n, desc=progress, disable=progress is None, leave=False)
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1:
         with threadpool_limits(limits=CV_BLAS_THREADS, user_api="blas"):
             return [task(i) for i in bar(range(n))]
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_init_worker,

@@ -41,7 +41,7 @@ from gcc_sgcl.tasks.common import (
     TaskResult,
     append_results_csv,
     class_labels,
-    cv_jobs,
+    forked_jobs,
     forked_map,
     repeated_stratified_folds,
 )
@@ -102,14 +102,17 @@ def labelled_kind(name: str) -> str:
 
 class SignCopies(Sequence[ViewBatch]):
     """``copies`` copies of the whole-graph views ``views`` (copy 0 of ``seed``, as ``GraphViewDataset`` builds
-    them), made when asked for: copy ``c`` equals ``GraphViewDataset``'s copy ``c``, whose views differ only in
-    their eigenvector signs, by flipping those of copy 0 (:func:`~gcc_sgcl.sampling.views.flip_signs`) instead of
-    decomposing again. Canonical-sign views have one copy (all would be equal)."""
+    them): copy ``c`` equals ``GraphViewDataset``'s copy ``c``, whose views differ only in their eigenvector
+    signs, by flipping those of copy 0 (:func:`~gcc_sgcl.sampling.views.flip_signs`) instead of decomposing
+    again. The flips are drawn once, here (``(copies - 1, B, k)`` signs, shared copy-on-write by forked folds);
+    asking for a copy costs one multiplication. Canonical-sign views have one copy (all would be equal)."""
 
     def __init__(self, views: ViewBatch, copies: int, seed: int) -> None:
         self.views = views
         self.copies = 1 if views.pe_sign == "canonical" else copies
-        self.seed = seed
+        items = np.arange(len(views))
+        draws = [sign_draws(views.pe_sign, copy_keys(seed, items, c), views.k) for c in range(self.copies)]
+        self.flips = [(draws[0] * other).astype(np.int8) for other in draws[1:]]
 
     def __len__(self) -> int:
         return self.copies
@@ -117,11 +120,7 @@ class SignCopies(Sequence[ViewBatch]):
     def __getitem__(self, c: int) -> ViewBatch:
         if not 0 <= c < self.copies:
             raise IndexError(f"copy {c} of {self.copies}")
-        if c == 0:
-            return self.views
-        items = np.arange(len(self.views))
-        first, other = (sign_draws(self.views.pe_sign, copy_keys(self.seed, items, i), self.views.k) for i in (0, c))
-        return flip_signs(self.views, first * other)
+        return self.views if c == 0 else flip_signs(self.views, self.flips[c - 1])
 
 
 def build_views(
@@ -239,7 +238,7 @@ def finetune_cv(
     targets = np.unique(labels, return_inverse=True)[1]
     splits = repeated_stratified_folds(labels, ft.folds, 1, ft.seed)[0][:ft.max_folds]
     device = next(encoder.parameters()).device
-    jobs = min(cv_jobs(ft.jobs), len(splits)) if device.type == "cpu" else 1  # CUDA does not survive a fork
+    jobs = forked_jobs(ft.jobs, len(splits)) if device.type == "cpu" else 1  # CUDA does not survive a fork
     inner = dataclasses.replace(ft, progress=ft.progress and jobs == 1)  # epoch bars from one process only
 
     def fold_score(fold: int) -> float:
