@@ -22,7 +22,7 @@ from gcc_sgcl.experiments.budget import (
     learning_curves,
     published_finetuned,
 )
-from gcc_sgcl.experiments.report import build_report, chosen_sgcl
+from gcc_sgcl.experiments.report import build_report, chosen_sgcl, finetune_intro
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 
 CORPUS = "ca-grqc"
@@ -30,10 +30,10 @@ ROWS_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "rows.jso
 
 
 def row(method, dataset, mean, seed=0, mode="e2e", task="graph_classification", metric="accuracy", scores=None,
-        steps=100, batch_size=128, eval_seconds=1.0, pretrain_seconds=None, **extra) -> ResultRow:
+        steps=100, batch_size=128, eval_seconds=1.0, pretrain_seconds=None, protocol="p", **extra) -> ResultRow:
     """A result row with the fields the analysis reads."""
     return ResultRow(method=method, mode=mode, seed=seed, dataset=dataset, task=task, metric=metric, mean=mean,
-                     std=0.01, std_kind="std over repeats", n=100, protocol="p",
+                     std=0.01, std_kind="std over repeats", n=100, protocol=protocol,
                      scores=list(scores if scores is not None else [mean]), steps=steps, batch_size=batch_size,
                      corpus=CORPUS, repeats=len(scores) if scores is not None else 1, folds=10, eval_seed=0,
                      svc="gcc", commit="abc", eval_seconds=eval_seconds, pretrain_seconds=pretrain_seconds,
@@ -181,6 +181,29 @@ def test_cv_settings_and_protocols_are_read_from_the_rows():
                     row("gcc", "y", 0.5, scores=[0.5] * 10)])
     assert an.cv_settings(rows, an.CLASSIFICATION) == [(3, 10), (10, 10)]
     assert an.protocols(rows, an.CLASSIFICATION) == {"graph_classification": ["p"]}
+
+
+def test_progress_counts_the_seeds_of_each_encoder_and_the_columns_every_seed_covers():
+    tuned = "graph_classification_finetuned"
+    rows = an.Rows([row("sgcl", "x", 0.5), row("sgcl", "x", 0.5, seed=1), row("sgcl", "y", 0.5),  # y: seed 0 only
+                    row(an.RANDOM_INIT, "x", 0.3), row("gcc", "x", 0.5), row("gcc", "y", 0.5),
+                    row("gcc", "x", 0.6, task=tuned), row("gcc ⊕ structural", "x", 0.5),
+                    row("structural", "x", 0.4, mode="none")])
+    assert [(p.method, p.seeds, p.frozen, p.finetuned) for p in an.progress(rows)] == [
+        ("gcc", [0], (2, 2), (1, 1)), ("sgcl", [0, 1], (1, 2), (0, 1)), (an.RANDOM_INIT, [0], (1, 2), (0, 1))]
+
+
+def test_fine_tuned_protocol_text_is_the_latest_rows_wording(tmp_path):
+    tuned = "graph_classification_finetuned"
+    rows = an.Rows([row("gcc", "x", 0.6, task=tuned, protocol="old words", time="2026-11-24T00:00:00"),
+                    row("sgcl", "x", 0.6, task=tuned, protocol="new words", time="2026-11-25T00:00:00"),
+                    row("gcc", "y", 0.6, task="node_classification_finetuned", protocol="new words",
+                        time="2026-11-23T00:00:00")])
+    assert an.latest_protocols(rows, an.FINETUNED) == ["new words"]
+    assert "`new words`" in finetune_intro(rows) and "old words" not in finetune_intro(rows)
+    text = rd.progress_section(an.progress(rows), tmp_path / "progress.csv")
+    assert "| gcc | e2e | 1 | 0 | 0 of 0 | 2 of 2 |\n| sgcl | e2e | 1 | 0 | 0 of 0 | 1 of 2 |" in text
+    assert (tmp_path / "progress.csv").is_file()
 
 
 # -------------------------------------------------------------------------------- budgets and random init

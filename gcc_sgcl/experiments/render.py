@@ -22,6 +22,7 @@ from gcc_sgcl.experiments.analysis import (
     CChoice,
     Headline,
     JoinVerdict,
+    Progress,
     Provenance,
     Quintiles,
     Runtime,
@@ -283,6 +284,17 @@ def runtime_section(items: list[Runtime], csv_path: Path) -> str:
         + markdown_table(["method", "data s/batch", "step s/batch", "total s/batch", "ratio to gcc"],
                          [[m, f"{d:.4f}", f"{s:.4f}", f"{t:.4f}", f"{ratio:.2f}"] for m, d, s, t, ratio in r.methods])
         for r in items)
+
+
+def progress_section(items: list[Progress], csv_path: Path) -> str:
+    """The sweep's progress at the table budget: seeds per method and the columns every one of them covers."""
+    if not items:
+        return "_no pre-trained encoders at the table budget_"
+    body = [[p.method, p.mode, len(p.seeds), " ".join(map(str, p.seeds)), "{} of {}".format(*p.frozen),
+             "{} of {}".format(*p.finetuned) if p.finetuned[0] else "–"] for p in items]
+    header = ["method", "mode", "seeds", "seed list", "frozen columns (all seeds)", "fine-tuned columns (all seeds)"]
+    write_csv(csv_path, header, body)
+    return markdown_table(header, body)
 
 
 def provenance_lines(p: Provenance) -> str:
