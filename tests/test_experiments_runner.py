@@ -1,4 +1,5 @@
 """The experiment runner: a tiny real sweep on the synthetic data, skip/resume, the view cache and the report."""
+import dataclasses
 import json
 from pathlib import Path
 
@@ -160,12 +161,17 @@ def _row(method: str) -> ResultRow:
                      metric="accuracy", mean=0.5, std=0.0, std_kind="", n=1, protocol="")
 
 
-def test_a_stored_fine_tuned_row_must_name_its_view_copies_and_unknown_fields_are_rejected():
+def test_a_fine_tuned_row_must_name_its_view_copies_a_frozen_one_none_and_unknown_fields_are_rejected():
     tuned = dict(_row("gcc").to_dict(), task="graph_classification_finetuned", view_copies=30)
     assert ResultRow.from_dict(tuned).view_copies == 30
-    with pytest.raises(ValueError, match="lacks view_copies"):
+    with pytest.raises(ValueError, match="fine-tuned row .*view_copies must be given"):
         ResultRow.from_dict(dict(tuned, view_copies=None))
-    assert ResultRow.from_dict(_row("gcc").to_dict()).view_copies is None  # frozen rows have none
+    del tuned["view_copies"]
+    with pytest.raises(ValueError, match="view_copies must be given"):
+        ResultRow.from_dict(tuned)
+    with pytest.raises(ValueError, match="frozen row .*view_copies must be None"):  # checked as built, too
+        dataclasses.replace(_row("gcc"), view_copies=2)
+    assert ResultRow.from_dict(_row("gcc").to_dict()).view_copies is None
     with pytest.raises(ValueError, match="svc_search"):
         ResultRow.from_dict(dict(_row("gcc").to_dict(), svc_search=True))
 
@@ -228,14 +234,15 @@ def test_report_has_every_table_and_writes_csvs_and_heatmap(sweep_dir, tmp_path)
     out = tmp_path / "results.md"
     text = build_report(sweep.rows, out, heatmap_dataset="synthetic-graphs")
     assert out.read_text() == text
-    for heading in ("Node and graph classification", "Does pre-training beat structure alone",
+    for heading in ("Sweep progress", "Node and graph classification", "Does pre-training beat structure alone",
                     "SGCL against GCC", "Top-k similarity search", "Ablation", "Pairwise augmentations",
                     "λ2 quintile", "Runtime"):
         assert heading in text
-    table = [line for line in text.splitlines() if line.startswith("| gcc |")]
+    classification = text.split("## Node and graph classification")[1]
+    table = [line for line in classification.splitlines() if line.startswith("| gcc |")]
     assert table and "± " in table[0]
     assert "structural (training-free)" in text
-    for name in ("classification.csv", "statistics.csv", "similarity.csv", "lambda2_quintiles.csv"):
+    for name in ("progress.csv", "classification.csv", "statistics.csv", "similarity.csv", "lambda2_quintiles.csv"):
         assert (root / name).stat().st_size > 0
     assert (root / "heatmap_synthetic-graphs.png").stat().st_size > 1000
 

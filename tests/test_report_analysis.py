@@ -31,7 +31,8 @@ ROWS_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "rows.jso
 
 def row(method, dataset, mean, seed=0, mode="e2e", task="graph_classification", metric="accuracy", scores=None,
         steps=100, batch_size=128, eval_seconds=1.0, pretrain_seconds=None, protocol="p", **extra) -> ResultRow:
-    """A result row with the fields the analysis reads."""
+    """A result row with the fields the analysis reads (fine-tuned rows with one view copy unless given)."""
+    extra.setdefault("view_copies", 1 if task.endswith("_finetuned") else None)
     return ResultRow(method=method, mode=mode, seed=seed, dataset=dataset, task=task, metric=metric, mean=mean,
                      std=0.01, std_kind="std over repeats", n=100, protocol=protocol,
                      scores=list(scores if scores is not None else [mean]), steps=steps, batch_size=batch_size,
@@ -183,27 +184,27 @@ def test_cv_settings_and_protocols_are_read_from_the_rows():
     assert an.protocols(rows, an.CLASSIFICATION) == {"graph_classification": ["p"]}
 
 
-def test_progress_counts_the_seeds_of_each_encoder_and_the_columns_every_seed_covers():
+def test_progress_counts_frozen_and_fine_tuned_seeds_apart_and_the_columns_every_seed_covers():
     tuned = "graph_classification_finetuned"
     rows = an.Rows([row("sgcl", "x", 0.5), row("sgcl", "x", 0.5, seed=1), row("sgcl", "y", 0.5),  # y: seed 0 only
-                    row(an.RANDOM_INIT, "x", 0.3), row("gcc", "x", 0.5), row("gcc", "y", 0.5),
-                    row("gcc", "x", 0.6, task=tuned), row("gcc ⊕ structural", "x", 0.5),
-                    row("structural", "x", 0.4, mode="none")])
-    assert [(p.method, p.seeds, p.frozen, p.finetuned) for p in an.progress(rows)] == [
-        ("gcc", [0], (2, 2), (1, 1)), ("sgcl", [0, 1], (1, 2), (0, 1)), (an.RANDOM_INIT, [0], (1, 2), (0, 1))]
+                    row(an.RANDOM_INIT, "x", 0.3), row("gcc", "x", 0.5), row("gcc", "x", 0.5, seed=1),
+                    row("gcc", "y", 0.5), row("gcc", "y", 0.5, seed=1), row("gcc", "x", 0.6, task=tuned),
+                    row("gcc ⊕ structural", "x", 0.5), row("structural", "x", 0.4, mode="none")])
+    got = {p.method: (p.frozen, p.finetuned) for p in an.progress(rows)}
+    assert list(got) == ["gcc", "sgcl", an.RANDOM_INIT]  # joined and training-free rows are not encoders
+    assert got["gcc"] == (an.Coverage([0, 1], 2, 2), an.Coverage([0], 1, 1))  # fine-tuned: 1 seed, covered
+    assert got["sgcl"] == (an.Coverage([0, 1], 1, 2), an.Coverage([], 0, 1))
+    assert got[an.RANDOM_INIT][0] == an.Coverage([0], 1, 2)
 
 
-def test_fine_tuned_protocol_text_is_the_latest_rows_wording(tmp_path):
-    tuned = "graph_classification_finetuned"
-    rows = an.Rows([row("gcc", "x", 0.6, task=tuned, protocol="old words", time="2026-11-24T00:00:00"),
-                    row("sgcl", "x", 0.6, task=tuned, protocol="new words", time="2026-11-25T00:00:00"),
-                    row("gcc", "y", 0.6, task="node_classification_finetuned", protocol="new words",
-                        time="2026-11-23T00:00:00")])
-    assert an.latest_protocols(rows, an.FINETUNED) == ["new words"]
-    assert "`new words`" in finetune_intro(rows) and "old words" not in finetune_intro(rows)
+def test_progress_table_marks_a_kind_without_rows_and_writes_its_csv(tmp_path):
+    rows = an.Rows([row("gcc", "x", 0.5), row("gcc", "x", 0.5, seed=1), row("sgcl", "x", 0.5)])
     text = rd.progress_section(an.progress(rows), tmp_path / "progress.csv")
-    assert "| gcc | e2e | 1 | 0 | 0 of 0 | 2 of 2 |\n| sgcl | e2e | 1 | 0 | 0 of 0 | 1 of 2 |" in text
-    assert (tmp_path / "progress.csv").is_file()
+    assert "| gcc | e2e | 2 (0 1) | 1 of 1 | – | – |" in text and "| sgcl | e2e | 1 (0) | 1 of 1 | – | – |" in text
+    lines = (tmp_path / "progress.csv").read_text().splitlines()
+    assert lines[1] == "gcc,e2e,0 1,1,1,,0,0"
+    assert rd.progress_section([], tmp_path / "none.csv").startswith("_no pre-trained")
+    assert (tmp_path / "none.csv").read_text().startswith("method,mode,")
 
 
 # -------------------------------------------------------------------------------- budgets and random init

@@ -14,6 +14,7 @@ from gcc_sgcl.tasks.common import (
     class_labels,
     cv_jobs,
     fold_predictions,
+    forked_jobs,
     repeated_stratified_folds,
 )
 from gcc_sgcl.tasks.graph_classification import (
@@ -71,8 +72,10 @@ def test_folds_fitted_in_parallel_processes_give_the_same_scores_and_predictions
     with pytest.raises(BrokenProcessPool):  # a worker that dies (e.g. out of memory) does not hang the caller
         fold_predictions(lambda train, test: os.kill(os.getpid(), signal.SIGKILL), folds, jobs=2)
     assert cv_jobs(0) >= 1 and cv_jobs(3) == 3
-    with pytest.raises(ValueError, match="jobs must be >= 0"):
-        cv_jobs(-1)
+    assert forked_jobs(3, 2) == 2 and forked_jobs(2, 5) == 2 and forked_jobs(0, 1) == 1  # never more than tasks
+    for bad in (lambda: cv_jobs(-1), lambda: forked_jobs(-1, 4)):
+        with pytest.raises(ValueError, match="jobs must be >= 0"):
+            bad()
 
 
 def test_repeated_folds_depend_only_on_the_seed():

@@ -602,41 +602,40 @@ def provenance(rows: Rows) -> Provenance:
 
 
 @dataclass(frozen=True)
+class Coverage:
+    """The seeds of one method with rows of one kind of evaluation, and how many of that kind's columns have a row
+    of every one of them."""
+
+    seeds: list[int]
+    done: int
+    columns: int
+
+
+@dataclass(frozen=True)
 class Progress:
-    """How far one pre-trained method has got at the table budget: the seeds with rows, and per kind of evaluation
-    (frozen, fine-tuned) the columns that have a row of every one of those seeds."""
+    """How far one pre-trained method has got at the table budget, frozen and fine-tuned."""
 
     method: str
     mode: str
-    seeds: list[int]
-    frozen: tuple[int, int]  # (columns with every seed, columns of the tables)
-    finetuned: tuple[int, int]
+    frozen: Coverage
+    finetuned: Coverage
 
 
 def progress(rows: Rows) -> list[Progress]:
     """:class:`Progress` of every pre-trained method and mode in ``rows`` (joined ``… ⊕ structural`` rows left out:
-    they follow their encoder), in first-seen order; a column counts as done for a method when each of its seeds
-    has a row there. ``gcc`` and ``sgcl`` come first, ``random init`` last, the others in first-seen order."""
-    kinds = (CLASSIFICATION + SIMILARITY, FINETUNED)
+    they follow their encoder): ``gcc`` and ``sgcl`` first, ``random init`` last, the others in first-seen order."""
     order = {BASELINE: 0, SGCL: 1, RANDOM_INIT: 3}
-    out = []
     found = dict.fromkeys((r.method, r.mode) for r in rows.rows if r.mode != CLASSICAL_MODE and JOINED not in r.method)
-    for method, mode in sorted(found, key=lambda m: order.get(m[0], 2)):
-        seeds = sorted({int(r.seed) for r in rows.rows if (r.method, r.mode) == (method, mode)})
-        done = [(sum(len(rows.seeds(method, mode, *col)) == len(seeds) for col in rows.columns(tasks)),
-                 len(rows.columns(tasks))) for tasks in kinds]
-        out.append(Progress(method, mode, seeds, *done))
-    return out
 
+    def coverage(method: str, mode: str, tasks: Sequence[str]) -> Coverage:
+        columns = rows.columns(tasks)
+        seeds = {int(r.seed) for r in rows.rows if (r.method, r.mode) == (method, mode) and r.task in tasks}
+        done = sum(set(rows.seeds(method, mode, *col)) == seeds for col in columns) if seeds else 0
+        return Coverage(sorted(seeds), done, len(columns))
 
-def latest_protocols(rows: Rows, tasks: Sequence[str]) -> list[str]:
-    """The protocol text of the latest row of each task of ``tasks`` (rows of one evaluation protocol whose wording
-    changed between commits name it once), distinct, in task order."""
-    latest: dict[str, ResultRow] = {}
-    for r in rows.rows:
-        if r.task in tasks and (r.task not in latest or r.time >= latest[r.task].time):
-            latest[r.task] = r
-    return list(dict.fromkeys(latest[t].protocol for t in tasks if t in latest))
+    return [Progress(method, mode, coverage(method, mode, CLASSIFICATION + SIMILARITY),
+                     coverage(method, mode, FINETUNED))
+            for method, mode in sorted(found, key=lambda m: order.get(m[0], 2))]
 
 
 def protocols(rows: Rows, tasks: Sequence[str]) -> dict[str, list[str]]:

@@ -20,6 +20,7 @@ from gcc_sgcl.experiments.analysis import (
     FloorVerdict,
     GridRow,
     CChoice,
+    Coverage,
     Headline,
     JoinVerdict,
     Progress,
@@ -287,14 +288,20 @@ def runtime_section(items: list[Runtime], csv_path: Path) -> str:
 
 
 def progress_section(items: list[Progress], csv_path: Path) -> str:
-    """The sweep's progress at the table budget: seeds per method and the columns every one of them covers."""
+    """The sweep's progress at the table budget: per method, the seeds with frozen and with fine-tuned rows and the
+    columns every one of those seeds covers (``–``: no rows of that kind)."""
+    def cells(c: Coverage) -> list[str]:
+        return [f"{len(c.seeds)} ({' '.join(map(str, c.seeds))})", f"{c.done} of {c.columns}"] if c.seeds else ["–"] * 2
+
+    write_csv(csv_path, ["method", "mode", "frozen_seeds", "frozen_columns_done", "frozen_columns",
+                         "finetuned_seeds", "finetuned_columns_done", "finetuned_columns"],
+              [[p.method, p.mode, *(v for c in (p.frozen, p.finetuned)
+                                    for v in (" ".join(map(str, c.seeds)), c.done, c.columns))] for p in items])
     if not items:
         return "_no pre-trained encoders at the table budget_"
-    body = [[p.method, p.mode, len(p.seeds), " ".join(map(str, p.seeds)), "{} of {}".format(*p.frozen),
-             "{} of {}".format(*p.finetuned) if p.finetuned[0] else "–"] for p in items]
-    header = ["method", "mode", "seeds", "seed list", "frozen columns (all seeds)", "fine-tuned columns (all seeds)"]
-    write_csv(csv_path, header, body)
-    return markdown_table(header, body)
+    return markdown_table(["method", "mode", "frozen: seeds", "frozen: columns with every seed", "fine-tuned: seeds",
+                           "fine-tuned: columns with every seed"],
+                          [[p.method, p.mode, *cells(p.frozen), *cells(p.finetuned)] for p in items])
 
 
 def provenance_lines(p: Provenance) -> str:

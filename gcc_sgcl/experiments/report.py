@@ -141,7 +141,7 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
 
 def finetune_intro(rows: an.Rows) -> str:
     """How the table's fine-tuned rows were fine-tuned (their stored protocols)."""
-    protocols = an.latest_protocols(rows, an.FINETUNED)
+    protocols = sorted({r.protocol for r in rows.rows if r.task in an.FINETUNED})
     return ("Each fold fine-tunes a copy of the pre-trained encoder with a fresh linear head on the labels of the "
             "training folds (the encoder is not frozen); cells are mean ± std over seeds of each encoder's mean over "
             "the folds (ᶜ: one seed, ± over its folds). Protocol: " + "; ".join(f"`{p}`" for p in protocols) + ".")
@@ -187,10 +187,8 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     present_modes = [m for m in modes if any(r.mode == m for r in rows.rows)]
     parts = [Path(intro).read_text().rstrip() if intro else "# Results",
              "## Sweep progress at the table budget",
-             "Pre-trained encoders in the tables below, with the columns that have a row of each of their seeds. "
-             "The sweep's targets (issue 12): 8 seeds of `gcc` and `sgcl` E2E, 3 of MoCo, of the random-crop / "
-             "random-permute controls and of the GraphCL / GRACE / MVGRL / GCA baselines, 2 of each single stage and "
-             "pair (run on RDT-B only).",
+             "Pre-trained encoders in the tables below: the seeds with rows, and the columns that have a row of every "
+             "one of those seeds.",
              rd.progress_section(an.progress(rows), folder / "progress.csv"),
              "## Provenance", rd.provenance_lines(an.provenance(everything)),
              "Evaluation protocols recorded in the rows:",

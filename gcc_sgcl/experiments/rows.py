@@ -71,6 +71,13 @@ class ResultRow:
                                       "repeats", "folds", "eval_seed", "svc", "epochs", "max_folds",
                                       "view_copies")
 
+    def __post_init__(self) -> None:
+        finetuned = self.task.endswith("_finetuned")
+        if finetuned == (self.view_copies is None):  # part of the key: a fine-tuned row without it matches any
+            raise ValueError(f"{'fine-tuned' if finetuned else 'frozen'} row ({self.method}, seed {self.seed}, "
+                             f"{self.dataset}, {self.task}): view_copies must be "
+                             f"{'given' if finetuned else 'None'}, got {self.view_copies}")
+
     @property
     def key(self) -> tuple:
         """The fields that identify an evaluation (all its metric rows share them)."""
@@ -82,14 +89,11 @@ class ResultRow:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ResultRow":
-        """A stored row; unknown keys are rejected with their names, as is a fine-tuned row that does not say how
-        many view copies it cycled (its evaluation key would match any)."""
+        """A stored row; unknown keys are rejected with their names (a row is also checked as built: a fine-tuned
+        row must say how many view copies it cycled, a frozen one none)."""
         extra = set(d) - {f.name for f in dataclasses.fields(cls)}
         if extra:
             raise ValueError(f"unknown result-row fields {sorted(extra)}")
-        if str(d.get("task", "")).endswith("_finetuned") and d.get("view_copies") is None:
-            raise ValueError(f"fine-tuned row ({d.get('method')}, seed {d.get('seed')}, {d.get('dataset')}) lacks "
-                             "view_copies")
         return cls(**d)
 
     @classmethod

@@ -180,7 +180,8 @@ def cv_jobs(jobs: int) -> int:
 def forked_jobs(jobs: int, n: int) -> int:
     """The processes :func:`forked_map` runs ``n`` tasks in for ``jobs`` (``0``: :func:`cv_jobs`): at most ``n``,
     and 1 (in this process) where ``fork`` is not available."""
-    return min(cv_jobs(jobs), n) if "fork" in multiprocessing.get_all_start_methods() else 1
+    jobs = cv_jobs(jobs)
+    return min(jobs, n) if "fork" in multiprocessing.get_all_start_methods() else 1
 
 
 def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | None = None) -> list[T]:
