@@ -184,6 +184,14 @@ def test_cv_settings_and_protocols_are_read_from_the_rows():
     assert an.protocols(rows, an.CLASSIFICATION) == {"graph_classification": ["p"]}
 
 
+def test_columns_follow_the_papers_dataset_order_whatever_order_the_rows_came_in():
+    rows = an.Rows([row("gcc", "my-graph", 0.5), row("gcc", "imdb-multi", 0.5), row("gcc", "usa_airport", 0.5,
+                                                                                   task="node_classification"),
+                    row("gcc", "imdb-binary", 0.5), row("gcc", "h-index", 0.5, task="node_classification")])
+    assert rows.datasets(an.CLASSIFICATION) == ["usa_airport", "h-index", "imdb-binary", "imdb-multi", "my-graph"]
+    assert [d for d, _, _ in rows.columns(an.CLASSIFICATION)] == rows.datasets(an.CLASSIFICATION)
+
+
 def test_progress_counts_frozen_and_fine_tuned_seeds_apart_and_the_columns_every_seed_covers():
     tuned = "graph_classification_finetuned"
     rows = an.Rows([row("sgcl", "x", 0.5), row("sgcl", "x", 0.5, seed=1), row("sgcl", "y", 0.5),  # y: seed 0 only

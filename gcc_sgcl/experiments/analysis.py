@@ -13,13 +13,15 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
 from gcc_sgcl.config import canonical_method, variant_settings
 from gcc_sgcl.experiments.rows import ResultRow
 from gcc_sgcl.experiments.stats import Comparison, Summary, compare, marker, summarize
+
+T = TypeVar("T")
 
 BASELINE = "gcc"
 RANDOM_INIT = "random init"  # the label of an encoder pre-trained for 0 steps
@@ -34,6 +36,12 @@ ABLATION_METHODS = ("sgcl", "sgcl-random-crop", "sgcl-random-permute")
 SGCL = "sgcl"
 JOINED = " ⊕ "  # "<method> ⊕ structural": an encoder's embedding joined to a training-free vector
 STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
+# Display names of the downstream datasets, in the papers' column order (tables follow it; others go last).
+DATASET_LABELS = {
+    "usa_airport": "US-Airport", "h-index": "H-index", "imdb-binary": "IMDB-B", "imdb-multi": "IMDB-M",
+    "collab": "COLLAB", "rdt-b": "RDT-B", "rdt-5k": "RDT-M", "kdd_icdm": "KDD-ICDM", "sigir_cikm": "SIGIR-CIKM",
+    "sigmod_icde": "SIGMOD-ICDE",
+}
 
 # (steps, batch size, corpus): the pre-training budget of an encoder
 Budget = tuple[int | None, int | None, str | None]
@@ -60,21 +68,30 @@ class Rows:
         return {s: float(r.mean) for s, r in self.by_key.get((method, mode, dataset, task, metric), {}).items()}
 
     def datasets(self, tasks: Sequence[str]) -> list[str]:
-        """Datasets that have rows of any of ``tasks``, in first-seen order."""
-        return list(dict.fromkeys(r.dataset for r in self.rows if r.task in tasks))
+        """Datasets that have rows of any of ``tasks``, in the papers' order (:data:`DATASET_LABELS`), then the
+        others in first-seen order."""
+        return _paper_order(dict.fromkeys(r.dataset for r in self.rows if r.task in tasks), lambda d: d)
 
     def task_of(self, dataset: str, tasks: Sequence[str]) -> str | None:
         """Which of ``tasks`` ``dataset`` was evaluated with."""
         return next((r.task for r in self.rows if r.dataset == dataset and r.task in tasks), None)
 
     def columns(self, tasks: Sequence[str]) -> list[tuple[str, str, str]]:
-        """Every (dataset, task, metric) of ``tasks``, in first-seen order."""
-        return list(dict.fromkeys((r.dataset, r.task, r.metric) for r in self.rows if r.task in tasks))
+        """Every (dataset, task, metric) of ``tasks``, datasets in the papers' order (:meth:`datasets`), metrics
+        in first-seen order."""
+        return _paper_order(dict.fromkeys((r.dataset, r.task, r.metric) for r in self.rows if r.task in tasks),
+                            lambda c: c[0])
 
     def methods(self, classical: bool | None = None) -> list[str]:
         """Methods present, optionally only the training-free (mode ``none``) or only the pre-trained ones."""
         return list(dict.fromkeys(r.method for r in self.rows
                                   if classical is None or (r.mode == CLASSICAL_MODE) == classical))
+
+
+def _paper_order(items: Iterable[T], dataset: Callable[[T], str]) -> list[T]:
+    """``items`` stably sorted by their dataset's place in :data:`DATASET_LABELS` (unlisted datasets last)."""
+    place = {name: i for i, name in enumerate(DATASET_LABELS)}
+    return sorted(items, key=lambda item: place.get(dataset(item), len(place)))
 
 
 def table_budget(rows: Sequence[ResultRow]) -> Budget | None:

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from gcc_sgcl.experiments.analysis import (
+    DATASET_LABELS,
     LOOSE_ALPHA,
     PAPER_ALPHA,
     STAGES,
@@ -40,13 +41,6 @@ from gcc_sgcl.experiments.budget import (
     fidelity_passes,
 )
 from gcc_sgcl.experiments.stats import marker
-
-DATASET_LABELS = {
-    "usa_airport": "US-Airport", "h-index": "H-index", "imdb-binary": "IMDB-B", "imdb-multi": "IMDB-M",
-    "collab": "COLLAB", "rdt-b": "RDT-B", "rdt-5k": "RDT-M", "kdd_icdm": "KDD-ICDM", "sigir_cikm": "SIGIR-CIKM",
-    "sigmod_icde": "SIGMOD-ICDE",
-}
-
 
 def label(dataset: str) -> str:
     """Display name of a dataset."""
