@@ -46,10 +46,10 @@ else
   CURVE_STEPS=(0 100 300 1000 3000 6000); CURVE_DATA=(usa_airport h-index imdb-binary imdb-multi rdt-b)
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
-# Fine-tuned columns: the node datasets and the first two graph datasets, 4 of the paper's 6. COLLAB and RDT-B are
-# left out for their cost, measured with one fold of gcc seed 0 (2 vs 6 epochs, the sweep sharing the cores): ≈ 3 s
-# (COLLAB) and ≈ 5 s (RDT-B) per epoch and fold against 2.6 s (H-index) and 0.6 s (IMDB-M); at 30 epochs × 10
-# folds that is ≈ 40 min more per encoder (≈ 20 min with the two folds side by side the sweep runs).
+# Fine-tuned columns: the node datasets and the first two graph datasets, 4 of the paper's 6. Measured in the sweep
+# (rows' eval_seconds, two folds side by side): H-index ≈ 20 min per encoder, IMDB-M ≈ 75 s. COLLAB and RDT-B are
+# left out for their cost: a one-fold probe (2 vs 6 epochs) put them at ≈ 1.2× and ≈ 2.5× H-index's time per
+# epoch, i.e. ≈ 25 and ≈ 50 min per encoder, ≈ 2.5 h more per seed pair.
 FT_DATA=("${NODE[@]}" "${GRAPH[@]:0:2}")
 # One sweep command at the table budget; later flags override earlier ones (MoCo's batch, the curve's steps).
 # With PLAN set, each command prints what it still has to do (--plan) instead of doing it; with UNTIL, the
