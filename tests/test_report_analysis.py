@@ -431,3 +431,16 @@ def test_report_lists_the_c_grid_and_the_default_c_row_beside_the_chosen_one(tmp
         == ["| gcc", "| sgcl", "| sgcl[c=0.3]", "| gcc ⊕ structural", "| structural (training-free)"]
     assert "| sgcl | 1 | 72.00" in table
     assert "`gcc ⊕ structural` 80.00; `structural` alone 75.00 (+5.00 pt from adding the encoder)" in text
+
+
+def test_report_compares_fine_tuned_sgcl_and_gcc_seed_by_seed(tmp_path):
+    store = tmp_path / "rows.jsonl"
+    tuned = dict(task="graph_classification_finetuned", epochs=30)
+    RowStore(store).append([row(m, "imdb-binary", v + step * s, seed=s, scores=repeats(v + step * s, 3), **kw)
+                            for s in (0, 1) for kw in ({}, tuned) for m, v, step in (("gcc", 0.70, 0.01),
+                                                                                     ("sgcl", 0.72, 0.02))])
+    text = build_report(store, tmp_path / "r.md", heatmap_dataset="x")
+    tuned_part = text.split("## Fine-tuned encoders")[1].split("## Ablation")[0]
+    assert "each seed's score is its mean over the folds" in tuned_part
+    assert "| IMDB-B | 2 | +2.00 +3.00 | +2.50 |" in tuned_part
+    assert (tmp_path / "sgcl_minus_gcc_finetuned.csv").read_text().count("\n") == 3  # header + one line per seed

@@ -82,15 +82,18 @@ def c_sections(table: list[ResultRow], default_c: float, choice: an.CChoice | No
             rd.c_choice_text(choice, missing)]
 
 
-def seed_difference_parts(rows: an.Rows, modes: Sequence[str], out: Path, folder: Path) -> list[str]:
-    """SGCL − GCC seed by seed on the classification columns: the dot plot and its table."""
-    items = an.seed_differences(rows, an.SGCL, modes, an.CLASSIFICATION)
-    png = folder / "sgcl_minus_gcc.png"
-    text = rd.seed_differences_section(items, an.SGCL, png, folder / "sgcl_minus_gcc.csv")
+def seed_difference_parts(rows: an.Rows, modes: Sequence[str], out: Path, folder: Path,
+                          tasks: Sequence[str] = an.CLASSIFICATION, stem: str = "sgcl_minus_gcc") -> list[str]:
+    """SGCL − GCC seed by seed on the columns of ``tasks`` (frozen classification, or fine-tuned): the dot plot
+    ``<stem>.png`` and its table (``<stem>.csv``)."""
+    items = an.seed_differences(rows, an.SGCL, modes, tasks)
+    png = folder / f"{stem}.png"
+    text = rd.seed_differences_section(items, an.SGCL, png, folder / f"{stem}.csv")
     if not items:
         return [text]
-    return ["Seed by seed (`sgcl` and `gcc` encoders of the same seed; each seed's score is its mean over the CV "
-            "repetitions), the mean difference with its bootstrap 90 % interval over seeds:",
+    score = "folds" if set(tasks) <= set(an.FINETUNED) else "CV repetitions"
+    return [f"Seed by seed (`sgcl` and `gcc` encoders of the same seed; each seed's score is its mean over the "
+            f"{score}), the mean difference with its bootstrap 90 % interval over seeds:",
             f"![SGCL − GCC per seed]({_relative(png, out)})", text]
 
 
@@ -134,6 +137,7 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         "## Fine-tuned encoders",
         *([finetune_intro(rows), rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, encoders),
                                                  folder / "finetuned.csv"),
+           *seed_difference_parts(rows, modes, out, folder, an.FINETUNED, "sgcl_minus_gcc_finetuned"),
            rd.published_section(published_finetuned(rows), folder / "finetuned_published.csv")]
           if rows.datasets(an.FINETUNED) else ["_no fine-tuning rows_"]),
     ]
