@@ -24,6 +24,7 @@ from gcc_sgcl.experiments.budget import (
 )
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl, finetune_intro
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
+from gcc_sgcl.experiments.stats import summarize
 
 CORPUS = "ca-grqc"
 ROWS_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "rows.jsonl.gz"
@@ -444,3 +445,15 @@ def test_report_compares_fine_tuned_sgcl_and_gcc_seed_by_seed(tmp_path):
     assert "each seed's score is its mean over the folds" in tuned_part
     assert "| IMDB-B | 2 | +2.00 +3.00 | +2.50 |" in tuned_part
     assert (tmp_path / "sgcl_minus_gcc_finetuned.csv").read_text().count("\n") == 3  # header + one line per seed
+
+
+def test_summary_sorts_columns_by_where_their_seed_interval_lies():
+    def diffs(dataset, values, metric="accuracy"):
+        return an.SeedDifferences(an.Column(dataset, "t", metric, "e2e"), tuple(range(len(values))), tuple(values),
+                                  summarize(values))
+    frozen = [diffs("imdb-binary", [0.01, 0.02, 0.015]), diffs("rdt-b", [-0.02, -0.01, -0.03]),
+              diffs("collab", [-0.01, 0.01, 0.0]), diffs("kdd_icdm", [0.02], "hits@20")]
+    text = rd.summary_lines(frozen, [])
+    assert "above 0 on IMDB-B (+1.50 pp); below 0 on RDT-B (-2.00 pp); contains 0 on 1 column; one paired seed, " \
+           "no interval, on KDD-ICDM hits@20." in text
+    assert "(1–3 paired seeds, 4 columns)" in text and "Fine-tuned encoders: no paired seeds yet." in text

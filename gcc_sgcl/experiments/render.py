@@ -176,6 +176,41 @@ def _column_name(c: Column, modes: set[str]) -> str:
     return label(c.dataset) + (f" {c.mode.upper()}" if len(modes) > 1 else "")
 
 
+def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences], method: str = "SGCL") -> str:
+    """The report's opening verdict, one line per kind of evaluation: the columns where ``method`` − GCC's
+    bootstrap interval over paired seeds lies above 0, below 0, or contains it (single-seed columns count there).
+
+    >>> from gcc_sgcl.experiments.analysis import Column, SeedDifferences
+    >>> from gcc_sgcl.experiments.stats import summarize
+    >>> up = SeedDifferences(Column("imdb-multi", "t", "accuracy", "e2e"), (0, 1, 2), (0.01, 0.02, 0.01),
+    ...                      summarize((0.01, 0.02, 0.01)))
+    >>> print(summary_lines([up], []))
+    - Frozen encoders (3 paired seeds, 1 column): SGCL − GCC's 90 % interval lies above 0 on IMDB-M (+1.33 pp); below 0 on no column; contains 0 on 0 columns.
+    - Fine-tuned encoders: no paired seeds yet.
+    """
+    def line(items: list[SeedDifferences], what: str) -> str:
+        if not items:
+            return f"- {what}: no paired seeds yet."
+        seeds = sorted({len(d.seeds) for d in items})
+        modes = {d.column.mode for d in items}
+        name = {id(d): _column_name(d.column, modes) + (f" {d.column.metric}" if d.column.metric.startswith("hits")
+                                                        else "") for d in items}
+        ahead = [d for d in items if len(d.seeds) > 1 and d.summary.ci_low > 0]
+        behind = [d for d in items if len(d.seeds) > 1 and d.summary.ci_high < 0]
+
+        def listed(found: list[SeedDifferences]) -> str:
+            return ", ".join(f"{name[id(d)]} ({100 * d.summary.mean:+.2f} pp)" for d in found) or "no column"
+
+        span = "–".join(map(str, (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds))
+        single = [name[id(d)] for d in items if len(d.seeds) == 1]
+        return (f"- {what} ({span} paired seeds, {count(len(items), 'column')}): {method} − GCC's 90 % interval lies above 0 "
+                f"on {listed(ahead)}; below 0 on {listed(behind)}; contains 0 on "
+                f"{count(len(items) - len(ahead) - len(behind) - len(single), 'column')}"
+                + (f"; one paired seed, no interval, on {', '.join(single)}" if single else "") + ".")
+
+    return "\n".join([line(frozen, "Frozen encoders"), line(finetuned, "Fine-tuned encoders")])
+
+
 def seed_differences_section(items: list[SeedDifferences], method: str, png: Path, csv_path: Path) -> str:
     """``method`` − GCC seed by seed: CSV (one line per seed), a dot plot (seeds as dots, the mean with its
     bootstrap 90 % interval as a bar) and a Markdown table, in pp."""

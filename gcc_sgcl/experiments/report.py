@@ -190,6 +190,12 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     everything = an.Rows(stored)
     present_modes = [m for m in modes if any(r.mode == m for r in rows.rows)]
     parts = [Path(intro).read_text().rstrip() if intro else "# Results",
+             "## Summary: SGCL against GCC at the table budget",
+             "SGCL − GCC seed by seed on every column (frozen: classification and similarity search; fine-tuned "
+             "apart), as in the sections below. Each interval is a bootstrap over paired seeds: with few seeds a "
+             "rough guide, not a test; the paper's tests on CV repetitions are in \"SGCL against GCC\".",
+             rd.summary_lines(an.seed_differences(rows, an.SGCL, present_modes, an.CLASSIFICATION + an.SIMILARITY),
+                              an.seed_differences(rows, an.SGCL, present_modes, an.FINETUNED)),
              "## Sweep progress at the table budget",
              "Pre-trained encoders in the tables below: the seeds with rows, and the columns that have a row of every "
              "one of those seeds.",
