@@ -152,7 +152,9 @@ def c_choice_text(choice: CChoice, missing: Sequence[float] = ()) -> str:
             if choice.best_c != choice.default_c else "It is the default c.")
     return (f"**The tables' `sgcl` row uses c = {choice.best_c:g}**, the grid point with the best mean seed-"
             f"{choice.seed} score over {len(choice.columns)} classification columns ({scores}). As in the paper, "
-            f"c is chosen on the table's own columns, so the `sgcl` row is optimistically selected. {kept}")
+            f"c is chosen on the table's own columns, so the `sgcl` row is optimistically selected; only its seed-"
+            f"{choice.seed} encoder took part in the choice, its other seeds are fresh draws at that c (the "
+            f"seed-by-seed tables show each seed's difference to GCC). {kept}")
 
 
 def headline_text(h: Headline, method: str = "SGCL") -> str:
