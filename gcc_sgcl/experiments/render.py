@@ -14,6 +14,7 @@ from gcc_sgcl.experiments.analysis import (
     DATASET_LABELS,
     LOOSE_ALPHA,
     PAPER_ALPHA,
+    SIMILARITY,
     STAGES,
     Cell,
     Column,
@@ -41,6 +42,7 @@ from gcc_sgcl.experiments.budget import (
     fidelity_passes,
 )
 from gcc_sgcl.experiments.stats import marker
+
 
 def label(dataset: str) -> str:
     """Display name of a dataset."""
@@ -180,34 +182,37 @@ def _column_name(c: Column, modes: set[str]) -> str:
 
 def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences], method: str = "SGCL") -> str:
     """The report's opening verdict, one line per kind of evaluation: the columns where ``method`` − GCC's
-    bootstrap interval over paired seeds lies above 0, below 0, or contains it (single-seed columns count there).
+    bootstrap interval over paired seeds lies above 0, below 0, or contains it, and those with one paired seed.
 
     >>> from gcc_sgcl.experiments.analysis import Column, SeedDifferences
     >>> from gcc_sgcl.experiments.stats import summarize
     >>> up = SeedDifferences(Column("imdb-multi", "t", "accuracy", "e2e"), (0, 1, 2), (0.01, 0.02, 0.01),
     ...                      summarize((0.01, 0.02, 0.01)))
-    >>> print(summary_lines([up], []))
-    - Frozen encoders (3 paired seeds, 1 column): SGCL − GCC's 90 % interval lies above 0 on IMDB-M (+1.33 pp); below 0 on no column; contains 0 on 0 columns.
+    >>> print(summary_lines([up], []))  # doctest: +NORMALIZE_WHITESPACE
+    - Frozen encoders (3 paired seeds, 1 column): SGCL − GCC's 90 % interval lies above 0 on IMDB-M (+1.33 pp);
+      below 0 on no column; contains 0 on 0 columns.
     - Fine-tuned encoders: no paired seeds yet.
     """
     def line(items: list[SeedDifferences], what: str) -> str:
         if not items:
             return f"- {what}: no paired seeds yet."
-        seeds = sorted({len(d.seeds) for d in items})
         modes = {d.column.mode for d in items}
-        name = {id(d): _column_name(d.column, modes) + (f" {d.column.metric}" if d.column.metric.startswith("hits")
-                                                        else "") for d in items}
-        ahead = [d for d in items if len(d.seeds) > 1 and d.summary.ci_low > 0]
-        behind = [d for d in items if len(d.seeds) > 1 and d.summary.ci_high < 0]
+
+        def name(d: SeedDifferences) -> str:
+            return _column_name(d.column, modes) + (f" {d.column.metric}" if d.column.task in SIMILARITY else "")
 
         def listed(found: list[SeedDifferences]) -> str:
-            return ", ".join(f"{name[id(d)]} ({100 * d.summary.mean:+.2f} pp)" for d in found) or "no column"
+            return ", ".join(f"{name(d)} ({100 * d.summary.mean:+.2f} pp)" for d in found) or "no column"
 
-        span = "–".join(map(str, (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds))
-        single = [name[id(d)] for d in items if len(d.seeds) == 1]
-        return (f"- {what} ({span} paired seeds, {count(len(items), 'column')}): {method} − GCC's 90 % interval lies above 0 "
-                f"on {listed(ahead)}; below 0 on {listed(behind)}; contains 0 on "
-                f"{count(len(items) - len(ahead) - len(behind) - len(single), 'column')}"
+        paired = [d for d in items if len(d.seeds) > 1]
+        ahead = [d for d in paired if d.summary.ci_low > 0]
+        behind = [d for d in paired if d.summary.ci_high < 0]
+        single = [name(d) for d in items if len(d.seeds) == 1]
+        seeds = sorted({len(d.seeds) for d in items})
+        span = f"{seeds[0]}–{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
+        return (f"- {what} ({span} paired seeds, {count(len(items), 'column')}): {method} − GCC's 90 % interval "
+                f"lies above 0 on {listed(ahead)}; below 0 on {listed(behind)}; contains 0 on "
+                f"{count(len(paired) - len(ahead) - len(behind), 'column')}"
                 + (f"; one paired seed, no interval, on {', '.join(single)}" if single else "") + ".")
 
     return "\n".join([line(frozen, "Frozen encoders"), line(finetuned, "Fine-tuned encoders")])
@@ -322,7 +327,9 @@ def progress_section(items: list[Progress], csv_path: Path) -> str:
     """The sweep's progress at the table budget: per method, the seeds with frozen and with fine-tuned rows and the
     columns every one of those seeds covers (``–``: no rows of that kind)."""
     def cells(c: Coverage) -> list[str]:
-        return [f"{len(c.seeds)} ({' '.join(map(str, c.seeds))})", f"{c.done} of {c.columns}"] if c.seeds else ["–"] * 2
+        if not c.seeds:
+            return ["–", "–"]
+        return [f"{len(c.seeds)} ({' '.join(map(str, c.seeds))})", f"{c.done} of {c.columns}"]
 
     write_csv(csv_path, ["method", "mode", "frozen_seeds", "frozen_columns_done", "frozen_columns",
                          "finetuned_seeds", "finetuned_columns_done", "finetuned_columns"],

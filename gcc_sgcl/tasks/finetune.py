@@ -105,7 +105,8 @@ class SignCopies(Sequence[ViewBatch]):
     them): copy ``c`` equals ``GraphViewDataset``'s copy ``c``, whose views differ only in their eigenvector
     signs, by flipping those of copy 0 (:func:`~gcc_sgcl.sampling.views.flip_signs`) instead of decomposing
     again. The flips are drawn once, here (one ``(B, k)`` array of ±1 per copy after the first, shared
-    copy-on-write by forked folds); asking for a copy costs one multiplication. Canonical-sign views have one copy (all would be equal)."""
+    copy-on-write by forked folds); asking for a copy costs one multiplication. Canonical-sign views have one copy
+    (all would be equal)."""
 
     def __init__(self, views: ViewBatch, copies: int, seed: int) -> None:
         self.views = views
