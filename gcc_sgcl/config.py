@@ -596,11 +596,14 @@ class ChoiceConfig:
                                              "seed-0 rows at the table budget")
 
 
-# Settings a method name may change in brackets, ``sgcl[c=0.35]`` or ``sgcl[k=64]`` (the c grid and the paper's
-# k = 64 of the results sweep): short name → (config group, field, type).
+# Settings a method name may change in brackets, ``sgcl[c=0.35]``, ``sgcl[k=64]`` or ``sgcl[crop=random]`` (the c
+# grid, the paper's k = 64 and the appendix's ablation, which swaps one spectral stage of SGCL for its random
+# analogue): short name → (config group, field, type).
 VARIANT_SETTINGS: dict[str, tuple[str, str, type]] = {
     "c": ("augment", "c", float),
     "k": ("sampling", "positional_embedding_size", int),
+    "crop": ("augment", "crop_kind", str),
+    "permute": ("augment", "permute_kind", str),
 }
 _VARIANT = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<settings>[^\[\]]*)\]$")
 
@@ -612,7 +615,7 @@ def variant_settings(method: str) -> tuple[str, dict[str, dict[str, Any]]]:
     >>> variant_settings("sgcl[k=64]")
     ('sgcl', {'sampling': {'positional_embedding_size': 64}})
     """
-    base, values = _parse_variant(method)
+    base, values = parse_method(method)
     overrides: dict[str, dict[str, Any]] = {}
     for name, value in values.items():
         group, field, _ = VARIANT_SETTINGS[name]
@@ -627,13 +630,31 @@ def canonical_method(method: str) -> str:
     >>> canonical_method("sgcl[k=64, c=0.20]")
     'sgcl[c=0.2,k=64]'
     """
-    base, values = _parse_variant(method)
+    return compose_method(*parse_method(method))
+
+
+def compose_method(base: str, values: dict[str, Any]) -> str:
+    """The canonical name of preset ``base`` with bracketed ``values`` (short names of :data:`VARIANT_SETTINGS`).
+
+    >>> compose_method("sgcl", {"crop": "random", "c": 0.4})
+    'sgcl[c=0.4,crop=random]'
+    """
     if not values:
         return base
-    return base + "[" + ",".join(f"{name}={values[name]:g}" for name in VARIANT_SETTINGS if name in values) + "]"
+    return base + "[" + ",".join(f"{name}={_format(values[name])}" for name in VARIANT_SETTINGS if name in values) + "]"
 
 
-def _parse_variant(method: str) -> tuple[str, dict[str, Any]]:
+def _format(value: Any) -> str:
+    return value if isinstance(value, str) else f"{value:g}"
+
+
+def parse_method(method: str) -> tuple[str, dict[str, Any]]:
+    """``(preset name, {short name: value})`` of a method name with optional bracketed settings; a malformed
+    name raises ValueError naming it.
+
+    >>> parse_method("sgcl[c=0.4,crop=random]")
+    ('sgcl', {'c': 0.4, 'crop': 'random'})
+    """
     match = _VARIANT.match(method.strip())
     if match is None:
         if "[" in method or "]" in method:

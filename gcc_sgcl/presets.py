@@ -9,7 +9,8 @@ import argparse
 import dataclasses
 from typing import Any
 
-from gcc_sgcl.augment.pipeline import BASELINES
+from gcc_sgcl.augment.crop import CROPS
+from gcc_sgcl.augment.pipeline import BASELINES, PERMUTE_KINDS
 from gcc_sgcl.config import (
     GROUPS,
     STAGES,
@@ -23,7 +24,8 @@ from gcc_sgcl.config import (
 
 # Method presets: name → overrides applied to the defaults before command-line flags. ``gcc`` switches
 # every SGCL stage off, ``sgcl`` keeps them all (the appendix's sequence); ``sgcl-<stage>`` keeps one stage;
-# the two controls replace the spectral crop / reorder by their random analogues; ``sgcl-<a>+<b>`` keeps two
+# ``sgcl-random-crop`` / ``sgcl-random-permute`` keep one control alone (the appendix's ablation, SGCL with a stage
+# swapped for its random analogue, is ``sgcl[crop=random]`` / ``sgcl[permute=random]``); ``sgcl-<a>+<b>`` keeps two
 # stages (the pairwise ablation), e.g. ``sgcl-crop+reorder``. ``graphcl``, ``grace``, ``mvgrl`` and ``gca`` keep
 # GCC's encoder and loop and replace only the view generation (Table 2's re-implemented baselines).
 _ALL_OFF = {f"use_{stage}": False for stage in STAGES}
@@ -93,6 +95,7 @@ def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None
             values["crop_table"] = tuple(values["crop_table"])
         setattr(cfg, group, dataclasses.replace(getattr(cfg, group), **values))
     cfg.validate()
+    CROPS[cfg.augment.crop_kind], PERMUTE_KINDS[cfg.augment.permute_kind]  # unknown kinds: a ValueError naming them
     return cfg
 
 

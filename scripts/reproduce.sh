@@ -11,8 +11,8 @@
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),
-# classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (random-crop /
-# random-permute controls), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B),
+# classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (the chosen sgcl
+# with its crop / reorder swapped for the random analogue, as the appendix's ablation table), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B),
 # finetune (GCC's recipe), runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
 # skipped, finished runs reused, an interrupted run resumes from its checkpoint: re-running after a kill
 # continues where it stopped. saved/ does not outlive a session on the project's machines, so the main stage
@@ -24,7 +24,7 @@ stages=${*:-curve cgrid ship main k64 random moco classical ablation baselines p
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
-  ABL=("${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 30 --batch-size 32 --repeats 2 --svc gcc)
+  ABL=("${NODE[@]}" "${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 30 --batch-size 32 --repeats 2 --svc gcc)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
   SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2); MOCO=(--batch-size 8 --moco-queue 64)
   FT=(--epochs 2 --max-folds 2 --view-copies 2); RT=(--batches 5); INTRO=(); REUSE=(); SHIP=saved/smoke/pretrained; TAG=synthetic_30x32
@@ -32,7 +32,7 @@ if [ "${PROFILE:-paper-cpu}" = smoke ]; then
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
   NODE=(usa_airport h-index); GRAPH=(imdb-binary imdb-multi collab rdt-b rdt-5k); SIM=(kdd_icdm sigir_cikm sigmod_icde)
-  ABL=(imdb-binary imdb-multi rdt-b rdt-5k); HEAT=rdt-b
+  ABL=(usa_airport h-index imdb-binary imdb-multi collab rdt-b rdt-5k); HEAT=rdt-b  # the appendix's ablation columns
   # The table budget: the last point of the learning curve (stage curve; docs/results.md gives the rule's
   # verdict), 10 repetitions of 10-fold CV and GCC's SVC as in the papers.
   BUDGET=(--steps 6000 --batch-size 256 --repeats 10 --svc gcc)
@@ -74,6 +74,8 @@ for i in "${!stages_list[@]}"; do for j in "${!stages_list[@]}"; do
   if [ "$i" -lt "$j" ] && [ "$a+$b" != "similar+diverse" ]; then PAIRS+=("sgcl-$a+$b"); fi
 done; done
 C_METHODS=(sgcl); for c in "${C_GRID[@]}"; do C_METHODS+=("sgcl[c=$c]"); done
+# The chosen sgcl ($1) with one more bracketed setting ($2): sgcl[k=64], sgcl[c=0.4,crop=random].
+variant() { [ "$1" = sgcl ] && echo "sgcl[$2]" || echo "${1%]},$2]"; }
 
 for stage in $stages; do
   echo "=== stage $stage ($(date +%T))"
@@ -92,21 +94,23 @@ for stage in $stages; do
                  finetune "$sgcl" "$seed"  # while the seed's encoders are on disk
                done ;;
     random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0 ;;  # untrained encoders
-    k64)       sgcl=$(sgcl_method) || exit 1; [ "$sgcl" = sgcl ] && k64="sgcl[k=64]" || k64="${sgcl%]},k=64]"
-               run run --methods "$k64" --seeds 0 --datasets "${ALL[@]}" ;;
+    k64)       sgcl=$(sgcl_method) || exit 1
+               run run --methods "$(variant "$sgcl" k=64)" --seeds 0 --datasets "${ALL[@]}" ;;
     moco)      sgcl=$(sgcl_method) || exit 1
                run run --methods gcc "$sgcl" --modes moco --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" \
                  "${MOCO[@]}" ;;
-    ablation)  run run --methods sgcl-random-crop sgcl-random-permute --seeds "${SEEDS3[@]}" \
-                 --datasets "${NODE[@]}" "${ABL[@]}" ;;
+    ablation)  sgcl=$(sgcl_method) || exit 1
+               run run --methods "$(variant "$sgcl" crop=random)" "$(variant "$sgcl" permute=random)" \
+                 --seeds "${SEEDS3[@]}" --datasets "${ABL[@]}" ;;
     baselines) run run --methods graphcl grace mvgrl gca --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
     pairs)     run run --methods "${SINGLES[@]}" "${PAIRS[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1
                finetune "$sgcl" "${SEEDS8[@]}" ;;
     runtime)   [ -n "${PLAN:-}" ] && { echo "(plan: runtime measures ${RT[*]} per method in one run)"; continue; }
-               python -m gcc_sgcl.experiments runtime --methods gcc sgcl sgcl-random-crop sgcl-random-permute \
-                   graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
+               sgcl=$(sgcl_method) || exit 1
+               python -m gcc_sgcl.experiments runtime --methods gcc "$sgcl" "$(variant "$sgcl" crop=random)" \
+                   "$(variant "$sgcl" permute=random)" graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
     report)    [ -n "${PLAN:-}" ] && { echo "(plan: report rebuilds $OUT from $ROWS)"; continue; }
                python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
                  --c-grid "${C_GRID[@]}" ;;

@@ -120,7 +120,12 @@ def test_bracketed_settings_change_only_their_fields_and_bad_ones_name_the_probl
     assert make_config("sgcl[c=0.35]", {"augment": {"c": 0.35}}).augment.c == 0.35
     with pytest.raises(ValueError, match="sets c in brackets; a flag gives another value"):
         make_config("sgcl[c=0.35]", {"augment": {"c": 0.5}})
+    swapped = make_config("sgcl[permute=random,c=0.4]")  # the appendix's ablation: one stage swapped, all kept
+    assert swapped.method == "sgcl[c=0.4,permute=random]"
+    assert swapped.augment == dataclasses.replace(base.augment, c=0.4, permute_kind="random")
+    assert make_config("sgcl[crop=random]").augment == dataclasses.replace(base.augment, crop_kind="random")
     for bad, message in [("sgcl[c=high]", "c must be float"), ("sgcl[q=1]", "among c, k"),
+                         ("sgcl[crop=fancy]", "unknown crop_kind 'fancy'"),
                          ("sgcl[]", "empty brackets"), ("sgcl[c=0.2,c=0.3]", "at most once"), ("sgcl[c=0.3", r"<method>\[name=value"),
                          ("nope[c=0.3]", "unknown method 'nope'")]:
         with pytest.raises(ValueError, match=message):

@@ -279,6 +279,9 @@ def test_c_is_chosen_on_the_shared_columns_and_the_chosen_variant_becomes_the_sg
     assert relabelled.seeds("sgcl[c=0.3] ⊕ structural", "e2e", "x", "graph_classification", "accuracy") == {0: 0.8}
     same = an.relabel_c(rows, 0.3, 0.3)
     assert [r.method for r in same] == [r.method for r in rows]
+    variants = [row(m, "x", 0.5) for m in ("sgcl[c=0.2,crop=random]", "sgcl[k=64]", "sgcl[permute=random]", "gcc")]
+    assert [r.method for r in an.relabel_c(variants, 0.3, 0.2)] == [
+        "sgcl[crop=random]", "sgcl[c=0.3,k=64]", "sgcl[c=0.3,permute=random]", "gcc"]
     tie = an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6), "sgcl[c=0.25]": (0.6, 0.7)})), default_c=0.3)
     assert tie.best_c == 0.3
     assert an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6)})), default_c=0.3) is None
@@ -295,7 +298,7 @@ def test_the_sweep_refuses_to_pick_c_from_an_incomplete_grid(tmp_path):
         chosen_sgcl(store, [0.2, 0.45])
     assert chosen_sgcl(store, [0.2]) == chosen_sgcl(store) == "sgcl[c=0.2]"
     runtime = [r for r in an.relabel_c(rows, 0.3, 0.2) if r.task == "runtime"]
-    assert [r.method for r in runtime] == ["sgcl"]  # runtime rows time the presets: not renamed
+    assert [r.method for r in runtime] == ["sgcl[c=0.3]"]  # named by the c they timed, as every row
 
 
 def test_join_verdicts_compare_the_joined_rows_with_each_part_alone():
