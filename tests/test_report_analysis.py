@@ -113,10 +113,10 @@ def test_significance_marker_follows_the_sign_when_every_test_passes(shift, expe
     assert got == expected if shift else got in ("", an.LOOSE)
 
 
-def test_single_seed_cell_reports_the_cv_spread_and_no_marker():
+def test_single_seed_cell_reports_its_rows_own_spread_and_no_marker():
     rows = an.Rows([row("gcc", "x", 0.5), row("sgcl", "x", 0.6)])
     c = an.cell(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy", versus_gcc=True)
-    assert (c.seeds, c.mean, c.std, c.cv_spread, c.marker) == (1, 0.6, 0.01, True, "")
+    assert (c.seeds, c.mean, c.std, c.one_seed, c.std_kind, c.marker) == (1, 0.6, 0.01, True, "std over repeats", "")
     assert an.cell(rows, "grace", "e2e", "x", "graph_classification", "accuracy", True) is None
 
 
@@ -127,9 +127,13 @@ def test_floor_verdict_compares_the_best_listed_method_with_the_best_training_fr
     rows = an.Rows([row("gcc", "x", 0.70), row("sgcl", "x", 0.72), row("grace", "x", 0.99),
                     row("structural", "x", 0.71, mode="none"), row("spectral", "x", 0.60, mode="none")])
     (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "sgcl"])
-    assert (v.best, v.score, v.floor, v.floor_score, v.beats) == ("sgcl", 0.72, "structural", 0.71, True)
-    rows = an.Rows([row("gcc", "x", 0.70), row("structural", "x", 0.71, mode="none")])
-    assert not an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc"])[0].beats
+    assert (v.best, v.score, v.floor, v.floor_score) == ("sgcl", 0.72, "structural", 0.71)
+    assert (v.comparison, v.verdict) == (None, "is level with")  # one score each: no verdict
+    for encoder, floor, verdict in [(0.72, 0.70, "beats"), (0.70, 0.72, "does NOT beat"), (0.71, 0.7095, "is level with")]:
+        rows = an.Rows([row("gcc", "x", encoder, scores=repeats(encoder)), row("gcc", "x", encoder, seed=1,
+                        scores=repeats(encoder)), row("structural", "x", floor, mode="none", scores=repeats(floor))])
+        (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc"])
+        assert v.verdict == verdict and v.comparison.n == 60 and v.comparison.n_baseline == 30
 
 
 def test_headline_counts_columns_where_sgcl_is_ahead_of_gcc():
@@ -172,10 +176,11 @@ def test_provenance_counts_an_evaluation_once_though_each_metric_row_repeats_its
         row("gcc", "kdd", 0.2, task="similarity_search", metric="hits@40", eval_seconds=60.0),
         row("gcc", "x", 0.5, eval_seconds=30.0),
         row("structural", "x", 0.5, mode="none", eval_seconds=6.0, steps=100),
+        row("gcc ⊕ structural", "x", 0.6, eval_seconds=0.0), row("random init", "x", 0.4, steps=0, eval_seconds=0.0),
     ])
     p = an.provenance(rows)
-    assert (p.eval_seconds, p.pretrain_seconds, p.encoders, p.rows) == (96.0, 120.0, 1, 4)
-    assert p.budgets == [(100, 128, CORPUS, 1, 10, "gcc")]
+    assert (p.eval_seconds, p.pretrain_seconds, p.encoders, p.rows) == (96.0, 120.0, 1, 6)  # joined, untrained: not
+    assert p.budgets == [(0, 128, CORPUS, 1, 10, "gcc"), (100, 128, CORPUS, 1, 10, "gcc")]
 
 
 def test_cv_settings_and_protocols_are_read_from_the_rows():

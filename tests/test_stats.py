@@ -104,6 +104,24 @@ def test_marker_stays_empty_when_eight_seeds_cannot_reach_the_paper_threshold():
     assert marker(few, alpha=0.01) == UP
 
 
+def test_thirty_consistently_lower_pairs_with_tied_differences_reach_the_paper_threshold():
+    lower, base = separated_runs(30, -0.1)
+    lower[1] = lower[0] - base[0] + base[1]  # two equal differences: scipy's default would go asymptotic
+    result = compare(lower, base)
+    assert result.p_wilcoxon == pytest.approx(min_wilcoxon_p(30))  # every difference negative: 2 / 2**30
+    assert marker(result) == DOWN
+
+
+def test_t_interval_of_a_few_paired_seeds_is_students():
+    diffs = np.array([-0.53, 2.01, 2.77])
+    s = summarize(diffs, interval="t")
+    half = student_t.ppf(0.95, 2) * diffs.std(ddof=1) / np.sqrt(3)
+    assert (s.ci_low, s.ci_high) == pytest.approx((diffs.mean() - half, diffs.mean() + half))
+    assert s.ci_low < 0 < summarize(diffs).ci_low  # one contrary seed of 3: the bootstrap's interval misses 0
+    with pytest.raises(ValueError, match="interval must be"):
+        summarize(diffs, interval="normal")
+
+
 def test_marker_needs_every_available_p_value_below_alpha():
     assert marker(Comparison(80, 80, True, 0.1, 1e-9, 1e-3, 1e-9)) == ""
     assert marker(Comparison(80, 80, False, -0.1, None, 1e-9, 1e-9)) == DOWN

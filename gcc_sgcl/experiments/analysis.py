@@ -274,18 +274,33 @@ def significance(rows: Rows, method: str, mode: str, dataset: str, task: str, me
     return marker(c, PAPER_ALPHA) or (LOOSE if marker(c, LOOSE_ALPHA) else "")
 
 
+def loose_mark(c: Comparison) -> str:
+    """``"† higher"`` / ``"† lower"`` when all p-values of ``c`` are below 0.05, else ``""`` (▲/▼ are the paper's
+    1e-6 only)."""
+    return f"{LOOSE} {'higher' if c.mean_diff > 0 else 'lower'}" if marker(c, LOOSE_ALPHA) else ""
+
+
+SEED_STD = "std over seeds"
+
+
 @dataclass(frozen=True)
 class Cell:
-    """One table cell: ``seeds`` encoders, mean/std/bootstrap interval over them; with one seed ``std`` is
-    that encoder's spread over its CV repetitions (``cv_spread``); ``marker`` against ``gcc``."""
+    """One table cell: ``seeds`` encoders, mean/std/bootstrap interval over them; with one seed ``std`` is the
+    row's own spread (its CV repetitions, or for similarity search a bootstrap s.e. over query pairs), which
+    ``std_kind`` names; ``marker`` against ``gcc``."""
 
     seeds: int
     mean: float
     std: float
     ci_low: float
     ci_high: float
-    cv_spread: bool
+    std_kind: str
     marker: str
+
+    @property
+    def one_seed(self) -> bool:
+        """Whether ``std`` is a single row's spread rather than the std over seeds."""
+        return self.seeds == 1
 
 
 def cell(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str, versus_gcc: bool) -> Cell | None:
@@ -296,9 +311,9 @@ def cell(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: st
     s = summarize(list(scores.values()))
     if len(scores) == 1:
         row = next(iter(rows.by_key[(method, mode, dataset, task, metric)].values()))
-        return Cell(1, s.mean, float(row.std), s.ci_low, s.ci_high, True, "")
+        return Cell(1, s.mean, float(row.std), s.ci_low, s.ci_high, row.std_kind, "")
     mark = significance(rows, method, mode, dataset, task, metric) if versus_gcc and method != BASELINE else ""
-    return Cell(len(scores), s.mean, s.std, s.ci_low, s.ci_high, False, mark)
+    return Cell(len(scores), s.mean, s.std, s.ci_low, s.ci_high, SEED_STD, mark)
 
 
 @dataclass(frozen=True)
@@ -373,18 +388,27 @@ def statistics(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[st
 
 @dataclass(frozen=True)
 class FloorVerdict:
-    """On one column: the best pre-trained seed-mean against the best training-free one."""
+    """On one column: the best pre-trained seed-mean against the best training-free one, and the unpaired tests
+    of their scores (every CV repetition of every seed; ``None`` with fewer than two on a side)."""
 
     column: Column
     best: str
     score: float
     floor: str
     floor_score: float
+    comparison: Comparison | None = None
 
     @property
-    def beats(self) -> bool:
-        """Whether pre-training beats the training-free floor."""
-        return self.score > self.floor_score
+    def verdict(self) -> str:
+        """``"beats"`` / ``"does NOT beat"`` when every test gives p < 0.05 (higher / lower), else ``"is level
+        with"``: a difference the tests cannot tell from the CV noise is no verdict."""
+        mark = loose_mark(self.comparison) if self.comparison is not None else ""
+        return {f"{LOOSE} higher": "beats", f"{LOOSE} lower": "does NOT beat"}.get(mark, "is level with")
+
+
+def all_scores(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> list[float]:
+    """Every stored score of ``method`` on the column: each seed's CV repetitions (its mean without them)."""
+    return [x for r in rows.by_key.get((method, mode, dataset, task, metric), {}).values() for x in r.scores or [r.mean]]
 
 
 def seed_means(rows: Rows, methods: Sequence[str], mode: str, dataset: str, task: str,
@@ -395,7 +419,8 @@ def seed_means(rows: Rows, methods: Sequence[str], mode: str, dataset: str, task
 
 def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
                    methods: Sequence[str]) -> list[FloorVerdict]:
-    """Per column: the best seed-mean of ``methods`` (pre-trained) against the best training-free mean."""
+    """Per column: the best seed-mean of ``methods`` (pre-trained) against the best training-free mean, with
+    Mann–Whitney and Welch's t-test on their scores."""
     out = []
     for d, task, metric in rows.columns(tasks):
         floors = seed_means(rows, rows.methods(classical=True), CLASSICAL_MODE, d, task, metric)
@@ -403,7 +428,10 @@ def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
             trained = seed_means(rows, methods, mode, d, task, metric)
             if floors and trained:
                 best, floor = max(trained, key=trained.get), max(floors, key=floors.get)
-                out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], floor, floors[floor]))
+                a = all_scores(rows, best, mode, d, task, metric)
+                b = all_scores(rows, floor, CLASSICAL_MODE, d, task, metric)
+                c = compare(a, b, paired=False) if min(len(a), len(b)) >= 2 else None
+                out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], floor, floors[floor], c))
     return out
 
 
@@ -466,15 +494,16 @@ def headline(rows: Rows, mode: str, tasks: Sequence[str], label: dict[str, str] 
         (ahead if c.mean_diff > 0 else behind).append(name)
         if marker(c, PAPER_ALPHA):
             strict.append(f"{name} {marker(c, PAPER_ALPHA)}")
-        elif marker(c, LOOSE_ALPHA):
-            loose.append(f"{name} {marker(c, LOOSE_ALPHA)}")
+        elif loose_mark(c):
+            loose.append(f"{name} {loose_mark(c)}")
     return Headline(mode, ahead, behind, strict, loose)
 
 
 @dataclass(frozen=True)
 class SeedDifferences:
     """``method`` − ``gcc`` on one column, seed by seed over the seeds both have, and the
-    :func:`~gcc_sgcl.experiments.stats.summarize` of those differences (their mean and its bootstrap interval)."""
+    :func:`~gcc_sgcl.experiments.stats.summarize` of those differences (their mean and its 90 % Student-t
+    interval: a few seeds are too few for the bootstrap)."""
 
     column: Column
     seeds: tuple[int, ...]
@@ -492,7 +521,7 @@ def seed_differences(rows: Rows, method: str, modes: Sequence[str], tasks: Seque
             common = tuple(sorted(set(mine) & set(base)))
             if common:
                 diffs = tuple(mine[s] - base[s] for s in common)
-                out.append(SeedDifferences(Column(d, task, metric, mode), common, diffs, summarize(diffs)))
+                out.append(SeedDifferences(Column(d, task, metric, mode), common, diffs, summarize(diffs, interval="t")))
     return out
 
 
@@ -613,13 +642,15 @@ class Provenance:
 
 def provenance(rows: Rows) -> Provenance:
     """:class:`Provenance` of ``rows``. An evaluation's time is stored on each of its metric rows (similarity
-    search has two), so it is counted once per evaluation (:attr:`ResultRow.key`)."""
+    search has two), so it is counted once per evaluation (:attr:`ResultRow.key`). Encoders: trained ones only
+    (joined ``… ⊕ structural`` rows reuse an encoder; 0-step rows are untrained)."""
     evaluations = {r.key: r.eval_seconds or 0.0 for r in rows.rows}
     budgets = sorted({(r.steps, r.batch_size, r.corpus, r.repeats, r.folds, r.svc) for r in rows.rows
                       if r.mode != CLASSICAL_MODE}, key=str)
     return Provenance(
         rows=len(rows.rows),
-        encoders=len({(r.method, r.mode, r.seed, budget_of(r)) for r in rows.rows if r.mode != CLASSICAL_MODE}),
+        encoders=len({(r.method, r.mode, r.seed, budget_of(r)) for r in rows.rows
+                      if r.mode != CLASSICAL_MODE and JOINED not in r.method and r.steps != 0}),
         runtime_rows=len(rows.runtime),
         commits=sorted({r.commit for r in rows.rows + rows.runtime}),
         budgets=budgets,

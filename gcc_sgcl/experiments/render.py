@@ -31,6 +31,7 @@ from gcc_sgcl.experiments.analysis import (
     Runtime,
     SeedDifferences,
     Statistic,
+    loose_mark,
 )
 from gcc_sgcl.experiments.budget import (
     FIDELITY_MIN_COLUMNS,
@@ -75,10 +76,10 @@ def write_csv(path: Path, header: Sequence[str], body: Sequence[Sequence[Any]]) 
 
 
 def format_cell(c: Cell | None) -> str:
-    """``mean ± std`` in %, with the marker; ``ᶜ`` flags a single seed's CV spread; ``–`` for no rows."""
+    """``mean ± std`` in %, with the marker; ``ᶜ`` flags a single seed's own spread; ``–`` for no rows."""
     if c is None:
         return "–"
-    return f"{100 * c.mean:.2f} ± {100 * c.std:.2f}" + ("ᶜ" if c.cv_spread else c.marker)
+    return f"{100 * c.mean:.2f} ± {100 * c.std:.2f}" + ("ᶜ" if c.one_seed else c.marker)
 
 
 def column_title(c: Column, with_metric: bool) -> str:
@@ -92,7 +93,7 @@ def grid_section(columns: list[Column], grid: list[GridRow], csv_path: Path, wit
     if not columns:
         return "_no rows_"
     flat = [[r.method, "none" if r.training_free else c.mode, c.dataset, c.metric, x.seeds, x.mean, x.std,
-             "cv repetitions" if x.cv_spread else "seeds", x.ci_low, x.ci_high]
+             x.std_kind, x.ci_low, x.ci_high]
             for r in grid for c, x in zip(columns, r.cells) if x is not None]
     write_csv(csv_path, ["method", "mode", "dataset", "metric", "seeds", "mean", "std", "std_over", "ci5", "ci95"],
               flat)
@@ -117,7 +118,7 @@ def statistics_section(stats: list[Statistic], method: str, csv_path: Path) -> s
         body.append([label(s.column.dataset), s.column.mode, s.seeds, s.samples, f"{100 * s.mean:.2f}",
                      f"{100 * s.baseline:.2f}", f"{100 * (s.mean - s.baseline):+.2f}",
                      f"[{100 * s.ci_low:.2f}, {100 * s.ci_high:.2f}]", *map(_p, p),
-                     marker(c, PAPER_ALPHA) or "no", marker(c, LOOSE_ALPHA) or "no", _p(s.p_seed_means)])
+                     marker(c, PAPER_ALPHA) or "no", loose_mark(c) or "no", _p(s.p_seed_means)])
         flat.append([s.column.dataset, s.column.mode, s.column.metric, s.seeds, s.samples, s.mean, s.baseline,
                      s.mean - s.baseline, s.ci_low, s.ci_high, *p, s.p_seed_means])
     write_csv(csv_path, ["dataset", "mode", "metric", "seeds", "samples", method, "gcc", "difference", "ci5",
@@ -126,11 +127,12 @@ def statistics_section(stats: list[Statistic], method: str, csv_path: Path) -> s
 
 
 def floor_lines(verdicts: list[FloorVerdict]) -> str:
-    """One sentence per floor verdict."""
+    """One sentence per floor verdict: "beats" / "does NOT beat" only when every test gives p < 0.05."""
     return "\n".join(
         f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}): best pre-trained `{v.best}` "
-        f"{100 * v.score:.2f} {'beats' if v.beats else 'does NOT beat'} the best training-free row `{v.floor}` "
-        f"{100 * v.floor_score:.2f}." for v in verdicts)
+        f"{100 * v.score:.2f} {v.verdict} the best training-free row `{v.floor}` {100 * v.floor_score:.2f}"
+        + (f" (Mann–Whitney p {_p(v.comparison.p_mannwhitney)}, Welch t p {_p(v.comparison.p_ttest)})."
+           if v.comparison is not None else " (one score each: no test).") for v in verdicts)
 
 
 def join_lines(verdicts: list[JoinVerdict]) -> str:
@@ -165,7 +167,9 @@ def headline_text(h: Headline, method: str = "SGCL") -> str:
         return ""
     return (f"**{h.mode.upper()}: {method} is ahead of GCC in {len(h.ahead)} of {h.compared} columns "
             f"({', '.join(h.ahead) or 'none'}) and behind in {len(h.behind)}.** At the paper's threshold (all "
-            f"p < 1e-6) significant: {', '.join(h.strict) or 'none'}; at p < 0.05: {', '.join(h.loose) or 'none'}.")
+            f"p < 1e-6) significant: {', '.join(h.strict) or 'none'}; at p < 0.05: {', '.join(h.loose) or 'none'} "
+            "(tests on seeds × CV repetitions as the paper's; repetitions of one encoder are not independent, so "
+            "these overstate the evidence: the opening summary's intervals over seeds are the stricter guide).")
 
 
 def evidence_lines(items: list[Evidence]) -> str:
@@ -182,12 +186,12 @@ def _column_name(c: Column, modes: set[str]) -> str:
 
 def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences], method: str = "SGCL") -> str:
     """The report's opening verdict, one line per kind of evaluation: the columns where ``method`` − GCC's
-    bootstrap interval over paired seeds lies above 0, below 0, or contains it, and those with one paired seed.
+    90 % t-interval over paired seeds lies above 0, below 0, or contains it, and those with one paired seed.
 
     >>> from gcc_sgcl.experiments.analysis import Column, SeedDifferences
     >>> from gcc_sgcl.experiments.stats import summarize
     >>> up = SeedDifferences(Column("imdb-multi", "t", "accuracy", "e2e"), (0, 1, 2), (0.01, 0.02, 0.01),
-    ...                      summarize((0.01, 0.02, 0.01)))
+    ...                      summarize((0.01, 0.02, 0.01), interval="t"))
     >>> print(summary_lines([up], []))  # doctest: +NORMALIZE_WHITESPACE
     - Frozen encoders (3 paired seeds, 1 column): SGCL − GCC's 90 % interval lies above 0 on IMDB-M (+1.33 pp);
       below 0 on no column; contains 0 on 0 columns.
@@ -220,7 +224,7 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
 
 def seed_differences_section(items: list[SeedDifferences], method: str, png: Path, csv_path: Path) -> str:
     """``method`` − GCC seed by seed: CSV (one line per seed), a dot plot (seeds as dots, the mean with its
-    bootstrap 90 % interval as a bar) and a Markdown table, in pp."""
+    90 % t-interval as a bar) and a Markdown table, in pp."""
     write_csv(csv_path, ["dataset", "metric", "mode", "seed", f"{method}_minus_gcc"],
               [[d.column.dataset, d.column.metric, d.column.mode, s, f"{v:.5f}"]
                for d in items for s, v in zip(d.seeds, d.differences)])
@@ -232,11 +236,11 @@ def seed_differences_section(items: list[SeedDifferences], method: str, png: Pat
              f"{100 * d.summary.mean:+.2f}",
              f"[{100 * d.summary.ci_low:+.2f}, {100 * d.summary.ci_high:+.2f}]" if len(d.seeds) > 1 else "–"]
             for d in items]
-    return markdown_table(["column", "paired seeds", "per seed (pp)", "mean (pp)", "90 % bootstrap interval"], body)
+    return markdown_table(["column", "paired seeds", "per seed (pp)", "mean (pp)", "90 % t-interval"], body)
 
 
 def plot_seed_differences(items: list[SeedDifferences], names: list[str], title: str, png: Path) -> None:
-    """One column per item: its seeds' differences as dots, their mean with its bootstrap interval as a bar."""
+    """One column per item: its seeds' differences as dots, their mean with its t-interval as a bar."""
     plt = _pyplot()
     png.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(items)), 3.4))
@@ -250,7 +254,7 @@ def plot_seed_differences(items: list[SeedDifferences], names: list[str], title:
                     fmt="D", color="black", markersize=4, capsize=3, zorder=3)
     ax.set_xticks(range(len(items)), names, rotation=30, ha="right")
     ax.set_ylabel(f"{title} (pp)")
-    ax.set_title(f"{title}: seeds (dots), mean and 90 % bootstrap interval (bar)", fontsize=9)
+    ax.set_title(f"{title}: seeds (dots), mean and 90 % t-interval (bar)", fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=120)
     plt.close(fig)

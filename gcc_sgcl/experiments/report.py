@@ -29,16 +29,17 @@ def _relative(path: Path, out: Path) -> Path:
     return path.relative_to(out.parent) if path.is_relative_to(out.parent) else path
 
 
-def budget_sections(study: tuple, table: list[ResultRow], out: Path, folder: Path) -> list[str]:
+def budget_sections(study: tuple, table: list[ResultRow], out: Path, folder: Path, default_c: float) -> list[str]:
     """The sections of :func:`budget_study`'s ``study`` (learning curve, chosen budget, fidelity of ``table``, the
-    rows at the chosen budget); empty without a curve."""
+    rows at the chosen budget); empty without a curve. Its ``sgcl`` is the plain preset (``default_c``)."""
     family, curves, choice, _ = study
     if choice is None or family is None:
         return []
     png = folder / "learning_curve.png"
     parts = [
         "## Budget study: score against pre-training steps (E2E, frozen encoders)",
-        f"Batch {family[0]}, corpus `{family[1]}`; each point is the mean over the seeds run at every step count "
+        f"Batch {family[0]}, corpus `{family[1]}`; `sgcl` here is the plain preset (default c = {default_c:g}: the "
+        "c grid ran afterwards, at the chosen budget). Each point is the mean over the seeds run at every step count "
         "of its curve (0 steps: the untrained encoder); the figure's bars are the std over those seeds, or with one "
         "seed the std over its CV repetitions (the table's cells' ± elsewhere in this report).",
         f"![learning curve]({_relative(png, out)})",
@@ -93,7 +94,7 @@ def seed_difference_parts(rows: an.Rows, modes: Sequence[str], out: Path, folder
         return [text]
     score = "folds" if set(tasks) <= set(an.FINETUNED) else "CV repetitions"
     return [f"Seed by seed (`sgcl` and `gcc` encoders of the same seed; each seed's score is its mean over the "
-            f"{score}), the mean difference with its bootstrap 90 % interval over seeds:",
+            f"{score}), the mean difference with its 90 % Student-t interval over seeds:",
             f"![SGCL − GCC per seed]({_relative(png, out)})", text]
 
 
@@ -131,6 +132,9 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         "the default c):",
         rd.evidence_lines(an.evidence(rows, "e2e")) or "_none_",
         "## Top-k similarity search (HITS@20 / HITS@40)",
+        "Cells are mean ± std over seeds (markers as in the classification table, the tests on seeds alone: a "
+        "similarity row has one score per seed); ᶜ: a single seed, whose ± is the bootstrap s.e. of HITS@k over the "
+        "dataset's query pairs.",
         rd.grid_section(*an.score_grid(rows, modes, an.SIMILARITY, listed), folder / "similarity.csv",
                         with_metric=True),
         rd.floor_lines(an.floor_verdicts(rows, modes, an.SIMILARITY, presets)),
@@ -196,8 +200,10 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     parts = [Path(intro).read_text().rstrip() if intro else "# Results",
              "## Summary: SGCL against GCC at the table budget",
              "SGCL − GCC seed by seed on every column (frozen: classification and similarity search; fine-tuned "
-             "apart), as in the sections below. Each interval is a bootstrap over paired seeds: with few seeds a "
-             "rough guide, not a test; the paper's tests on CV repetitions are in \"SGCL against GCC\".",
+             "apart), as in the sections below. Each interval is the 90 % Student-t interval of the mean difference "
+             "over paired seeds (the encoders are the independent samples; CV repetitions of one encoder are not), "
+             "so with few seeds only a large, consistent difference excludes 0; the paper's tests, on seeds × CV "
+             "repetitions, are in \"SGCL against GCC\".",
              rd.summary_lines(an.seed_differences(rows, an.SGCL, present_modes, an.CLASSIFICATION + an.SIMILARITY),
                               an.seed_differences(rows, an.SGCL, present_modes, an.FINETUNED)),
              "## Sweep progress at the table budget",
@@ -207,7 +213,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              "## Provenance", rd.provenance_lines(an.provenance(everything)),
              "Evaluation protocols recorded in the rows:",
              rd.protocol_lines(an.protocols(everything, an.CLASSIFICATION + an.FINETUNED)),
-             *budget_sections(study, table, out, folder),
+             *budget_sections(study, table, out, folder, default_c),
              *c_sections(table, default_c, choice, folder, missing),
              *comparison_sections(rows, present_modes, table_methods(rows, default_c), out, folder),
              *ablation_sections(rows, heatmap_dataset, out, folder),

@@ -1,6 +1,7 @@
 """Statistics for the results tables (paper appendix, "Confidence intervals and statistical methodology").
 
-Per method: mean, std and a bootstrap 5–95 % interval of the mean (:func:`summarize`). Against the
+Per method: mean, std and a bootstrap 5–95 % interval of the mean (:func:`summarize`; the Student-t interval
+for a handful of seeds, where a percentile bootstrap has too few distinct resamples). Against the
 baseline row (``gcc``): Wilcoxon signed-rank, Mann–Whitney U and t-test p-values (:func:`compare`); a
 difference is declared significant only when every p-value is below 1e-6, and marked ▲ or ▼ by its sign
 (:func:`marker`).
@@ -31,8 +32,8 @@ _BOOTSTRAP_VALUES = 10**6  # resampled values held in memory at once by the boot
 
 @dataclass(frozen=True)
 class Summary:
-    """``n`` values (NaN dropped): their mean, sample std (ddof=1; 0 for a single value) and the 5th/95th
-    percentiles ``ci_low``/``ci_high`` of the bootstrap distribution of the mean."""
+    """``n`` values (NaN dropped): their mean, sample std (ddof=1; 0 for a single value) and the 90 % interval
+    ``ci_low``/``ci_high`` of the mean (see :func:`summarize`)."""
 
     n: int
     mean: float
@@ -69,15 +70,22 @@ def _pvalue(p: float) -> float | None:
     return None if np.isnan(p) else float(p)
 
 
-def summarize(values: Sequence[float] | np.ndarray, n_boot: int = 10000, seed: int = 0) -> Summary:
-    """Mean, std and the percentile-bootstrap 90 % interval (5th to 95th percentile) of the mean of
-    ``values``, resampled ``n_boot`` times by ``scipy.stats.bootstrap`` from ``numpy.random.default_rng(seed)``.
+def summarize(values: Sequence[float] | np.ndarray, n_boot: int = 10000, seed: int = 0,
+              interval: str = "bootstrap") -> Summary:
+    """Mean, std and a 90 % interval of the mean of ``values``: ``interval="bootstrap"`` (the paper's), the 5th to
+    95th percentile of the mean resampled ``n_boot`` times by ``scipy.stats.bootstrap`` from
+    ``numpy.random.default_rng(seed)``; ``"t"``, Student's t interval (n − 1 degrees of freedom), for a few values
+    such as paired seeds: with 3 values a percentile bootstrap has only 10 distinct means and a single contrary
+    value rarely enters its interval.
 
     >>> summarize([1.0, 1.0, 1.0])
     Summary(n=3, mean=1.0, std=0.0, ci_low=1.0, ci_high=1.0)
     >>> s = summarize([0.70, 0.72, 0.75, 0.71, 0.74])
     >>> bool(s.ci_low < s.mean < s.ci_high), round(s.std, 4)
     (True, 0.0207)
+    >>> t = summarize([-0.53, 2.01, 2.77], interval="t")
+    >>> round(t.ci_low, 2), round(t.ci_high, 2)
+    (-1.5, 4.33)
     """
     x = _vector(values, "values")
     x = x[~np.isnan(x)]
@@ -85,8 +93,13 @@ def summarize(values: Sequence[float] | np.ndarray, n_boot: int = 10000, seed: i
         raise ValueError("values holds no number that is not NaN; nothing to summarize")
     if n_boot < 1:
         raise ValueError(f"n_boot must be at least 1, got {n_boot}")
-    if x.size == 1:  # no spread to resample
+    if interval not in ("bootstrap", "t"):
+        raise ValueError(f"interval must be 'bootstrap' or 't', got {interval!r}")
+    if x.size == 1:  # no spread
         ci_low = ci_high = float(x[0])
+    elif interval == "t":
+        half = float(stats.t.ppf(0.95, x.size - 1) * stats.sem(x))
+        ci_low, ci_high = float(x.mean()) - half, float(x.mean()) + half
     else:
         ci = stats.bootstrap(
             (x,), np.mean, n_resamples=n_boot, batch=max(1, _BOOTSTRAP_VALUES // x.size),
@@ -108,7 +121,9 @@ def compare(
     """Two-sided tests of ``scores`` against ``baseline`` (``scipy.stats``).
 
     ``paired``: ``scores[i]`` and ``baseline[i]`` share a seed (and CV split), so the lengths must match;
-    the Wilcoxon signed-rank test (exact for up to 50 pairs without ties, else normal approximation) and
+    the Wilcoxon signed-rank test (up to 50 pairs its exact null distribution, ties given mid-ranks: scipy's
+    default switches to the normal approximation on any tie, whose smallest p at 30 pairs, ≈ 1.7e-6, could never
+    pass the paper's 1e-6 however consistent the differences; beyond 50 pairs the normal approximation) and
     the paired t-test ``ttest_rel`` are used. Unpaired: no Wilcoxon and Welch's ``ttest_ind(equal_var=False)``.
     Mann–Whitney U is computed either way. ``p_wilcoxon`` is ``None`` with fewer than 2 pairs or when every
     difference is zero; ``p_ttest`` is ``None`` with fewer than 2 values (per group when unpaired), when
@@ -137,7 +152,7 @@ def compare(
     if paired:
         differs = bool(np.any(a != b))
         if a.size >= 2 and differs:
-            p_wilcoxon = _pvalue(stats.wilcoxon(a, b).pvalue)
+            p_wilcoxon = _pvalue(stats.wilcoxon(a, b, method="exact" if a.size <= 50 else "asymptotic").pvalue)
             p_ttest = _pvalue(stats.ttest_rel(a, b).pvalue)
     elif a.size >= 2 and b.size >= 2:
         p_ttest = _pvalue(stats.ttest_ind(a, b, equal_var=False).pvalue)
@@ -175,8 +190,8 @@ def marker(comparison: Comparison, alpha: float = PAPER_ALPHA) -> str:
 def min_wilcoxon_p(n: int) -> float:
     """The smallest two-sided exact Wilcoxon signed-rank p-value with ``n`` non-zero paired differences,
     ``2 / 2**n`` (all differences of one sign), capped at 1. Below 21 pairs it exceeds the paper's 1e-6, so
-    no comparison can be marked significant. (Beyond 50 pairs scipy uses the normal approximation, whose
-    smallest p differs but is far below 1e-6.)
+    no comparison can be marked significant. (Beyond 50 pairs :func:`compare` uses the normal approximation,
+    whose smallest p differs but is far below 1e-6.)
 
     >>> min_wilcoxon_p(5), min_wilcoxon_p(8), min_wilcoxon_p(20) > PAPER_ALPHA > min_wilcoxon_p(21)
     (0.0625, 0.0078125, True)
