@@ -713,7 +713,7 @@ class DownloadConfig:
     verify: bool = setting(True, "load each dataset afterwards and check its counts")
 
 
-BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling")
+BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment")
 
 
 @dataclass
@@ -746,3 +746,4 @@ class BenchConfig:
     mem_workers: int = setting(2, "DataLoader workers")
     hops: list[int] = setting([64, 128, 256], "rw_hops values")
     scaling_views: int = setting(128, "views (and pairs) per rw_hops value")
+    augment_batches: int = setting(8, "batches (of --batch-size pairs) per method")

@@ -542,7 +542,8 @@ def test_filter_redraws_only_rejected_pairs_and_at_most_t_max_times():
     rows, t_max = 400, 4
     rng = KeyedRandom.for_items(0, np.arange(rows))
     walk = RecordingWalk(2)
-    q, k, tries = ViewFilter("similar", c=0.3, t_max=t_max, p=1.0).select(walk, rows, EMB, rng)
+    q, k, outcome = ViewFilter("similar", c=0.3, t_max=t_max, p=1.0).select(walk, rows, EMB, rng)
+    tries = outcome.tries
     first_q, first_k, _ = ViewFilter("similar", c=0.3, t_max=1, p=1.0).select(RecordingWalk(2), rows, EMB, rng)
     first_ok = first_q.nodes == first_k.nodes
     assert (tries[first_ok] == 1).all() and (tries[~first_ok] >= 2).all()  # accepted pairs are never redrawn
@@ -550,6 +551,8 @@ def test_filter_redraws_only_rejected_pairs_and_at_most_t_max_times():
     assert tries.max() == t_max and set(tries.tolist()) == set(range(1, t_max + 1))
     accepted = q.nodes == k.nodes
     assert accepted[tries < t_max].all()  # a pair stops at its first accepted candidate
+    np.testing.assert_array_equal(outcome.passed, accepted)
+    assert outcome.filtered.all()
     np.testing.assert_array_equal(walk.per_row(rows), 2 * tries)  # each try draws one query and one key view
     assert all(len(np.setdiff1d(later, earlier)) == 0 for earlier, later in zip(walk.calls, walk.calls[1:]))
 
@@ -558,10 +561,12 @@ def test_filtered_pairs_do_not_depend_on_the_other_pairs_of_the_batch():
     rows = 200
     rng = KeyedRandom.for_items(3, np.arange(rows))
     filt = ViewFilter("similar", c=0.3, t_max=5, p=0.5)
-    q, k, tries = filt.select(RecordingWalk(2), rows, EMB, rng)
+    q, k, outcome = filt.select(RecordingWalk(2), rows, EMB, rng)
     subset = np.arange(0, rows, 7)
-    sub_q, sub_k, sub_tries = filt.select(RecordingWalk(2), len(subset), EMB, rng.take(subset))
-    np.testing.assert_array_equal(sub_tries, tries[subset])
+    sub_q, sub_k, sub_outcome = filt.select(RecordingWalk(2), len(subset), EMB, rng.take(subset))
+    np.testing.assert_array_equal(sub_outcome.tries, outcome.tries[subset])
+    assert 0.35 < outcome.filtered.mean() < 0.65 and (outcome.tries[~outcome.filtered] == 1).all()
+    assert outcome.passed[~outcome.filtered].all()
     np.testing.assert_array_equal(sub_q.nodes, q.select(subset).nodes)
     np.testing.assert_array_equal(sub_k.nodes, k.select(subset).nodes)
 
@@ -571,12 +576,12 @@ def test_filter_returns_the_last_candidate_when_none_passes():
     rows = 50
     rng = KeyedRandom.for_items(0, np.arange(rows))
     walk = RecordingWalk(2, node=0)
-    q, k, tries = ViewFilter("diverse", c=0.3, t_max=3, p=1.0).select(walk, rows, EMB, rng)
-    assert (tries == 3).all()
+    q, k, outcome = ViewFilter("diverse", c=0.3, t_max=3, p=1.0).select(walk, rows, EMB, rng)
+    assert (outcome.tries == 3).all() and not outcome.passed.any()
     np.testing.assert_array_equal(walk.per_row(rows), 6)
     walk = RecordingWalk(7)  # one node each of 7 with equal rows: every pair is rejected, candidates vary
-    q, k, tries = ViewFilter("diverse", c=0.3, t_max=3, p=1.0).select(walk, rows, np.ones((7, 2)), rng)
-    assert (tries == 3).all() and all(len(rows_asked) == rows for rows_asked in walk.calls)
+    q, k, outcome = ViewFilter("diverse", c=0.3, t_max=3, p=1.0).select(walk, rows, np.ones((7, 2)), rng)
+    assert (outcome.tries == 3).all() and all(len(rows_asked) == rows for rows_asked in walk.calls)
     out = np.sort(np.stack([q.nodes, k.nodes], axis=1), axis=1)  # each pair's views, whichever side drew first
     np.testing.assert_array_equal(out, np.sort(np.stack(walk.drawn[-2:], axis=1), axis=1))
     first_try = np.stack([walk.drawn[0], walk.drawn[1]], axis=1)
@@ -587,11 +592,13 @@ def test_filter_skips_a_pair_with_probability_1_minus_p():
     rows = 400
     rng = KeyedRandom.for_items(0, np.arange(rows))
     never = ViewFilter("diverse", t_max=5, p=0.0).select(RecordingWalk(2, node=0), rows, EMB, rng)[2]
-    assert (never == 1).all()
+    assert (never.tries == 1).all() and not never.filtered.any() and never.passed.all()
     half = ViewFilter("diverse", t_max=5, p=0.5).select(RecordingWalk(2, node=0), rows, EMB, rng)[2]
-    assert set(half.tolist()) == {1, 5} and (half == 5).mean() == pytest.approx(0.5, abs=0.08)
+    assert set(half.tries.tolist()) == {1, 5} and (half.tries == 5).mean() == pytest.approx(0.5, abs=0.08)
+    np.testing.assert_array_equal(half.tries == 5, half.filtered)  # identical views never pass the diverse filter
+    np.testing.assert_array_equal(half.passed, ~half.filtered)
     always = ViewFilter("similar", t_max=5, p=1.0).select(RecordingWalk(2, node=0), rows, EMB, rng)[2]
-    assert (always == 1).all()  # identical views always pass the similar filter
+    assert (always.tries == 1).all() and always.passed.all()  # identical views always pass the similar filter
 
 
 def test_filter_on_random_walks_keeps_only_passing_pairs_before_t_max(sampler):
@@ -602,9 +609,9 @@ def test_filter_on_random_walks_keeps_only_passing_pairs_before_t_max(sampler):
     def walk(rows, walk_rng):
         return sampler.walk(starts[rows], walk_rng)
 
-    q, k, tries = filt.select(walk, len(starts), sampler.global_embedding, rng)
-    assert tries.max() > 1  # some candidates are rejected on this graph
-    assert filt.accept(q, k, sampler.global_embedding)[tries < 4].all()
+    q, k, outcome = filt.select(walk, len(starts), sampler.global_embedding, rng)
+    assert outcome.tries.max() > 1  # some candidates are rejected on this graph
+    np.testing.assert_array_equal(filt.accept(q, k, sampler.global_embedding), outcome.passed)
     np.testing.assert_array_equal(q.nodes[np.concatenate([[0], np.cumsum(q.num_nodes)[:-1]])], starts)
 
 

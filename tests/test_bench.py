@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 
 import gcc_sgcl.data
+from gcc_sgcl.augment.crop import SpectralCrop
+from gcc_sgcl.bench.augment import changed_views, measure_effects
 from gcc_sgcl.bench.cli import main
+from gcc_sgcl.bench.sampler import pair_dataset
+from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.bench.memory import format_bytes, tree_memory
 from gcc_sgcl.data.graphs import check_simple_undirected
 from gcc_sgcl.data.powerlaw import powerlaw_graph, powerlaw_weights
@@ -23,10 +27,11 @@ def test_bench_runs_every_part_tiny_and_reports_each(monkeypatch, tmp_path, caps
           "--mem-workers", "1", "--pe-graphs", "8", "--pe-batch", "4", "--pe-repeats", "1", "--workers", "0", "1",
           "--batch-size", "4", "--sampler-batches", "1", "--reference-pairs", "2", "--sampler-rounds", "1",
           "--e2e-steps", "1", "--e2e-batch-size", "4", "--e2e-workers", "0",
-          "--runtime-batches", "1", "--runtime-batch-size", "2", "--hops", "16", "32", "--scaling-views", "4"])
+          "--runtime-batches", "1", "--runtime-batch-size", "2", "--hops", "16", "32", "--scaling-views", "4",
+          "--augment-batches", "1"])
     out = capsys.readouterr().out
     for title in ("## memory", "## positional embeddings", "## sampler throughput", "## pre-training loop",
-                  "## seconds per mini-batch", "## cost vs subgraph size"):
+                  "## seconds per mini-batch", "## cost vs subgraph size", "## what each augmentation stage changes"):
         assert title in out
     assert "2,000 nodes" in out and "2 steps of gcc" in out
     peak = re.search(r"peak tree PSS ([\d,]+) MiB \| peak tree RSS \(sum[^)]*\) ([\d,]+) MiB", out)
@@ -48,6 +53,34 @@ def test_bench_runs_only_the_chosen_parts(monkeypatch, capsys):
     main(["--only", "pe", "--pe-graphs", "4", "--pe-batch", "2"])
     out = capsys.readouterr().out
     assert "## positional embeddings" in out and "## memory" not in out and "## sampler" not in out
+
+
+def test_augment_effects_count_filter_outcomes_and_changed_views(monkeypatch, tmp_path):
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
+    graphs = [powerlaw_graph(300, 1200, np.random.default_rng(1))]
+    found = measure_effects(graphs, ["gcc", "sgcl-similar[c=0]", "sgcl-diverse[c=0]", "sgcl"], 64, 2)
+    assert not found["gcc"].has_filter and found["gcc"].steps == [] and found["gcc"].pairs == 128
+    never = found["sgcl-similar[c=0]"]  # cos > 1 never holds: every filtered pair uses its 5 tries
+    assert never.passed_first == never.passed_later == 0 and never.tries == 5 * never.filtered
+    assert 0.35 < never.filtered / never.pairs < 0.65  # p_filter = 0.5
+    always = found["sgcl-diverse[c=0]"]  # cos < 1 holds unless both views sum to parallel rows
+    assert always.passed_first >= 0.9 * always.filtered
+    assert [s.name for s in found["sgcl"].steps] == ["SpectralCrop", "Align", "Mask or Reorder"]
+    crop, align, mask_reorder = found["sgcl"].steps
+    assert crop.nodes_after < crop.nodes_before and align.nodes_after == align.nodes_before
+    for st in found["sgcl"].steps:
+        assert 0 < st.changed_q < st.views // 2 and 0 < st.changed_k < st.views // 2
+
+
+def test_changed_views_are_those_a_crop_shrinks(monkeypatch, tmp_path):
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
+    ds = pair_dataset([powerlaw_graph(300, 1200, np.random.default_rng(1))], "gcc", 64, 0)
+    q, _ = ds.__getitems__(range(64))
+    assert not changed_views(q, q).any()
+    cropped = SpectralCrop((0.2, 0.8, 0.2, 0.8))(q, KeyedRandom.for_items(0, np.arange(64)))
+    np.testing.assert_array_equal(changed_views(q, cropped), cropped.num_nodes < q.num_nodes)
+    flipped = q.replace(pe=-q.pe)  # same structure, another embedding: every view with a non-zero PE changes
+    assert changed_views(q, flipped).sum() == (np.bincount(q.node_view, weights=np.abs(q.pe).sum(1)) > 0).sum()
 
 
 def _read_block_and_wait(block, ready, done):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,6 +24,17 @@ _ACCEPTS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {"similar": ope
 
 Walk = Callable[[np.ndarray, KeyedRandom], NodeSets]
 """``walk(rows, rng) -> node sets`` of candidate views for the pairs ``rows`` (``rng`` rows align with ``rows``)."""
+
+
+@dataclass(frozen=True)
+class FilterOutcome:
+    """Per pair: whether it was filtered at all (probability ``p``), how many candidates were drawn, and whether
+    the one kept passes the threshold (``False`` for a filtered pair that used up its ``t_max`` tries; ``True``
+    for pairs not filtered)."""
+
+    filtered: np.ndarray
+    tries: np.ndarray
+    passed: np.ndarray
 
 
 class ViewFilter:
@@ -56,16 +68,19 @@ class ViewFilter:
                                  F.segment_sums(global_emb[k.nodes], k.num_nodes))
         return _ACCEPTS[self.mode](sims, 1.0 - self.c)
 
-    def select(self, walk: Walk, rows: int, global_emb: np.ndarray, rng: KeyedRandom) -> tuple[NodeSets, NodeSets, np.ndarray]:
-        """``(q, k, tries)``: each pair's first accepted candidate, or its last of ``t_max`` tries.
+    def select(self, walk: Walk, rows: int, global_emb: np.ndarray,
+               rng: KeyedRandom) -> tuple[NodeSets, NodeSets, FilterOutcome]:
+        """``(q, k, outcome)``: each pair's first accepted candidate, or its last of ``t_max`` tries.
 
         Pair ``r`` is filtered with probability ``p`` (stream ``"filter"``); try ``t`` of pair ``r`` draws its
-        query / key walks from streams ``("try t", "q" / "k")``. ``tries`` counts the candidates drawn per pair.
+        query / key walks from streams ``("try t", "q" / "k")``. ``outcome.tries`` counts the candidates drawn per
+        pair.
         """
         everyone = np.arange(rows)
         q, k = (walk(everyone, rng.child("try0").child(side)) for side in ("q", "k"))
         tries = np.ones(rows, dtype=np.int64)
-        pending = np.flatnonzero(rng.child("filter").uniform() < self.p)
+        filtered = rng.child("filter").uniform() < self.p
+        pending = np.flatnonzero(filtered)
         pending = pending[~self.accept(q.select(pending), k.select(pending), global_emb)]
         for t in range(1, self.t_max):
             if len(pending) == 0:
@@ -75,7 +90,9 @@ class ViewFilter:
             q, k = q.update(pending, new_q), k.update(pending, new_k)
             tries[pending] += 1
             pending = pending[~self.accept(new_q, new_k, global_emb)]
-        return q, k, tries
+        passed = np.ones(rows, dtype=bool)
+        passed[pending] = False
+        return q, k, FilterOutcome(filtered, tries, passed)
 
     def __repr__(self) -> str:
         return f"ViewFilter(mode={self.mode!r}, c={self.c}, t_max={self.t_max}, p={self.p})"

@@ -10,14 +10,14 @@ use different rates, MVGRL diffuses only the key view).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
 from gcc_sgcl.augment.align import Align
 from gcc_sgcl.augment.base import Both, Identity, PairTransform, RandomChoice, Registry, Split, Transform, block_repr
 from gcc_sgcl.augment.crop import paper_crop
-from gcc_sgcl.augment.filter import ViewFilter
+from gcc_sgcl.augment.filter import FilterOutcome, ViewFilter
 from gcc_sgcl.augment.gca import gca_view
 from gcc_sgcl.augment.grace import grace_view
 from gcc_sgcl.augment.graphcl import graphcl_view
@@ -57,22 +57,32 @@ class PairPipeline:
         return self.filter is not None or self.needs_global_rows
 
     def __call__(self, sampler: ViewSampler, starts: np.ndarray, rng: KeyedRandom) -> tuple[ViewBatch, ViewBatch]:
+        *_, (_, q, k, _) = self.stages(sampler, starts, rng)
+        return q, k
+
+    def stages(self, sampler: ViewSampler, starts: np.ndarray,
+               rng: KeyedRandom) -> Iterator[tuple[str, ViewBatch, ViewBatch, FilterOutcome | None]]:
+        """The pair after each stage, in order: ``("views", q, k, filter outcome or None)``, then
+        ``("step <i>", q, k, None)`` per step; the last is what the pipeline returns."""
         if self.needs_global and sampler.global_embedding is None:
             raise ValueError("this augmentation pipeline needs the corpus' global embedding E_t (filter/align)")
 
         def walk(rows: np.ndarray, walk_rng: KeyedRandom):
             return sampler.walk(starts[rows], walk_rng)
 
+        outcome = None
         if self.filter is not None:
-            sets_q, sets_k, _ = self.filter.select(walk, len(starts), sampler.global_embedding, rng.child("walks"))
+            sets_q, sets_k, outcome = self.filter.select(walk, len(starts), sampler.global_embedding,
+                                                         rng.child("walks"))
         else:
             everyone = np.arange(len(starts))
             sets_q, sets_k = (walk(everyone, rng.child("walks").child("try0").child(side)) for side in ("q", "k"))
         q = sampler.build(sets_q, rng.child("q"), self.needs_global_rows)
         k = sampler.build(sets_k, rng.child("k"), self.needs_global_rows)
+        yield "views", q, k, outcome
         for i, step in enumerate(self.steps):
             q, k = step(q, k, rng.child(f"step{i}"))
-        return q, k
+            yield f"step {i}", q, k, None
 
     def __repr__(self) -> str:
         return block_repr("PairPipeline", [self.filter, *self.steps],

@@ -15,6 +15,7 @@ import psutil
 import torch
 
 from gcc_sgcl import data
+from gcc_sgcl.bench.augment import format_effects, measure_effects
 from gcc_sgcl.bench.e2e import format_e2e, measure_e2e
 from gcc_sgcl.bench.memory import format_scale, measure_scale
 from gcc_sgcl.bench.pe import format_pe, measure_pe, rwr_subgraphs
@@ -34,6 +35,7 @@ SECTIONS = (
     ("memory (pre-training gcc on a generated Chung-Lu graph)",
      ("nodes", "edges", "steps", "mem_batch_size", "mem_workers")),
     ("scaling", ("hops", "scaling_views")),
+    ("augment (what each stage of a pair pipeline changes; pairs of --batch-size)", ("augment_batches",)),
 )
 
 
@@ -101,6 +103,10 @@ def main(argv: list[str] | None = None) -> None:
         _section(f"cost vs subgraph size on {corpus} ({a.scaling_views} views and pairs per rw_hops)",
                  lambda: format_scaling(measure_scaling(graphs, a.hops, a.scaling_views, a.pe_batch, a.seed,
                                                         a.pe_repeats)))
+    if "augment" in a.only:
+        _section(f"what each augmentation stage changes on {corpus}", lambda: format_effects(
+            measure_effects(graphs, a.methods, a.batch_size, a.augment_batches, a.seed), a.batch_size,
+            a.augment_batches))
     print(f"\nload average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
