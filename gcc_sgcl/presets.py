@@ -95,8 +95,19 @@ def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None
             values["crop_table"] = tuple(values["crop_table"])
         setattr(cfg, group, dataclasses.replace(getattr(cfg, group), **values))
     cfg.validate()
-    CROPS[cfg.augment.crop_kind], PERMUTE_KINDS[cfg.augment.permute_kind]  # unknown kinds: a ValueError naming them
+    _check_variant(method, bracketed, cfg)
     return cfg
+
+
+def _check_variant(method: str, bracketed: dict[str, dict[str, Any]], cfg: Config) -> None:
+    """A ValueError naming a bracketed setting the method cannot use (no stage reads it) or an unknown kind."""
+    a = cfg.augment
+    for field, used in (("c", a.use_filter), ("crop_kind", a.use_crop), ("permute_kind", a.use_reorder)):
+        if field in bracketed.get("augment", {}) and (not used or a.baseline):
+            raise ValueError(f"method {method!r}: its {field} has no effect (the method has no stage reading it)")
+    for registry, kind in ((CROPS, a.crop_kind), (PERMUTE_KINDS, a.permute_kind)):
+        if kind not in registry:
+            raise ValueError(f"method {method!r}: unknown {registry.what} {kind!r}; choose from {sorted(registry)}")
 
 
 def config_from_args(args: argparse.Namespace) -> Config:

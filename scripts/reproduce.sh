@@ -75,7 +75,7 @@ for i in "${!stages_list[@]}"; do for j in "${!stages_list[@]}"; do
 done; done
 C_METHODS=(sgcl); for c in "${C_GRID[@]}"; do C_METHODS+=("sgcl[c=$c]"); done
 # The chosen sgcl ($1) with one more bracketed setting ($2): sgcl[k=64], sgcl[c=0.4,crop=random].
-variant() { [ "$1" = sgcl ] && echo "sgcl[$2]" || echo "${1%]},$2]"; }
+variant() { case $1 in *]) echo "${1%]},$2]" ;; *) echo "$1[$2]" ;; esac; }
 
 for stage in $stages; do
   echo "=== stage $stage ($(date +%T))"

@@ -10,11 +10,11 @@ import gcc_sgcl.data
 from gcc_sgcl.augment.crop import SpectralCrop
 from gcc_sgcl.bench.augment import changed_views, measure_effects
 from gcc_sgcl.bench.cli import main
-from gcc_sgcl.bench.sampler import pair_dataset
-from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.bench.memory import format_bytes, tree_memory
+from gcc_sgcl.bench.sampler import pair_dataset
 from gcc_sgcl.data.graphs import check_simple_undirected
 from gcc_sgcl.data.powerlaw import powerlaw_graph, powerlaw_weights
+from gcc_sgcl.sampling.keys import KeyedRandom
 
 MIB = 2**20
 

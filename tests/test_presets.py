@@ -109,9 +109,9 @@ def test_baseline_presets_replace_only_the_view_generation(tmp_path):
 
 
 def test_bracketed_settings_change_only_their_fields_and_bad_ones_name_the_problem():
-    base, variant = make_config("sgcl"), make_config("sgcl-crop+mask[c=0.45, k=64]")
+    base, variant = make_config("sgcl"), make_config("sgcl-crop+similar[c=0.45, k=64]")
     assert variant.augment.c == 0.45 and variant.sampling.positional_embedding_size == 64
-    pair = make_config("sgcl-crop+mask")
+    pair = make_config("sgcl-crop+similar")
     assert variant.augment == dataclasses.replace(pair.augment, c=0.45)
     assert variant.model == base.model and variant.train == base.train
     assert make_config("sgcl[c=0.2]").run_dir_name() == "sgcl-c=0.2_e2e_synthetic_s0"
@@ -126,6 +126,8 @@ def test_bracketed_settings_change_only_their_fields_and_bad_ones_name_the_probl
     assert make_config("sgcl[crop=random]").augment == dataclasses.replace(base.augment, crop_kind="random")
     for bad, message in [("sgcl[c=high]", "c must be float"), ("sgcl[q=1]", "among c, k"),
                          ("sgcl[crop=fancy]", "unknown crop_kind 'fancy'"),
+                         ("gcc[crop=random]", "crop_kind has no effect"), ("sgcl-mask[permute=random]", "permute_kind"),
+                         ("graphcl[c=0.2]", "its c has no effect"), ("sgcl-crop+mask[c=0.45]", "its c has no effect"),
                          ("sgcl[]", "empty brackets"), ("sgcl[c=0.2,c=0.3]", "at most once"), ("sgcl[c=0.3", r"<method>\[name=value"),
                          ("nope[c=0.3]", "unknown method 'nope'")]:
         with pytest.raises(ValueError, match=message):

@@ -201,14 +201,15 @@ def align_views(views: ViewBatch) -> ViewBatch:
 
 
 def view_similarity(sum_q: np.ndarray, sum_k: np.ndarray) -> np.ndarray:
-    """Row-wise cosine between summed global-embedding rows (0 where a sum is the zero vector).
+    """Row-wise cosine between summed global-embedding rows (0 where a sum is the zero vector), clipped to
+    [-1, 1] so that rounding never lets a pair pass ``cos > 1 - c`` at c = 0.
 
     >>> view_similarity(np.array([[1.0, 0.0]]), np.array([[3.0, 4.0]]))
     array([0.6])
     """
     denom = np.linalg.norm(sum_q, axis=1) * np.linalg.norm(sum_k, axis=1)
     dots = (sum_q * sum_k).sum(axis=1)
-    return np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 0)
+    return np.clip(np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 0), -1.0, 1.0)
 
 
 def segment_sums(x: np.ndarray, counts: np.ndarray) -> np.ndarray:

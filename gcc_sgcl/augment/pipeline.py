@@ -10,6 +10,7 @@ use different rates, MVGRL diffuses only the key view).
 """
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -57,7 +58,7 @@ class PairPipeline:
         return self.filter is not None or self.needs_global_rows
 
     def __call__(self, sampler: ViewSampler, starts: np.ndarray, rng: KeyedRandom) -> tuple[ViewBatch, ViewBatch]:
-        *_, (_, q, k, _) = self.stages(sampler, starts, rng)
+        (_, q, k, _), = deque(self.stages(sampler, starts, rng), maxlen=1)  # the last stage; earlier ones freed
         return q, k
 
     def stages(self, sampler: ViewSampler, starts: np.ndarray,

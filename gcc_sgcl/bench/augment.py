@@ -8,21 +8,17 @@ Pairs are drawn exactly as pre-training draws them (:meth:`~gcc_sgcl.augment.pip
 """
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import dgl
 import numpy as np
 
-from gcc_sgcl.augment.base import PairTransform
+from gcc_sgcl.augment.base import Both, PairTransform, Split, Transform
 from gcc_sgcl.augment.pipeline import PairPipeline
 from gcc_sgcl.bench.sampler import pair_dataset
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import sampling_threads
-from gcc_sgcl.sampling.keys import KeyedRandom
-
-_WRAPPERS = {"Both", "Split", "RandomChoice", "RandomApply", "Identity"}
 
 
 @dataclass
@@ -39,7 +35,8 @@ class StageEffect:
 
 @dataclass
 class Effects:
-    """The filter's outcome (pair counts; ``None`` without a filter) and every step's :class:`StageEffect`."""
+    """The filter's outcome (pair counts, all 0 when ``has_filter`` is false) and every step's
+    :class:`StageEffect`."""
 
     pairs: int = 0
     filtered: int = 0
@@ -51,9 +48,15 @@ class Effects:
 
 
 def step_name(step: PairTransform) -> str:
-    """The transforms a step applies, without its wrappers: ``"SpectralCrop"``, ``"Mask or Reorder"``."""
-    names = [n for n in re.findall(r"(\w+)\(", repr(step)) if n not in _WRAPPERS]
-    return " or ".join(dict.fromkeys(names)) or type(step).__name__
+    """The transforms a step applies, through its wrappers (view transforms, ``Both``, ``Split``, held as
+    attributes or lists of them) and without the identity: ``"SpectralCrop"``, ``"Mask or Reorder"``."""
+    def leaves(t: object) -> list[str]:
+        inner = [x for v in vars(t).values() for x in (v if isinstance(v, list) else [v])
+                 if isinstance(x, (Transform, Both, Split))]
+        return [n for x in inner for n in leaves(x)] if inner else [type(t).__name__]
+
+    names = [n for n in leaves(step) if n != "Identity"]
+    return " or ".join(dict.fromkeys(names)) or "Identity"
 
 
 def changed_views(before: ViewBatch, after: ViewBatch) -> np.ndarray:
@@ -81,8 +84,8 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
                       steps=[StageEffect(step_name(s)) for s in ds.pipeline.steps])
         with sampling_threads():
             for b in range(batches):
-                rng = KeyedRandom.for_items(seed, np.arange(b * batch_size, (b + 1) * batch_size))
-                stages = list(ds.pipeline.stages(ds.sampler, ds.draw_starts(rng), rng))
+                starts, rng = ds.item_keys(range(b * batch_size, (b + 1) * batch_size))
+                stages = list(ds.pipeline.stages(ds.sampler, starts, rng))
                 _, _, _, outcome = stages[0]
                 eff.pairs += batch_size
                 if outcome is not None:

@@ -34,7 +34,8 @@ SIMILARITY = ("similarity_search",)
 CLASSICAL_MODE = "none"
 # The appendix's ablation: SGCL with its spectral crop / reorder swapped for the random analogue (after
 # :func:`relabel_c`, at the tables' c); ``sgcl-random-crop`` / ``sgcl-random-permute`` are the controls alone.
-ABLATION_METHODS = ("sgcl", "sgcl[crop=random]", "sgcl[permute=random]")
+SWAPPED = ("sgcl[crop=random]", "sgcl[permute=random]")
+ABLATION_METHODS = ("sgcl", *SWAPPED)
 CONTROLS = ("random-crop", "random-permute")
 SGCL = "sgcl"
 JOINED = " ⊕ "  # "<method> ⊕ structural": an encoder's embedding joined to a training-free vector
@@ -200,6 +201,14 @@ def choose_c(rows: Rows, default_c: float, mode: str = "e2e", seed: int = 0) -> 
     return CChoice(scores, [f"{d} {m}" for d, _, m in shared], seed, default_c, best)
 
 
+def is_swapped(method: str) -> bool:
+    """Whether ``method`` names a stage swapped for its random analogue (``sgcl[crop=random]``, at any c)."""
+    try:
+        return bool({"crop", "permute"} & set(parse_method(method.partition(JOINED)[0])[1]))
+    except ValueError:  # not a method name
+        return False
+
+
 def relabel_c(rows: Sequence[ResultRow], default_c: float, best_c: float | None) -> list[ResultRow]:
     """``rows`` with every SGCL variant that does not name its ``c`` (plain ``sgcl``, ``sgcl[k=64]``, …) named
     with ``default_c``, and then those at ``best_c`` named without it (also inside ``… ⊕ structural`` names):
@@ -308,7 +317,7 @@ def cell(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: st
     scores = rows.seeds(method, mode, dataset, task, metric)
     if not scores:
         return None
-    s = summarize(list(scores.values()))
+    s = summarize(list(scores.values()), interval="t")
     if len(scores) == 1:
         row = next(iter(rows.by_key[(method, mode, dataset, task, metric)].values()))
         return Cell(1, s.mean, float(row.std), s.ci_low, s.ci_high, row.std_kind, "")
@@ -401,8 +410,11 @@ class FloorVerdict:
     @property
     def verdict(self) -> str:
         """``"beats"`` / ``"does NOT beat"`` when every test gives p < 0.05 (higher / lower), else ``"is level
-        with"``: a difference the tests cannot tell from the CV noise is no verdict."""
-        mark = loose_mark(self.comparison) if self.comparison is not None else ""
+        with"``: a difference the tests cannot tell from the CV noise is no verdict; without a test (one score
+        on a side) ``"is above"`` / ``"is not above"``, untested."""
+        if self.comparison is None:
+            return "is above" if self.score > self.floor_score else "is not above"
+        mark = loose_mark(self.comparison)
         return {f"{LOOSE} higher": "beats", f"{LOOSE} lower": "does NOT beat"}.get(mark, "is level with")
 
 

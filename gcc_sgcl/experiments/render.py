@@ -127,12 +127,13 @@ def statistics_section(stats: list[Statistic], method: str, csv_path: Path) -> s
 
 
 def floor_lines(verdicts: list[FloorVerdict]) -> str:
-    """One sentence per floor verdict: "beats" / "does NOT beat" only when every test gives p < 0.05."""
+    """One sentence per floor verdict: "beats" / "does NOT beat" only when every test gives p < 0.05, "is
+    above" / "is not above" where no test can run."""
     return "\n".join(
         f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}): best pre-trained `{v.best}` "
         f"{100 * v.score:.2f} {v.verdict} the best training-free row `{v.floor}` {100 * v.floor_score:.2f}"
         + (f" (Mann–Whitney p {_p(v.comparison.p_mannwhitney)}, Welch t p {_p(v.comparison.p_ttest)})."
-           if v.comparison is not None else " (one score each: no test).") for v in verdicts)
+           if v.comparison is not None else " (one score on a side: untested).") for v in verdicts)
 
 
 def join_lines(verdicts: list[JoinVerdict]) -> str:

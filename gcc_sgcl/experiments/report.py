@@ -167,7 +167,8 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "As the appendix's ablation table: `sgcl[crop=random]` is `sgcl` (the tables' c) with its spectral crop "
         "replaced by a random crop dropping as many nodes, `sgcl[permute=random]` with its frequency reorder replaced "
         "by a uniform permutation of the eigenvector columns; `sgcl-<stage>` rows (when present) train one stage "
-        "alone, `sgcl-random-crop` / `sgcl-random-permute` one control alone.",
+        "alone, `sgcl-random-crop` / `sgcl-random-permute` one control alone. How often each stage and control "
+        "changes a view is measured in `docs/augmentations.md` (`python -m gcc_sgcl.bench --only augment`).",
         rd.grid_section(*an.score_grid(rows, ["e2e"], an.CLASSIFICATION, ablation), folder / "ablation.csv"),
         f"## Pairwise augmentations on {rd.label(heatmap_dataset)} (E2E, % gain over GCC)",
         f"![heat-map]({_relative(png, out)})",
@@ -277,7 +278,7 @@ def table_methods(rows: an.Rows, default_c: float) -> list[str]:
     presets and variants (single stages, pairs, controls and the other c grid points left out), then the joined
     ``… ⊕ structural`` rows."""
     pretrained = [m for m in rows.methods(classical=False) if m != an.RANDOM_INIT]
-    kept = [m for m in pretrained if not m.startswith("sgcl-") and m not in an.ABLATION_METHODS[1:]
+    kept = [m for m in pretrained if not m.startswith("sgcl-") and not an.is_swapped(m)
             and (an.c_of(m.partition(an.JOINED)[0]) is None or m.partition(an.JOINED)[0] == an.c_variant(default_c))]
     first = [m for m in (an.BASELINE, an.SGCL, an.c_variant(default_c)) if m in kept]
     rest = [m for m in kept if m not in first]

@@ -170,9 +170,14 @@ class PretrainPairDataset(torch.utils.data.Dataset):
         starts = np.searchsorted(self.cdf, rng.child("start").uniform(), side="right")
         return np.minimum(starts, self.sampler.index.num_nodes - 1)
 
-    def __getitems__(self, indices: Sequence[int]) -> Pair:
+    def item_keys(self, indices: Sequence[int]) -> tuple[np.ndarray, KeyedRandom]:
+        """The start nodes and random keys of items ``indices``: what the pipeline builds their pairs from."""
         rng = KeyedRandom.for_items(self.seed, np.asarray(indices, dtype=np.int64))
-        return self.pipeline(self.sampler, self.draw_starts(rng), rng)
+        return self.draw_starts(rng), rng
+
+    def __getitems__(self, indices: Sequence[int]) -> Pair:
+        starts, rng = self.item_keys(indices)
+        return self.pipeline(self.sampler, starts, rng)
 
     def __getitem__(self, index: int) -> Pair:
         return self.__getitems__([index])
