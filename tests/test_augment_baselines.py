@@ -273,21 +273,23 @@ def test_grace_edge_drop_recomputes_the_pe_and_feature_mask_keeps_padding():
 # ------------------------------------------------------------------------------------------------ MVGRL
 
 
-def test_ppr_rows_are_distributions_with_teleport_alpha():
+def test_ppr_is_mvgrls_symmetric_diffusion_of_the_ppr_distributions():
     graph = nx.disjoint_union(nx.connected_watts_strogatz_graph(15, 4, 0.3, seed=1), nx.empty_graph(1))
     u, v = F.undirected_pairs(*np.array(graph.edges()).T)
     ppr = F.ppr_matrix(u, v, 16, 0.2)
     assert (ppr >= 0).all()
-    np.testing.assert_allclose(ppr.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(ppr, ppr.T, atol=1e-12)  # MVGRL's D^-1/2 (A + I) D^-1/2 is symmetric
     a = nx.to_numpy_array(graph) + np.eye(16)
-    walk = a / a.sum(axis=1, keepdims=True)
-    np.testing.assert_allclose(ppr, 0.2 * np.eye(16) + 0.8 * walk @ ppr, atol=1e-12)  # teleport 0.2
+    d = a.sum(axis=1)
+    walk = np.diag(d ** -0.5) @ ppr @ np.diag(d ** 0.5)  # similar matrix: the row-stochastic PPR
+    np.testing.assert_allclose(walk.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(walk, 0.2 * np.eye(16) + 0.8 * (a / d[:, None]) @ walk, atol=1e-12)  # teleport 0.2
     assert ppr[15, 15] == pytest.approx(1.0)  # an isolated node keeps its mass
     looped = nx.Graph(graph)
     looped.add_edges_from((i, i) for i in range(16))  # MVGRL's A + I
     for seed in (0, 7):
         pr = nx.pagerank(looped, alpha=0.8, personalization={seed: 1.0}, tol=1e-14, max_iter=10_000)
-        np.testing.assert_allclose(ppr[seed], [pr[i] for i in range(16)], atol=1e-8)
+        np.testing.assert_allclose(walk[seed], [pr[i] for i in range(16)], atol=1e-8)
 
 
 def test_topk_keeps_the_k_largest_off_diagonal_entries_of_each_row():

@@ -310,21 +310,24 @@ def grow_subgraph(src: np.ndarray, dst: np.ndarray, n: int, center: int, target:
 
 
 def ppr_matrix(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> np.ndarray:
-    """``(n, n)`` personalised PageRank of every node: ``Pi = alpha (I - (1 - alpha) D^-1 A)^-1``.
+    """``(n, n)`` MVGRL's personalised-PageRank diffusion ``alpha (I - (1 - alpha) D^-1/2 A D^-1/2)^-1``
+    (kavehhassani/mvgrl ``utils.compute_ppr``), symmetric.
 
     ``A`` is the undirected graph with edges ``(u, v)`` plus a self-loop on every node (MVGRL's ``A + I``, so
-    isolated nodes keep their mass), ``D`` its row sums. Row ``i`` is the PPR distribution of seed ``i``
-    (teleport probability ``alpha``): every row sums to 1 and ``Pi = alpha I + (1 - alpha) D^-1 A Pi``.
+    isolated nodes keep their mass), ``D`` its row sums. ``D^-1/2 Pi D^1/2`` is the row-stochastic PPR whose
+    row ``i`` is seed ``i``'s distribution (teleport probability ``alpha``).
 
-    >>> bool(np.allclose(ppr_matrix(np.array([0]), np.array([1]), 3, 0.2).sum(axis=1), 1.0))
-    True
+    >>> p = ppr_matrix(np.array([0]), np.array([1]), 3, 0.2)
+    >>> bool(np.allclose(p, p.T)), round(float(p[2, 2]), 6)
+    (True, 1.0)
     """
     if not 0.0 < alpha <= 1.0:
         raise ValueError(f"alpha must be in (0, 1], got {alpha}")
     a = np.eye(n)
     a[u, v] = a[v, u] = 1.0
-    walk = a / a.sum(axis=1, keepdims=True)
-    return np.linalg.solve(np.eye(n) - (1.0 - alpha) * walk, alpha * np.eye(n))
+    scale = 1.0 / np.sqrt(a.sum(axis=1))
+    sym = scale[:, None] * a * scale[None, :]
+    return np.linalg.solve(np.eye(n) - (1.0 - alpha) * sym, alpha * np.eye(n))
 
 
 def topk_targets(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -8,7 +8,10 @@
   valid columns (GCA's dense-feature weights): columns carried by central nodes are kept.
 
 Centralities are the degrees of the view the transform receives (GCA uses the whole graph, which a GCC
-view stands in for); the feature mask therefore weighs the edge-dropped view's own ``PE``.
+view stands in for); the feature mask therefore weighs the edge-dropped view's own ``PE``. The edge centrality is
+the GCA paper's rule for undirected graphs (mean of the endpoints' degrees); its released ``degree_drop_weights``
+scores each directed edge by its target's degree and drops the two directions independently. Which GCA the SGCL
+paper ran is ambiguous (its GCA row cites ``you2021graph``, the JOAO key); this is Zhu et al.'s.
 """
 from __future__ import annotations
 

@@ -1,14 +1,17 @@
 """MVGRL's diffusion view (Hassani & Khasahmadi, 2020), re-implemented on GCC views.
 
 MVGRL contrasts a graph's structural view with its personalised-PageRank diffusion
-``Pi = alpha (I - (1 - alpha) T)^-1`` (``alpha = 0.2``, self-loops added; ``kavehhassani/mvgrl`` ``compute_ppr``).
-Here ``T = D^-1 (A + I)`` (row-stochastic) so that row ``i`` is seed ``i``'s PPR distribution; MVGRL uses the
-symmetric ``D^-1/2 (A + I) D^-1/2``, whose rows do not sum to 1 (the two are similar matrices,
-``Pi_sym = D^1/2 Pi D^-1/2``). GCC's encoder (a GIN with sum aggregation and a degree embedding) takes no edge
-weights, so the dense diffusion is sparsified into an unweighted graph -- per row the top-``k`` PPR targets
-(:class:`TopK`) or the entries ``>= eps`` (:class:`Threshold`, MVGRL's own sparsification) -- symmetrised into
-undirected edges, and the views' eigen features are recomputed on that graph. Node set, centre and other
-features stay those of the structural view.
+``Pi = alpha (I - (1 - alpha) D^-1/2 (A + I) D^-1/2)^-1`` (``alpha = 0.2``; ``kavehhassani/mvgrl``
+``compute_ppr``, symmetric). GCC's encoder (a GIN with sum aggregation and a degree embedding) takes no edge
+weights, so the dense diffusion is sparsified into an unweighted graph -- per row the top-``k`` entries
+(:class:`TopK`) or the entries ``>= eps`` (:class:`Threshold`, MVGRL's own sparsification, whose ``eps`` MVGRL
+tuned per dataset) -- symmetrised into undirected edges, and the views' eigen features are recomputed on that
+graph. Node set, centre and other features stay those of the structural view.
+
+Keeping exactly as many entries as the structural view has edges (the largest) was tried and rejected: they are
+then mostly the view's own edges (mean Jaccard 0.96 between the two edge sets over 256 views of CA-GrQc +
+CA-HepTh), i.e. almost no augmentation. The default per-row top-``k`` at the mean degree gives a mean Jaccard of
+0.62 and 1.3 times the edges on the same views.
 """
 from __future__ import annotations
 
@@ -27,8 +30,8 @@ Sparsifier = Callable[[np.ndarray, float], tuple[np.ndarray, np.ndarray]]
 
 class TopK:
     """Keep each row's ``k`` largest off-diagonal PPR entries; ``k=None``: the structural view's mean degree
-    (rounded, at least 1), so the diffusion view has about the density of the view it replaces (the aim of
-    MVGRL's choice of ``eps`` on Citeseer).
+    (rounded, at least 1). Symmetrised, the diffusion view is denser than the view it replaces (about 1.3 times
+    its edges, see the module docstring).
 
     >>> TopK(), TopK(8)
     (TopK(k=None), TopK(k=8))
