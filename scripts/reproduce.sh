@@ -8,6 +8,8 @@
 #   PLAN=1 bash scripts/reproduce.sh             # what each stage still has to do and how long (runs nothing)
 #   UNTIL=23:10 bash scripts/reproduce.sh main moco  # start only the jobs whose estimates end by 23:10 (a session's
 #                                                # end: saved/ is lost with it, so an encoder cut off is wasted)
+#   SEEDS="3 4" bash scripts/reproduce.sh main   # stages main and finetune on these of their 8 seeds only (to
+#                                                # interleave the other stages' seeds with the main ones)
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),
@@ -37,7 +39,7 @@ else
   # verdict), 10 repetitions of 10-fold CV and GCC's SVC as in the papers.
   BUDGET=(--steps 6000 --batch-size 256 --repeats 10 --svc gcc)
   ROWS=docs/results/rows.jsonl.gz; OUT=docs/results.md; RUNS=saved/repro
-  SEEDS8=(0 1 2 3 4 5 6 7); SEEDS3=(0 1 2); SEEDS2=(0 1); C_GRID=(0.2 0.25 0.35 0.4 0.45)
+  SEEDS8=(${SEEDS:-0 1 2 3 4 5 6 7}); SEEDS3=(0 1 2); SEEDS2=(0 1); C_GRID=(0.2 0.25 0.35 0.4 0.45)
   MOCO=(--batch-size 32 --moco-queue 16384)  # the papers' MoCo: batch 32, 16384 keys, as many steps as E2E
   FT=(); RT=(--batches 40)  # fine-tuning: GCC's recipe (FinetuneConfig's defaults: 30 epochs, batch 32, all folds)
   INTRO=(--intro docs/results/intro.md)
