@@ -23,10 +23,10 @@ from gcc_sgcl.sampling.dataset import sampling_threads
 
 @dataclass
 class StageEffect:
-    """One step of the pipeline over all measured pairs: views changed (query, key) and node counts."""
+    """One step of the pipeline over all measured pairs (one query and one key view each): views changed and
+    node counts."""
 
     name: str
-    views: int = 0
     changed_q: int = 0
     changed_k: int = 0
     nodes_before: int = 0
@@ -95,7 +95,6 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
                     eff.passed_later += int((filtered & outcome.passed & (outcome.tries > 1)).sum())
                     eff.tries += int(outcome.tries[filtered].sum())
                 for st, (_, q0, k0, _), (_, q1, k1, _) in zip(eff.steps, stages, stages[1:]):
-                    st.views += 2 * batch_size
                     st.changed_q += int(changed_views(q0, q1).sum())
                     st.changed_k += int(changed_views(k0, k1).sum())
                     st.nodes_before += int(q0.num_nodes.sum() + k0.num_nodes.sum())
@@ -120,8 +119,8 @@ def format_effects(results: dict[str, Effects], batch_size: int, batches: int) -
                         f"{_pct(e.passed_later, e.filtered)} | {_pct(never, e.filtered)} | "
                         + (f"{e.tries / e.filtered:.2f}" if e.filtered else "–") + " |")
         for i, st in enumerate(e.steps):
-            steps.append(f"| {method} | {i}: {st.name} | {_pct(st.changed_q, st.views // 2)} | "
-                         f"{_pct(st.changed_k, st.views // 2)} | {_pct(st.nodes_after, st.nodes_before)} |")
+            steps.append(f"| {method} | {i}: {st.name} | {_pct(st.changed_q, e.pairs)} | "
+                         f"{_pct(st.changed_k, e.pairs)} | {_pct(st.nodes_after, st.nodes_before)} |")
     head = (f"{batches} batches of {batch_size} pairs per method, drawn as pre-training draws them; a step changes a "
             "view when its node ids, edges or positional embedding differ from the step's input; nodes kept: nodes "
             "after / before the step, over all views")

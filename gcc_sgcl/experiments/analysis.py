@@ -19,7 +19,7 @@ import numpy as np
 
 from gcc_sgcl.config import canonical_method, compose_method, parse_method, variant_settings
 from gcc_sgcl.experiments.rows import ResultRow
-from gcc_sgcl.experiments.stats import Comparison, Summary, compare, marker, summarize
+from gcc_sgcl.experiments.stats import DOWN, UP, Comparison, Summary, compare, marker, summarize
 
 T = TypeVar("T")
 
@@ -258,6 +258,11 @@ def paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[
     return [a[s] for s in common], [b[s] for s in common]
 
 
+def row_scores(row: ResultRow) -> list[float]:
+    """A row's samples: its CV repetitions, or its mean where none are stored (similarity search)."""
+    return row.scores or [row.mean]
+
+
 def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> tuple[list, list]:
     """The paper's samples: every CV repetition of every seed, paired with ``gcc``'s by (seed, repetition)
     (all encoders are scored on the same splits and bootstrap draws); seed means where no repetitions are
@@ -266,7 +271,7 @@ def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: 
     base = rows.by_key.get((BASELINE, mode, dataset, task, metric), {})
     x, y = [], []
     for s in sorted(set(mine) & set(base)):
-        a, b = mine[s].scores or [mine[s].mean], base[s].scores or [base[s].mean]
+        a, b = row_scores(mine[s]), row_scores(base[s])
         if len(a) == len(b):
             x += a
             y += b
@@ -414,13 +419,12 @@ class FloorVerdict:
         on a side) ``"is above"`` / ``"is not above"``, untested."""
         if self.comparison is None:
             return "is above" if self.score > self.floor_score else "is not above"
-        mark = loose_mark(self.comparison)
-        return {f"{LOOSE} higher": "beats", f"{LOOSE} lower": "does NOT beat"}.get(mark, "is level with")
+        return {UP: "beats", DOWN: "does NOT beat"}.get(marker(self.comparison, LOOSE_ALPHA), "is level with")
 
 
 def all_scores(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> list[float]:
     """Every stored score of ``method`` on the column: each seed's CV repetitions (its mean without them)."""
-    return [x for r in rows.by_key.get((method, mode, dataset, task, metric), {}).values() for x in r.scores or [r.mean]]
+    return [x for r in rows.by_key.get((method, mode, dataset, task, metric), {}).values() for x in row_scores(r)]
 
 
 def seed_means(rows: Rows, methods: Sequence[str], mode: str, dataset: str, task: str,
@@ -506,8 +510,8 @@ def headline(rows: Rows, mode: str, tasks: Sequence[str], label: dict[str, str] 
         (ahead if c.mean_diff > 0 else behind).append(name)
         if marker(c, PAPER_ALPHA):
             strict.append(f"{name} {marker(c, PAPER_ALPHA)}")
-        elif loose_mark(c):
-            loose.append(f"{name} {loose_mark(c)}")
+        elif mark := loose_mark(c):
+            loose.append(f"{name} {mark}")
     return Headline(mode, ahead, behind, strict, loose)
 
 
