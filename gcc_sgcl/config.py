@@ -111,6 +111,11 @@ SAVED_BEFORE_FIELD: dict[str, dict[str, Any]] = {
 }
 
 
+# Training settings that say where and at what pace a run goes, not what it learns: two runs differing only in
+# them train the same encoder (``threads`` and ``device`` may change float reductions, not the experiment).
+RUN_PLACE_FIELDS = ("num_workers", "threads", "save_freq", "log_freq", "data_dir", "output_dir", "run_name", "device")
+
+
 @dataclass
 class TrainConfig:
     """Contrastive pre-training loop."""

@@ -161,7 +161,7 @@ def test_training_curves_are_plotted_from_tensorboard_events(tmp_path):
 def test_worker_count_does_not_change_training_nor_a_resume(tmp_path, monkeypatch):
     """The model step's threads are fixed by --threads whatever the loader does (issue: 0 vs 2 workers
     used to end with different parameters), so 0 and 2 workers give bit-identical checkpoints, and a run
-    resumed with another worker count ends where the straight run does."""
+    resumed with another worker count, data root and save / log frequency ends where the straight run does."""
     runs = {w: pretrain(_cfg(tmp_path, run_name=f"w{w}", steps=6, num_workers=w, threads=2), progress=False,
                         graphs=_corpus()) for w in (0, 2)}
     a, b = _params(runs[0]), _params(runs[2])
@@ -178,8 +178,8 @@ def test_worker_count_does_not_change_training_nor_a_resume(tmp_path, monkeypatc
     with pytest.raises(KeyboardInterrupt):
         pretrain(_cfg(tmp_path, run_name="mixed", steps=6, num_workers=0, threads=2), progress=False, graphs=_corpus())
     monkeypatch.undo()
-    resumed = pretrain(_cfg(tmp_path, run_name="mixed", steps=6, num_workers=2, threads=2), resume=True,
-                       progress=False, graphs=_corpus())
+    resumed = pretrain(_cfg(tmp_path, run_name="mixed", steps=6, num_workers=2, threads=2, save_freq=3, log_freq=2,
+                            data_dir=str(tmp_path / "moved")), resume=True, progress=False, graphs=_corpus())
     c = _params(resumed)
     assert all(torch.equal(a[key], c[key]) for key in a)
 

@@ -285,6 +285,28 @@ def test_a_finished_run_with_another_model_structure_is_not_reused(tmp_path, mon
         ensure_pretrained(cfg)
 
 
+def test_the_sweep_pre_trains_on_the_corpus_of_its_data_dir(tmp_path, monkeypatch):
+    """``--data-dir`` reaches pre-training, not only evaluation: no environment variable, no ./data."""
+    import gzip
+
+    from gcc_sgcl.data.load import ALLOW_MODIFIED_ENV
+
+    root = tmp_path / "root"
+    edges = nx.barabasi_albert_graph(60, 3, seed=0).edges()
+    path = root / "pretrain" / "CA-HepTh" / "CA-HepTh.txt.gz"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(gzip.compress("".join(f"{u}\t{v}\n" for u, v in edges).encode()))
+    monkeypatch.delenv("GCC_SGCL_DATA", raising=False)
+    monkeypatch.setenv(ALLOW_MODIFIED_ENV, "1")  # a small stand-in for CA-HepTh
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    sweep = Sweep(methods=["gcc"], seeds=[0], datasets=["synthetic-roles"], corpus=["ca-hepth"], data_dir=str(root),
+                  steps=1, batch_size=4, num_workers=0, output_dir=str(tmp_path / "runs"),
+                  rows=str(tmp_path / "rows.jsonl"), folds=2, repeats=1)
+    (row,) = run_sweep(sweep, progress=False)
+    assert row.config["train"]["data_dir"] == str(root) and row.config["train"]["corpus"] == ["ca-hepth"]
+
+
 def test_a_resumed_encoder_reports_the_pre_training_time_of_all_its_segments(tmp_path, monkeypatch):
     """The runner records a resumed run's whole training time (its checkpoint's ``train_seconds``), not only
     the segment after the resume, so plans estimate from full runs."""

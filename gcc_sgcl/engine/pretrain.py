@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_embedding
 from gcc_sgcl.cli import check_writable_dir, user_errors
-from gcc_sgcl.config import Config
+from gcc_sgcl.config import RUN_PLACE_FIELDS, Config
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
@@ -212,14 +212,15 @@ class Trainer:
 
 
 def _check_resume_config(saved: dict, cfg: Config, path: Path) -> None:
-    # fields added to the config after the checkpoint was written take their defaults
+    # fields added to the config after the checkpoint was written take their defaults; where and at what pace
+    # the run goes (RUN_PLACE_FIELDS: data root, workers, threads, device, save/log frequency) may change
     saved = Config.from_dict(saved).to_dict()
     mine = cfg.to_dict()
     diffs = [
         f"{group}.{key}: checkpoint {saved[group][key]!r} vs now {value!r}"
         for group in ("sampling", "model", "train", "augment")
         for key, value in mine[group].items()
-        if key not in ("num_workers", "device") and saved.get(group, {}).get(key) != value
+        if not (group == "train" and key in RUN_PLACE_FIELDS) and saved.get(group, {}).get(key) != value
     ]
     if saved.get("method") != cfg.method:
         diffs.insert(0, f"method: checkpoint {saved.get('method')!r} vs now {cfg.method!r}")

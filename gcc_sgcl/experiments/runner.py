@@ -32,7 +32,9 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from tqdm import tqdm
 
-from gcc_sgcl.config import Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig, canonical_method
+from gcc_sgcl.config import (
+    RUN_PLACE_FIELDS, Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig, canonical_method,
+)
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
@@ -79,7 +81,7 @@ class Sweep(SweepConfig):
         train: dict[str, Any] = {
             "mode": mode, "steps": self.steps, "batch_size": self.batch_size, "seed": seed,
             "corpus": list(self.corpus), "output_dir": str(Path(self.output_dir) / f"{self.steps}x{self.batch_size}"),
-            "num_workers": self.num_workers,
+            "num_workers": self.num_workers, "data_dir": self.data_dir or "",
             "save_freq": self.save_freq, "device": self.device,
         }
         if mode == "moco":
@@ -195,10 +197,6 @@ def evaluate_dataset(name: str, data: Any, emb: np.ndarray, lam: np.ndarray | No
             extra = {"lambda2_quintiles": scores, "lambda2_bounds": bounds}
         fields.append((result, extra))
     return fields
-
-
-# Training settings that say where and at what pace a run went, not what it learned.
-RUN_PLACE_FIELDS = ("num_workers", "threads", "save_freq", "log_freq", "data_dir", "output_dir", "run_name", "device")
 
 
 def same_training(a: Config, b: Config) -> bool:
