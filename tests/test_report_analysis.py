@@ -74,6 +74,17 @@ def test_row_store_round_trips_rows_and_replace_drops_only_the_matching_ones(tmp
         ResultRow.from_dict({**a.to_dict(), "bogus": 1})
 
 
+def test_a_store_holding_one_evaluation_twice_names_both_lines(tmp_path):
+    store = RowStore(tmp_path / "rows.jsonl")
+    a = row("gcc", "x", 0.5)
+    store.append([a, row("gcc", "x", 0.5, seed=1), dataclasses.replace(a, metric="f1"), row("gcc", "x", 0.5, steps=3)])
+    assert len(store.load()) == 4  # another seed, metric or budget is another row
+    store.append([dataclasses.replace(a, mean=0.7)])
+    with pytest.raises(ValueError, match=r"rows.jsonl, line 5: repeats the evaluation of line 1 \(gcc, e2e, seed 0, "
+                                         r"x, accuracy, 100 steps\)"):
+        store.load()
+
+
 def test_a_compressed_store_stays_one_gzip_member_and_a_damaged_one_names_the_file(tmp_path):
     store = RowStore(tmp_path / "rows.jsonl.gz")
     rows = [row("gcc", "x", 0.5 + i / 100, seed=i) for i in range(20)]
@@ -97,6 +108,9 @@ def test_pooled_samples_pair_repetitions_by_seed_and_skip_seeds_missing_on_one_s
                     row("sgcl", "x", 0.55, seed=0, scores=[0.5, 0.6]), row("sgcl", "x", 0.9, seed=2, scores=[0.9, 0.9])])
     x, y = an.pooled(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy")
     assert (x, y) == ([0.5, 0.6], [0.4, 0.6])
+    unequal = an.Rows([row("gcc", "x", 0.5, seed=3, scores=[0.4, 0.6]), row("sgcl", "x", 0.5, seed=3, scores=[0.5])])
+    with pytest.raises(ValueError, match=r"sgcl and gcc \(e2e, seed 3, x accuracy\) hold 1 and 2 repetitions"):
+        an.pooled(unequal, "sgcl", "e2e", "x", "graph_classification", "accuracy")
     assert an.paired({0: 1.0, 1: 2.0}, {1: 3.0, 2: 4.0}) == ([2.0], [3.0])
 
 

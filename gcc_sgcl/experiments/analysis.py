@@ -266,15 +266,18 @@ def row_scores(row: ResultRow) -> list[float]:
 def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> tuple[list, list]:
     """The paper's samples: every CV repetition of every seed, paired with ``gcc``'s by (seed, repetition)
     (all encoders are scored on the same splits and bootstrap draws); seed means where no repetitions are
-    stored (similarity search). Seeds whose repetition counts differ are left out."""
+    stored (similarity search). Rows of one table share their protocol (:func:`at_budget`), so a seed whose two
+    rows hold different numbers of repetitions cannot be paired: an error naming it."""
     mine = rows.by_key.get((method, mode, dataset, task, metric), {})
     base = rows.by_key.get((BASELINE, mode, dataset, task, metric), {})
     x, y = [], []
     for s in sorted(set(mine) & set(base)):
         a, b = row_scores(mine[s]), row_scores(base[s])
-        if len(a) == len(b):
-            x += a
-            y += b
+        if len(a) != len(b):
+            raise ValueError(f"{method} and {BASELINE} ({mode}, seed {s}, {dataset} {metric}) hold {len(a)} and "
+                             f"{len(b)} repetitions: rows of different protocols cannot be paired")
+        x += a
+        y += b
     return x, y
 
 

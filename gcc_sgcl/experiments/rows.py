@@ -131,20 +131,29 @@ class RowStore:
             raise ValueError(f"{self.path}: damaged gzip data ({err})") from err
 
     def load(self) -> list[ResultRow]:
-        """Every stored row (a truncated last line, left by a kill mid-write, is ignored)."""
+        """Every stored row (a truncated last line, left by a kill mid-write, is ignored); two rows of the same
+        evaluation (:attr:`ResultRow.key`) and metric are an error naming both lines, since the tables would keep
+        one of them silently."""
         lines = self.text().splitlines()
         rows = []
+        first_line: dict[tuple, int] = {}
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                rows.append(ResultRow.from_dict(json.loads(line)))
+                row = ResultRow.from_dict(json.loads(line))
             except json.JSONDecodeError as err:
                 if number == len(lines):
                     break
                 raise ValueError(f"{self.path}, line {number}: not a JSON row ({err})") from err
             except (TypeError, ValueError) as err:
                 raise ValueError(f"{self.path}, line {number}: {err}") from err
+            seen = first_line.setdefault((row.key, row.metric), number)
+            if seen != number:
+                raise ValueError(f"{self.path}, line {number}: repeats the evaluation of line {seen} ({row.method}, "
+                                 f"{row.mode}, seed {row.seed}, {row.dataset}, {row.metric}, {row.steps} steps); "
+                                 f"remove one of the two lines")
+            rows.append(row)
         return rows
 
     def keys(self) -> set[tuple]:
