@@ -127,6 +127,28 @@ def test_significance_marker_follows_the_sign_when_every_test_passes(shift, expe
     assert got == expected if shift else got in ("", an.LOOSE)
 
 
+def test_heatmap_cells_gain_over_every_gcc_seed_and_carry_the_paired_marker():
+    rows = []
+    for seed in range(3):
+        base = repeats(0.6 + 0.01 * seed, n=10)
+        rows.append(row("gcc", "x", float(np.mean(base)), seed=seed, scores=base))
+        if seed < 2:  # two seeds × 10 repetitions, all higher: † (the exact Wilcoxon's p >= 2/2^20 > 1e-6)
+            up = [v + 0.03 + 1e-4 * ((i * 7) % 5) for i, v in enumerate(base)]
+            rows.append(row("sgcl-crop+mask", "x", float(np.mean(up)), seed=seed, scores=up))
+    rows.append(row("sgcl-mask", "x", 0.5, seed=4, scores=repeats(0.5, n=10)))  # no shared seed: no test
+    heat = an.heatmap_gains(an.Rows(rows), "x", "e2e")
+    crop, mask = an.STAGES.index("crop"), an.STAGES.index("mask")
+    gcc_mean = np.mean([r.mean for r in rows if r.method == "gcc"])
+    pair_mean = np.mean([r.mean for r in rows if r.method == "sgcl-crop+mask"])
+    for i, j in ((crop, mask), (mask, crop)):
+        assert heat.gain[i, j] == pytest.approx(100 * (pair_mean - gcc_mean) / gcc_mean)
+        assert (heat.seeds[i, j], heat.marks[i, j]) == (2, an.LOOSE)
+    assert heat.gain[mask, mask] == pytest.approx(100 * (0.5 - gcc_mean) / gcc_mean)
+    assert (heat.seeds[mask, mask], heat.marks[mask, mask]) == (1, "")
+    assert np.isnan(heat.gain[crop, crop]) and heat.seeds[crop, crop] == 0
+    assert an.heatmap_gains(an.Rows(rows), "y", "e2e") is None
+
+
 def test_single_seed_cell_reports_its_rows_own_spread_and_no_marker():
     rows = an.Rows([row("gcc", "x", 0.5), row("sgcl", "x", 0.6)])
     c = an.cell(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy", versus_gcc=True)

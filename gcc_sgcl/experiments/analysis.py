@@ -570,9 +570,20 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
     return out
 
 
-def heatmap_gains(rows: Rows, dataset: str, mode: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """% gain of ``sgcl-<a>+<b>`` (diagonal ``sgcl-<a>``) over ``gcc`` on ``dataset`` (seed means) and the seed
-    count of each cell (NaN / 0 where not run); ``None`` without a ``gcc`` row."""
+@dataclass(frozen=True)
+class HeatMap:
+    """The pairwise heat-map on one dataset: per cell (stage ``a``, stage ``b``; the diagonal is ``sgcl-<a>``
+    alone) the % gain of its seed mean over ``gcc``'s mean over every ``gcc`` seed (NaN where not run), the seeds
+    it has, and its :func:`significance` marker against ``gcc`` (the paper's tests on the repetitions of the seeds
+    both have)."""
+
+    gain: np.ndarray
+    seeds: np.ndarray
+    marks: np.ndarray
+
+
+def heatmap_gains(rows: Rows, dataset: str, mode: str) -> HeatMap | None:
+    """The :class:`HeatMap` of ``sgcl-<a>+<b>`` and ``sgcl-<a>`` on ``dataset``; ``None`` without a ``gcc`` row."""
     columns = [c for c in rows.columns(CLASSIFICATION) if c[0] == dataset]
     if not columns:
         return None
@@ -583,14 +594,17 @@ def heatmap_gains(rows: Rows, dataset: str, mode: str) -> tuple[np.ndarray, np.n
     base_mean = float(np.mean(list(base.values())))
     gain = np.full((len(STAGES), len(STAGES)), np.nan)
     seeds = np.zeros_like(gain, dtype=int)
+    marks = np.full(gain.shape, "", dtype=object)
     for i, a in enumerate(STAGES):
         for j, b in enumerate(STAGES):
             names = [f"sgcl-{a}"] if i == j else [f"sgcl-{a}+{b}", f"sgcl-{b}+{a}"]
-            scores = next((s for n in names if (s := rows.seeds(n, mode, dataset, task, metric))), {})
-            if scores:
+            name = next((n for n in names if rows.seeds(n, mode, dataset, task, metric)), None)
+            if name is not None:
+                scores = rows.seeds(name, mode, dataset, task, metric)
                 gain[i, j] = 100 * (np.mean(list(scores.values())) - base_mean) / base_mean
                 seeds[i, j] = len(scores)
-    return gain, seeds
+                marks[i, j] = significance(rows, name, mode, dataset, task, metric)
+    return HeatMap(gain, seeds, marks)
 
 
 @dataclass(frozen=True)

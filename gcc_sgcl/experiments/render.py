@@ -21,6 +21,7 @@ from gcc_sgcl.experiments.analysis import (
     Evidence,
     FloorVerdict,
     GridRow,
+    HeatMap,
     CChoice,
     Coverage,
     Headline,
@@ -261,13 +262,13 @@ def plot_seed_differences(items: list[SeedDifferences], names: list[str], title:
     plt.close(fig)
 
 
-def heatmap_section(gains: tuple[np.ndarray, np.ndarray], title: str, png: Path, csv_path: Path) -> str:
-    """The pairwise heat-map as PNG, CSV and a Markdown table with seed counts."""
-    gain, seeds = gains
+def heatmap_section(heat: HeatMap, title: str, png: Path, csv_path: Path) -> str:
+    """The pairwise heat-map as PNG, CSV (gains) and a Markdown table with seed counts and markers."""
+    gain, seeds, marks = heat.gain, heat.seeds, heat.marks
     write_csv(csv_path, ["augmentation"] + list(STAGES),
               [[a] + ["" if np.isnan(v) else f"{v:.3f}" for v in gain[i]] for i, a in enumerate(STAGES)])
-    plot_heatmap(gain, title, png)
-    body = [[a] + ["–" if np.isnan(v) else f"{v:+.2f} ({seeds[i, j]})" for j, v in enumerate(gain[i])]
+    plot_heatmap(gain, title, png, marks)
+    body = [[a] + ["–" if np.isnan(v) else f"{v:+.2f}{marks[i, j]} ({seeds[i, j]})" for j, v in enumerate(gain[i])]
             for i, a in enumerate(STAGES)]
     return markdown_table(["% gain (seeds)"] + list(STAGES), body)
 
@@ -281,8 +282,8 @@ def _pyplot():
     return plt
 
 
-def plot_heatmap(gain: np.ndarray, title: str, png: Path) -> None:
-    """A diverging heat-map of ``gain`` (NaN cells blank) with the values written in."""
+def plot_heatmap(gain: np.ndarray, title: str, png: Path, marks: np.ndarray | None = None) -> None:
+    """A diverging heat-map of ``gain`` (NaN cells blank) with the values, and ``marks`` where given, written in."""
     plt = _pyplot()
     png.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
@@ -293,7 +294,8 @@ def plot_heatmap(gain: np.ndarray, title: str, png: Path) -> None:
     for i in range(len(STAGES)):
         for j in range(len(STAGES)):
             if np.isfinite(gain[i, j]):
-                ax.text(j, i, f"{gain[i, j]:+.1f}", ha="center", va="center", fontsize=8)
+                mark = "" if marks is None else marks[i, j]
+                ax.text(j, i, f"{gain[i, j]:+.1f}{mark}", ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, label="% gain over GCC")
     ax.set_title(title)
     fig.tight_layout()
