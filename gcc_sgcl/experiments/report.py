@@ -172,10 +172,10 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         rd.grid_section(*an.score_grid(rows, ["e2e"], an.CLASSIFICATION, ablation), folder / "ablation.csv"),
         f"## Pairwise augmentations on {rd.label(heatmap_dataset)} (E2E, % gain over GCC)",
         "Cells (a, b) and (b, a): `sgcl-a+b`, the two stages applied in the pipeline's (the paper's) order; diagonal: "
-        "`sgcl-a` alone (similar and diverse are alternative filters, never paired). Gain = (the cell's mean over its seeds − `gcc`'s mean over all its "
-        "seeds) / `gcc`'s mean, in %, with the classification table's markers against `gcc` (tests on the CV "
-        "repetitions of the seeds both have). The paper pre-trains these encoders on DBLP (SNAP) alone; that graph "
-        "is not available here, so they use the tables' corpus and budget.",
+        "`sgcl-a` alone (similar and diverse are alternative filters, never paired). Gain = (the cell's mean over its "
+        "seeds − `gcc`'s mean over all its seeds) / `gcc`'s mean, in %, with the classification table's markers "
+        "against `gcc` (tests on the CV repetitions of the seeds both have). The paper pre-trains these encoders on "
+        "DBLP (SNAP) alone; that graph is not available here, so they use the tables' corpus and budget.",
         f"![heat-map]({_relative(png, out)})",
         rd.heatmap_section(gains, title, png, folder / f"heatmap_{heatmap_dataset}.csv") if gains
         else f"_no {an.BASELINE} rows for {heatmap_dataset}_",
