@@ -285,6 +285,28 @@ def test_a_finished_run_with_another_model_structure_is_not_reused(tmp_path, mon
         ensure_pretrained(cfg)
 
 
+def test_the_commit_is_dirty_for_changed_code_not_for_the_sweeps_own_outputs(tmp_path):
+    import subprocess
+
+    from gcc_sgcl.experiments.runner import git_commit
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "rows.jsonl").write_text("")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    head = git("rev-parse", "HEAD").strip()
+    (tmp_path / "docs" / "rows.jsonl").write_text("{}\n")
+    assert git_commit(tmp_path) == head
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert git_commit(tmp_path) == head + "-dirty"
+    assert git_commit(tmp_path / "docs" / "absent") == "unknown"
+
+
 def test_the_sweep_pre_trains_on_the_corpus_of_its_data_dir(tmp_path, monkeypatch):
     """``--data-dir`` reaches pre-training, not only evaluation: no environment variable, no ./data."""
     import gzip

@@ -353,7 +353,9 @@ def provenance_lines(p: Provenance) -> str:
     """The provenance as a Markdown list."""
     return "\n".join([
         f"- rows: {p.rows} result rows, {p.encoders} pre-trained encoders, {p.runtime_rows} runtime rows",
-        f"- code commits that produced the rows: {', '.join(f'`{c}`' for c in p.commits)}",
+        f"- code commits that produced the rows: {', '.join(f'`{c}`' for c in p.commits)} (`-dirty`: tracked files "
+        "differed from the commit; rows stored before the runner left `docs/` out of that check say so also when only "
+        "the sweep's own rows and tables there had changed)",
         "- budgets (steps × batch, corpus, CV repeats × folds, SVC protocol): "
         + "; ".join(f"{s} × {b}, {c}, {r} × {f}-fold, svc {svc}" for s, b, c, r, f, svc in p.budgets),
         f"- pre-training wall time recorded by the runner: {p.pretrain_seconds / 60:.1f} min (encoders it found "
