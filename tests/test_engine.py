@@ -110,12 +110,17 @@ def test_a_resumed_run_counts_the_wall_time_of_every_segment(tmp_path, monkeypat
     assert segment < total <= first + segment and total - first >= 0.4
 
 
-def test_existing_run_needs_resume_and_matching_config(tmp_path):
+def test_existing_run_needs_resume_and_matching_config(tmp_path, capsys):
     pretrain(_cfg(tmp_path, steps=2), progress=False, graphs=_corpus())
     with pytest.raises(FileExistsError, match="--resume"):
         pretrain(_cfg(tmp_path, steps=2), progress=False, graphs=_corpus())
     with pytest.raises(ValueError, match="train.lr"):
         pretrain(_cfg(tmp_path, steps=2, lr=0.1), resume=True, progress=False, graphs=_corpus())
+    capsys.readouterr()
+    pretrain(_cfg(tmp_path, steps=2, save_freq=1), resume=True, progress=False, graphs=_corpus())
+    assert "float rounding" not in capsys.readouterr().err
+    pretrain(_cfg(tmp_path, steps=2, threads=3), resume=True, progress=False, graphs=_corpus())
+    assert "resuming with --threads 0 -> 3: float rounding may differ" in capsys.readouterr().err
 
 
 def test_same_seed_gives_identical_embeddings(tmp_path):

@@ -302,8 +302,9 @@ def test_the_commit_is_dirty_for_changed_code_not_for_the_sweeps_own_outputs(tmp
     head = git("rev-parse", "HEAD").strip()
     (tmp_path / "docs" / "rows.jsonl").write_text("{}\n")
     assert git_commit(tmp_path) == head
+    assert git_commit(tmp_path / "docs") == head
     (tmp_path / "code.py").write_text("x = 2\n")
-    assert git_commit(tmp_path) == head + "-dirty"
+    assert git_commit(tmp_path) == git_commit(tmp_path / "docs") == head + "-dirty"  # from a subfolder too
     assert git_commit(tmp_path / "docs" / "absent") == "unknown"
 
 

@@ -74,13 +74,17 @@ def test_row_store_round_trips_rows_and_replace_drops_only_the_matching_ones(tmp
         ResultRow.from_dict({**a.to_dict(), "bogus": 1})
 
 
-def test_a_store_holding_one_evaluation_twice_names_both_lines(tmp_path):
+def test_an_evaluation_is_stored_once_and_a_store_holding_one_twice_names_both_lines(tmp_path, capsys):
     store = RowStore(tmp_path / "rows.jsonl")
     a = row("gcc", "x", 0.5)
     store.append([a, row("gcc", "x", 0.5, seed=1), dataclasses.replace(a, metric="f1"), row("gcc", "x", 0.5, steps=3)])
     assert len(store.load()) == 4  # another seed, metric or budget is another row
-    store.append([dataclasses.replace(a, mean=0.7)])
-    with pytest.raises(ValueError, match=r"rows.jsonl, line 5: repeats the evaluation of line 1 \(gcc, e2e, seed 0, "
+    store.append([dataclasses.replace(a, mean=0.7), row("gcc", "x", 0.6, seed=2)])  # a second sweep's late copy
+    assert [(r.seed, r.mean) for r in store.load()][::4] == [(0, 0.5), (2, 0.6)]
+    assert "1 of 2 rows were stored already by another run; not added again" in capsys.readouterr().err
+    with store.path.open("a") as f:  # written by hand, past the store
+        f.write(json.dumps(dataclasses.replace(a, mean=0.7).to_dict()) + "\n")
+    with pytest.raises(ValueError, match=r"rows.jsonl, line 6: repeats the evaluation of line 1 \(gcc, e2e, seed 0, "
                                          r"x, accuracy, 100 steps\)"):
         store.load()
 
@@ -103,7 +107,7 @@ def test_a_compressed_store_stays_one_gzip_member_and_a_damaged_one_names_the_fi
 # ------------------------------------------------------------------------------------------ pairing, markers
 
 
-def test_pooled_samples_pair_repetitions_by_seed_and_skip_seeds_missing_on_one_side():
+def test_pooled_samples_pair_repetitions_by_seed_and_refuse_unequal_repetition_counts():
     rows = an.Rows([row("gcc", "x", 0.5, seed=0, scores=[0.4, 0.6]), row("gcc", "x", 0.7, seed=1, scores=[0.7, 0.7]),
                     row("sgcl", "x", 0.55, seed=0, scores=[0.5, 0.6]), row("sgcl", "x", 0.9, seed=2, scores=[0.9, 0.9])])
     x, y = an.pooled(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy")
@@ -136,6 +140,7 @@ def test_heatmap_cells_gain_over_every_gcc_seed_and_carry_the_paired_marker():
             up = [v + 0.03 + 1e-4 * ((i * 7) % 5) for i, v in enumerate(base)]
             rows.append(row("sgcl-crop+mask", "x", float(np.mean(up)), seed=seed, scores=up))
     rows.append(row("sgcl-mask", "x", 0.5, seed=4, scores=repeats(0.5, n=10)))  # no shared seed: no test
+    rows.append(row("sgcl-align", "x", 0.9, seed=0, scores=repeats(0.9, n=10)))  # one seed: no marker, as the table
     heat = an.heatmap_gains(an.Rows(rows), "x", "e2e")
     crop, mask = an.STAGES.index("crop"), an.STAGES.index("mask")
     gcc_mean = np.mean([r.mean for r in rows if r.method == "gcc"])
@@ -145,6 +150,8 @@ def test_heatmap_cells_gain_over_every_gcc_seed_and_carry_the_paired_marker():
         assert (heat.seeds[i, j], heat.marks[i, j]) == (2, an.LOOSE)
     assert heat.gain[mask, mask] == pytest.approx(100 * (0.5 - gcc_mean) / gcc_mean)
     assert (heat.seeds[mask, mask], heat.marks[mask, mask]) == (1, "")
+    align = an.STAGES.index("align")
+    assert (heat.seeds[align, align], heat.marks[align, align]) == (1, "") and heat.gain[align, align] > 40
     assert np.isnan(heat.gain[crop, crop]) and heat.seeds[crop, crop] == 0
     assert an.heatmap_gains(an.Rows(rows), "y", "e2e") is None
 

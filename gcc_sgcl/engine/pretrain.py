@@ -226,6 +226,11 @@ def _check_resume_config(saved: dict, cfg: Config, path: Path) -> None:
         diffs.insert(0, f"method: checkpoint {saved.get('method')!r} vs now {cfg.method!r}")
     if diffs:
         raise ValueError(f"--resume with a configuration that differs from {path}:\n  " + "\n  ".join(diffs))
+    rounding = [f"--{key} {saved['train'][key]!r} -> {value!r}" for key, value in mine["train"].items()
+                if key in ("threads", "device") and saved["train"][key] != value]
+    if rounding:
+        print(f"{path}: resuming with {', '.join(rounding)}: float rounding may differ from an uninterrupted run "
+              f"(the checkpoint records the new setting)", file=sys.stderr)
 
 
 def pretrain(

@@ -574,8 +574,8 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
 class HeatMap:
     """The pairwise heat-map on one dataset: per cell (stage ``a``, stage ``b``; the diagonal is ``sgcl-<a>``
     alone) the % gain of its seed mean over ``gcc``'s mean over every ``gcc`` seed (NaN where not run), the seeds
-    it has, and its :func:`significance` marker against ``gcc`` (the paper's tests on the repetitions of the seeds
-    both have)."""
+    it has, and its marker against ``gcc`` as in the tables (:func:`cell`: the paper's tests on the repetitions of
+    the seeds both have; none for a single seed)."""
 
     gain: np.ndarray
     seeds: np.ndarray
@@ -598,12 +598,10 @@ def heatmap_gains(rows: Rows, dataset: str, mode: str) -> HeatMap | None:
     for i, a in enumerate(STAGES):
         for j, b in enumerate(STAGES):
             names = [f"sgcl-{a}"] if i == j else [f"sgcl-{a}+{b}", f"sgcl-{b}+{a}"]
-            name = next((n for n in names if rows.seeds(n, mode, dataset, task, metric)), None)
-            if name is not None:
-                scores = rows.seeds(name, mode, dataset, task, metric)
-                gain[i, j] = 100 * (np.mean(list(scores.values())) - base_mean) / base_mean
-                seeds[i, j] = len(scores)
-                marks[i, j] = significance(rows, name, mode, dataset, task, metric)
+            found = next((c for n in names if (c := cell(rows, n, mode, dataset, task, metric, True))), None)
+            if found is not None:
+                gain[i, j] = 100 * (found.mean - base_mean) / base_mean
+                seeds[i, j], marks[i, j] = found.seeds, found.marker
     return HeatMap(gain, seeds, marks)
 
 

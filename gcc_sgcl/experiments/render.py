@@ -267,7 +267,7 @@ def heatmap_section(heat: HeatMap, title: str, png: Path, csv_path: Path) -> str
     gain, seeds, marks = heat.gain, heat.seeds, heat.marks
     write_csv(csv_path, ["augmentation"] + list(STAGES),
               [[a] + ["" if np.isnan(v) else f"{v:.3f}" for v in gain[i]] for i, a in enumerate(STAGES)])
-    plot_heatmap(gain, title, png, marks)
+    plot_heatmap(gain, marks, title, png)
     body = [[a] + ["–" if np.isnan(v) else f"{v:+.2f}{marks[i, j]} ({seeds[i, j]})" for j, v in enumerate(gain[i])]
             for i, a in enumerate(STAGES)]
     return markdown_table(["% gain (seeds)"] + list(STAGES), body)
@@ -282,8 +282,8 @@ def _pyplot():
     return plt
 
 
-def plot_heatmap(gain: np.ndarray, title: str, png: Path, marks: np.ndarray | None = None) -> None:
-    """A diverging heat-map of ``gain`` (NaN cells blank) with the values, and ``marks`` where given, written in."""
+def plot_heatmap(gain: np.ndarray, marks: np.ndarray, title: str, png: Path) -> None:
+    """A diverging heat-map of ``gain`` (NaN cells blank) with the values and ``marks`` written in."""
     plt = _pyplot()
     png.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
@@ -294,8 +294,7 @@ def plot_heatmap(gain: np.ndarray, title: str, png: Path, marks: np.ndarray | No
     for i in range(len(STAGES)):
         for j in range(len(STAGES)):
             if np.isfinite(gain[i, j]):
-                mark = "" if marks is None else marks[i, j]
-                ax.text(j, i, f"{gain[i, j]:+.1f}{mark}", ha="center", va="center", fontsize=8)
+                ax.text(j, i, f"{gain[i, j]:+.1f}{marks[i, j]}", ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, label="% gain over GCC")
     ax.set_title(title)
     fig.tight_layout()

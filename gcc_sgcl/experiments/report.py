@@ -160,7 +160,7 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
     ablation = [an.BASELINE] + [m for m in an.ABLATION_METHODS + tuple(f"sgcl-{s}" for s in an.STAGES + an.CONTROLS)
                                 if m in rows.methods(classical=False)]
     png = folder / f"heatmap_{heatmap_dataset}.png"
-    gains = an.heatmap_gains(rows, heatmap_dataset, "e2e")
+    heat = an.heatmap_gains(rows, heatmap_dataset, "e2e")
     title = f"% gain over GCC, {rd.label(heatmap_dataset)} (E2E)"
     return [
         "## Ablation: spectral crop / reorder against random analogues (E2E)",
@@ -175,9 +175,9 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "`sgcl-a` alone (similar and diverse are alternative filters, never paired). Gain = (the cell's mean over its "
         "seeds − `gcc`'s mean over all its seeds) / `gcc`'s mean, in %, with the classification table's markers "
         "against `gcc` (tests on the CV repetitions of the seeds both have). The paper pre-trains these encoders on "
-        "DBLP (SNAP) alone; that graph is not available here, so they use the tables' corpus and budget.",
+        "DBLP (SNAP) alone; that graph is not in this data root, so they use the tables' corpus and budget.",
         f"![heat-map]({_relative(png, out)})",
-        rd.heatmap_section(gains, title, png, folder / f"heatmap_{heatmap_dataset}.csv") if gains
+        rd.heatmap_section(heat, title, png, folder / f"heatmap_{heatmap_dataset}.csv") if heat
         else f"_no {an.BASELINE} rows for {heatmap_dataset}_",
         "## SGCL − GCC by λ2 quintile of the test graphs (E2E)",
         "Test examples (graphs; for node datasets the node's RWR view) split into rank quintiles of the "

@@ -14,6 +14,7 @@ import fcntl
 import gzip
 import json
 import os
+import sys
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -108,8 +109,9 @@ class ResultRow:
 class RowStore:
     """Result rows in a JSON-lines file, stored as soon as they exist. A ``.gz`` path holds the lines gzip-compressed
     (the committed store, ``docs/results/rows.jsonl.gz``: the configurations repeat from row to row, so it is
-    about 25 times smaller); each append then rewrites it atomically as one gzip member, under an exclusive lock on
-    ``<path>.lock`` so that concurrent sweeps do not drop each other's rows. A plain path is appended to."""
+    about 25 times smaller); each append then rewrites it atomically as one gzip member. A plain path is appended
+    to. Appends and rewrites hold an exclusive lock on ``<path>.lock``, so that concurrent sweeps neither drop nor
+    repeat each other's rows."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
@@ -161,17 +163,25 @@ class RowStore:
         return {row.key for row in self.load()}
 
     def append(self, rows: Iterable[ResultRow]) -> None:
-        """Add ``rows``, one JSON object per line, on disk when this returns."""
+        """Add ``rows``, one JSON object per line, on disk when this returns. Under the store's lock, a row whose
+        evaluation and metric are stored already (another sweep on the same store finished it first) is left out,
+        with a note on stderr, so that :meth:`load` never meets the same evaluation twice."""
+        rows = list(rows)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = "".join(_line(row) for row in rows)
-        if self.compressed:
-            with self._locked():
+        with self._locked():
+            stored = {(row.key, row.metric) for row in self.load()}
+            new = [row for row in rows if (row.key, row.metric) not in stored]
+            if len(new) < len(rows):
+                print(f"{self.path}: {len(rows) - len(new)} of {len(rows)} rows were stored already by another run; "
+                      f"not added again", file=sys.stderr)
+            text = "".join(_line(row) for row in new)
+            if self.compressed:
                 self._write(self.text() + text)
-            return
-        with self.path.open("a") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
+                return
+            with self.path.open("a") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
 
     def replace(self, drop: Callable[[ResultRow], bool], rows: Iterable[ResultRow]) -> None:
         """Rewrite the store atomically without the stored rows for which ``drop`` is true, plus ``rows``."""
