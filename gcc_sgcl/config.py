@@ -320,6 +320,13 @@ class Config:
         """Plain-dict form stored in checkpoints."""
         return dataclasses.asdict(self)
 
+    def learning_settings(self) -> dict[str, Any]:
+        """:meth:`to_dict` without the training settings of :data:`RUN_PLACE_FIELDS`: what decides the encoder a
+        run trains (two configurations with equal learning settings train the same encoder)."""
+        d = self.to_dict()
+        d["train"] = {k: v for k, v in d["train"].items() if k not in RUN_PLACE_FIELDS}
+        return d
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Config":
         """Inverse of :meth:`to_dict`; unknown keys are rejected with their name, missing ones take the value

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_embedding
 from gcc_sgcl.cli import check_writable_dir, user_errors
-from gcc_sgcl.config import RUN_PLACE_FIELDS, Config
+from gcc_sgcl.config import Config
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
@@ -214,20 +214,20 @@ class Trainer:
 def _check_resume_config(saved: dict, cfg: Config, path: Path) -> None:
     # fields added to the config after the checkpoint was written take their defaults; where and at what pace
     # the run goes (RUN_PLACE_FIELDS: data root, workers, threads, device, save/log frequency) may change
-    saved = Config.from_dict(saved).to_dict()
-    mine = cfg.to_dict()
+    before = Config.from_dict(saved)
+    old, new = before.learning_settings(), cfg.learning_settings()
     diffs = [
-        f"{group}.{key}: checkpoint {saved[group][key]!r} vs now {value!r}"
+        f"{group}.{key}: checkpoint {old[group][key]!r} vs now {value!r}"
         for group in ("sampling", "model", "train", "augment")
-        for key, value in mine[group].items()
-        if not (group == "train" and key in RUN_PLACE_FIELDS) and saved.get(group, {}).get(key) != value
+        for key, value in new[group].items()
+        if old[group][key] != value
     ]
-    if saved.get("method") != cfg.method:
-        diffs.insert(0, f"method: checkpoint {saved.get('method')!r} vs now {cfg.method!r}")
+    if before.method != cfg.method:
+        diffs.insert(0, f"method: checkpoint {before.method!r} vs now {cfg.method!r}")
     if diffs:
         raise ValueError(f"--resume with a configuration that differs from {path}:\n  " + "\n  ".join(diffs))
-    rounding = [f"--{key} {saved['train'][key]!r} -> {value!r}" for key, value in mine["train"].items()
-                if key in ("threads", "device") and saved["train"][key] != value]
+    rounding = [f"--{key} {getattr(before.train, key)!r} -> {getattr(cfg.train, key)!r}"
+                for key in ("threads", "device") if getattr(before.train, key) != getattr(cfg.train, key)]
     if rounding:
         print(f"{path}: resuming with {', '.join(rounding)}: float rounding may differ from an uninterrupted run "
               f"(the checkpoint records the new setting)", file=sys.stderr)

@@ -136,7 +136,10 @@ class RowStore:
         """Every stored row (a truncated last line, left by a kill mid-write, is ignored); two rows of the same
         evaluation (:attr:`ResultRow.key`) and metric are an error naming both lines, since the tables would keep
         one of them silently."""
-        lines = self.text().splitlines()
+        return self._parse(self.text())
+
+    def _parse(self, text: str) -> list[ResultRow]:
+        lines = text.splitlines()
         rows = []
         first_line: dict[tuple, int] = {}
         for number, line in enumerate(lines, 1):
@@ -169,14 +172,15 @@ class RowStore:
         rows = list(rows)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._locked():
-            stored = {(row.key, row.metric) for row in self.load()}
+            before = self.text()
+            stored = {(row.key, row.metric) for row in self._parse(before)}
             new = [row for row in rows if (row.key, row.metric) not in stored]
             if len(new) < len(rows):
                 print(f"{self.path}: {len(rows) - len(new)} of {len(rows)} rows were stored already by another run; "
                       f"not added again", file=sys.stderr)
             text = "".join(_line(row) for row in new)
             if self.compressed:
-                self._write(self.text() + text)
+                self._write(before + text)
                 return
             with self.path.open("a") as f:
                 f.write(text)

@@ -32,9 +32,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from tqdm import tqdm
 
-from gcc_sgcl.config import (
-    RUN_PLACE_FIELDS, Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig, canonical_method,
-)
+from gcc_sgcl.config import Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig, canonical_method
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
@@ -202,13 +200,8 @@ def evaluate_dataset(name: str, data: Any, emb: np.ndarray, lam: np.ndarray | No
 
 
 def same_training(a: Config, b: Config) -> bool:
-    """Whether two configurations train the same encoder: equal method, sampling, model, augmentation and
-    training settings but those of :data:`RUN_PLACE_FIELDS`."""
-    def what(cfg: Config) -> tuple:
-        train = {k: v for k, v in dataclasses.asdict(cfg.train).items() if k not in RUN_PLACE_FIELDS}
-        return cfg.method, cfg.sampling, cfg.model, cfg.augment, train
-
-    return what(a) == what(b)
+    """Whether two configurations train the same encoder (:meth:`~gcc_sgcl.config.Config.learning_settings`)."""
+    return a.learning_settings() == b.learning_settings()
 
 
 def exported_run(cfg: Config, exported: Sequence[str | Path]) -> Path | None:
