@@ -564,6 +564,10 @@ class SweepConfig:
     reuse: list[str] = setting([], "exported encoders (folders with checkpoint.pt, e.g. saved/pretrained/<name>) "
                                    "to use as the finished run of the same training instead of pre-training it")
     plan: bool = setting(False, "print what is still to do, with time estimates from the stored rows; run nothing")
+    stash: str | None = setting(None, "run nothing; write the encoders that the missing rows still need, finished "
+                                      "(exported weights) or not (the whole training state), under this folder, "
+                                      "to carry them to a machine without this one's saved/ (give its "
+                                      "<budget>/<run> folders to --reuse there)")
     until: str | None = setting(None, "deadline, HH:MM (its next occurrence) or an ISO date-time: a job starts only "
                                       "if its estimated pre-training and evaluation (as --plan's) end before it; "
                                       "later jobs that fit still run (e.g. before a machine is reclaimed)")

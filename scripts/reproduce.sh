@@ -10,6 +10,10 @@
 #                                                # end: saved/ is lost with it, so an encoder cut off is wasted)
 #   SEEDS="3 4" bash scripts/reproduce.sh main   # stages main and finetune on these of their 8 seeds only (to
 #                                                # interleave the other stages' seeds with the main ones)
+#   STASH=1 bash scripts/reproduce.sh main k64   # before the machine goes: write the encoders that the stages
+#                                                # still to run need (finished, or the whole state of an unfinished
+#                                                # one) to saved/carry, replacing it, and commit it; the next
+#                                                # machine's sweep uses or resumes them (saved/carry/*/* --reuse)
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),
@@ -29,7 +33,8 @@ if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   ABL=("${NODE[@]}" "${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 30 --batch-size 32 --repeats 2 --svc gcc)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
   SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2); MOCO=(--batch-size 8 --moco-queue 64)
-  FT=(--epochs 2 --max-folds 2 --view-copies 2); RT=(--batches 5); INTRO=(); REUSE=(); SHIP=saved/smoke/pretrained; TAG=synthetic_30x32
+  FT=(--epochs 2 --max-folds 2 --view-copies 2); RT=(--batches 5); INTRO=(); SHIPPED=(); SHIP=saved/smoke/pretrained; TAG=synthetic_30x32
+  CARRY=saved/smoke/carry
   CURVE_STEPS=(0 10 30); CURVE_DATA=("${NODE[@]}" "${GRAPH[@]}")
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
@@ -44,20 +49,28 @@ else
   FT=(); RT=(--batches 40)  # fine-tuning: GCC's recipe (FinetuneConfig's defaults: 30 epochs, batch 32, all folds)
   INTRO=(--intro docs/results/intro.md)
   SHIP=saved/pretrained; TAG=snap5_6000x256  # the shipped encoders: saved/pretrained/<preset>_e2e_<TAG>_s0
-  REUSE=(--reuse "$SHIP"/*_"$TAG"_s0)  # the shipped seed-0 encoders are those runs: not trained again
+  SHIPPED=("$SHIP"/*_"$TAG"_s0)  # the shipped seed-0 encoders are those runs: not trained again
+  CARRY=saved/carry  # encoders carried from an earlier machine (STASH=1), committed
   CURVE_STEPS=(0 100 300 1000 3000 6000); CURVE_DATA=(usa_airport h-index imdb-binary imdb-multi rdt-b)
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
+shopt -s nullglob; CARRIED=("$CARRY"/*/*); shopt -u nullglob
+REUSE=("${SHIPPED[@]}" "${CARRIED[@]}"); [ ${#REUSE[@]} -gt 0 ] && REUSE=(--reuse "${REUSE[@]}")
+[ -n "${STASH:-}" ] && rm -rf "$CARRY.next"
 # Fine-tuned columns: the node datasets and the first two graph datasets, 4 of the paper's 6. Measured in the sweep
 # (rows' eval_seconds, two folds side by side): H-index ≈ 20 min per encoder, IMDB-M ≈ 75 s. COLLAB and RDT-B are
 # left out for their cost: a one-fold probe (2 vs 6 epochs) put them at ≈ 1.2× and ≈ 2.5× H-index's time per
 # epoch, i.e. ≈ 25 and ≈ 50 min per encoder, ≈ 2.5 h more per seed pair.
 FT_DATA=("${NODE[@]}" "${GRAPH[@]:0:2}")
 # One sweep command at the table budget; later flags override earlier ones (MoCo's batch, the curve's steps).
-# With PLAN set, each command prints what it still has to do (--plan) instead of doing it; with UNTIL, the
+# With PLAN set, each command prints what it still has to do (--plan) instead of doing it; with STASH, it writes
+# the encoders that work needs to $CARRY.next (--stash), which replaces $CARRY at the end; with UNTIL, the
 # commands skip the jobs that would not end by then (--until).
 run() { python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
-  "${BUDGET[@]}" "${REUSE[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan}; }
+  "${BUDGET[@]}" "${REUSE[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan} \
+  ${STASH:+--stash "$CARRY.next"}; }
+# Stages that only export, time or report have nothing to plan or stash.
+dry() { [ -n "${PLAN:-}${STASH:-}" ]; }
 # The tables' sgcl row: plain sgcl (default c) or the c grid's choice (run stage cgrid first); a plan made before
 # the grid is complete counts plain sgcl, which costs the same.
 sgcl_method() {
@@ -87,7 +100,7 @@ for stage in $stages; do
                done ;;
     cgrid)     run run --methods "${C_METHODS[@]}" --seeds 0 --datasets "${ALL[@]}" ;;
     ship)      sgcl=$(sgcl_method) || exit 1
-               [ -n "${PLAN:-}" ] && { echo "(plan: ship exports gcc and $sgcl seed 0 to $SHIP)"; continue; }
+               dry && { echo "(plan: ship exports gcc and $sgcl seed 0 to $SHIP)"; continue; }
                run export --methods gcc --seeds 0 --to "$SHIP/gcc_e2e_${TAG}_s0"
                run export --methods "$sgcl" --seeds 0 --to "$SHIP/sgcl_e2e_${TAG}_s0" ;;
     main)      sgcl=$(sgcl_method) || exit 1; echo "sgcl row: $sgcl"
@@ -109,14 +122,19 @@ for stage in $stages; do
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1
                finetune "$sgcl" "${SEEDS8[@]}" ;;
-    runtime)   [ -n "${PLAN:-}" ] && { echo "(plan: runtime measures ${RT[*]} per method in one run)"; continue; }
+    runtime)   dry && { echo "(plan: runtime measures ${RT[*]} per method in one run)"; continue; }
                sgcl=$(sgcl_method) || exit 1
                python -m gcc_sgcl.experiments runtime --methods gcc "$sgcl" "$(variant "$sgcl" crop=random)" \
                    "$(variant "$sgcl" permute=random)" graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
-    report)    [ -n "${PLAN:-}" ] && { echo "(plan: report rebuilds $OUT from $ROWS)"; continue; }
+    report)    dry && { echo "(plan: report rebuilds $OUT from $ROWS)"; continue; }
                python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
                  --c-grid "${C_GRID[@]}" ;;
     *) echo "unknown stage $stage (curve cgrid ship main k64 random moco classical ablation baselines pairs finetune runtime report)" >&2
        exit 2 ;;
   esac
 done
+if [ -n "${STASH:-}" ]; then
+  rm -rf "$CARRY"
+  if [ -d "$CARRY.next" ]; then mv "$CARRY.next" "$CARRY"; fi
+  echo "carried: ${CARRY}/ now holds what these stages still need; commit it (git add -A $CARRY)"
+fi

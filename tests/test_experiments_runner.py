@@ -510,3 +510,81 @@ def test_export_ships_a_sweeps_encoder_without_training_it_again(sweep_dir, tmp_
                        (["--methods", "structural", "--seeds", "0"], "training-free")):
         with pytest.raises(SystemExit, match=named):
             experiments_main(["export", *flags, *bad, "--to", str(tmp_path / "x")])
+
+
+def test_a_stashed_sweep_continues_on_a_machine_without_its_run_folders(sweep_dir, tmp_path, monkeypatch, capsys):
+    """``--stash``: a finished encoder is carried as its weights and one killed mid-training as its whole state;
+    given to ``--reuse`` on a machine with empty run folders, the first is used as is and the second resumes from
+    its step, ending at the weights and rows of the uninterrupted sweep."""
+    import gcc_sgcl.engine.pretrain as pretrain_module
+    from gcc_sgcl.engine.checkpoint import load_checkpoint
+    from gcc_sgcl.experiments.plan import plan_sweep
+    from gcc_sgcl.experiments.runner import ensure_pretrained
+
+    root, sweep, added = sweep_dir
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(root / "cache"))
+    here = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "datasets": ["synthetic-graphs"], "save_freq": 1,
+                    "output_dir": str(tmp_path / "here"), "rows": str(tmp_path / "rows.jsonl")})
+    ensure_pretrained(here.encoder_config("gcc", "e2e", 0))
+    original_step = pretrain_module.Trainer.step
+
+    def killed_after_one(self, q, k):
+        if self.step_count == 1:  # the checkpoint of step 1 exists; the second step is lost
+            raise KeyboardInterrupt
+        return original_step(self, q, k)
+
+    monkeypatch.setattr(pretrain_module.Trainer, "step", killed_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        ensure_pretrained(here.encoder_config("gcc", "e2e", 1))
+    monkeypatch.setattr(pretrain_module.Trainer, "step", original_step)
+
+    carry = tmp_path / "carry"
+    experiments_main(["run", "--methods", "gcc", "--seeds", "0", "1", "--datasets", "synthetic-graphs",
+                      "--steps", str(here.steps), "--batch-size", str(here.batch_size), "--num-workers", "0",
+                      "--output-dir", here.output_dir, "--rows", here.rows, "--stash", str(carry)])
+    budget = f"{here.steps}x{here.batch_size}"
+    folders = [carry / budget / here.encoder_config("gcc", "e2e", s).run_dir_name() for s in (0, 1)]
+    assert capsys.readouterr().out.split() == [w for f in folders for w in ("stashed", str(f))]
+    finished, stopped = (load_checkpoint(f) for f in folders)
+    assert (finished["step"], "optimizer" in finished) == (here.steps, False)
+    assert (stopped["step"], "optimizer" in stopped) == (1, True)
+    assert not Path(here.rows).exists()  # nothing ran
+
+    there = Sweep(**{**here.__dict__, "output_dir": str(tmp_path / "there"), "reuse": [str(f) for f in folders]})
+    assert [j.encoder for j in plan_sweep(there)] == [f"copied from {folders[0]}",
+                                                      f"resumes at step 1 (copied from {folders[1]})"]
+    trained = []
+
+    def counted(self, q, k):
+        trained.append(self.step_count)
+        return original_step(self, q, k)
+
+    monkeypatch.setattr(pretrain_module.Trainer, "step", counted)
+    rows = {r.seed: r for r in run_sweep(there, progress=False)}
+    assert trained == list(range(1, here.steps))  # seed 0 not trained again, seed 1 from its carried step on
+    straight = {r.seed: r for r in added if (r.method, r.dataset) == ("gcc", "synthetic-graphs")}
+    assert rows[0].pretrain_seconds is None and rows[1].pretrain_seconds is not None
+    assert [rows[s].mean for s in (0, 1)] == [straight[s].mean for s in (0, 1)]
+    resumed = load_checkpoint(Path(there.output_dir) / budget / there.encoder_config("gcc", "e2e", 1).run_dir_name())
+    reference = load_checkpoint(Path(sweep.output_dir) / budget / sweep.encoder_config("gcc", "e2e", 1).run_dir_name())
+    assert all(torch.equal(resumed["model"][k], v) for k, v in reference["model"].items())
+
+
+def test_a_carried_state_replaces_a_run_folders_only_when_it_is_further_along(sweep_dir, tmp_path, monkeypatch):
+    """An older or foreign carried state never overwrites a run folder's checkpoint; a missing --reuse folder is an
+    error naming it."""
+    from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
+    from gcc_sgcl.experiments.runner import reuse_exported, run_folder
+
+    root, sweep, _ = sweep_dir
+    cfg = sweep.encoder_config("gcc", "e2e", 0)
+    state = load_checkpoint(run_folder(cfg))
+    save_checkpoint({**state, "step": 1}, tmp_path / "older" / CHECKPOINT_NAME)
+    other = sweep.encoder_config("gcc", "e2e", 1)
+    assert reuse_exported(cfg, [tmp_path / "older"]) is None  # the run folder holds the finished run
+    moved = Sweep(**{**sweep.__dict__, "output_dir": str(tmp_path / "runs")}).encoder_config("gcc", "e2e", 0)
+    assert reuse_exported(moved, [tmp_path / "older"]) == tmp_path / "older"
+    assert load_checkpoint(run_folder(moved))["step"] == 1
+    assert reuse_exported(moved, [run_folder(other)]) is None  # seed 1 is another training
+    with pytest.raises(FileNotFoundError, match=str(tmp_path / "absent")):
+        reuse_exported(moved, [tmp_path / "absent"])

@@ -9,8 +9,9 @@
 - ``export``: pre-train one encoder of a sweep if needed and write it for shipping (``saved/pretrained/<name>``).
 
 ``run`` and ``finetune`` with ``--plan`` print what is still to do, with time estimates, and run nothing
-(:mod:`gcc_sgcl.experiments.plan`); with ``--until HH:MM`` they (and ``export``) start only the jobs whose
-estimates end before that time.
+(:mod:`gcc_sgcl.experiments.plan`); with ``--stash DIR`` they write the encoders of the jobs still to do (finished
+or not) under DIR, to carry to another machine, and run nothing; with ``--until HH:MM`` they (and ``export``) start
+only the jobs whose estimates end before that time.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from gcc_sgcl.config import (
 )
 from gcc_sgcl.experiments.plan import Deadline, format_plan, parse_deadline, plan_finetune, plan_sweep
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl
-from gcc_sgcl.experiments.runner import Sweep, export_run, run_finetune, run_runtime, run_sweep
+from gcc_sgcl.experiments.runner import Sweep, export_run, run_finetune, run_runtime, run_sweep, stash
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
 
@@ -56,8 +57,8 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(ft, SweepConfig, choices=sweep_choices)
     add_arguments(ft, FinetuneConfig, only=FINETUNE_FLAGS)
     ex = sub.add_parser("export", help="pre-train one encoder of a sweep if needed and export it for shipping")
-    add_arguments(ex, SweepConfig, choices=sweep_choices,
-                  only=[f.name for f in dataclasses.fields(SweepConfig) if f.name not in ("datasets", "plan")])
+    add_arguments(ex, SweepConfig, choices=sweep_choices, only=[f.name for f in dataclasses.fields(SweepConfig)
+                                                                if f.name not in ("datasets", "plan", "stash")])
     add_arguments(ex, ExportConfig)
     rt = sub.add_parser("runtime", help="seconds per mini-batch per method, one run")
     add_arguments(rt, RuntimeConfig, only=("methods", "corpus", "batch_size", "batches"))
@@ -85,10 +86,14 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     a = command_line().parse_args(argv)
     with user_errors():
-        if a.command in ("run", "finetune") and from_args(Sweep, a).plan:
+        if a.command in ("run", "finetune") and (from_args(Sweep, a).plan or from_args(Sweep, a).stash):
             sweep = from_args(Sweep, a)
             jobs = plan_sweep(sweep) if a.command == "run" else plan_finetune(sweep, finetune_settings(a))
-            print(format_plan(jobs))
+            if sweep.plan:
+                print(format_plan(jobs))
+            else:
+                for folder in stash(sweep, [(j.method, j.mode, j.seed) for j in jobs], sweep.stash):
+                    print(f"stashed {folder}")
         elif a.command == "run":
             sweep = from_args(Sweep, a)
             added = run_sweep(sweep, admit=deadline(sweep))

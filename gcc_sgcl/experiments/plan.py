@@ -31,10 +31,11 @@ from gcc_sgcl.experiments.runner import (
     STRUCTURAL,
     Job,
     Sweep,
-    exported_run,
     finetune_budget,
+    furthest_state,
     pending,
     pending_finetune,
+    run_folder,
 )
 
 FINETUNED = "fine-tuned"
@@ -56,19 +57,21 @@ class PlannedJob:
 
 def encoder_state(cfg: Config | None, exported: Sequence[str | Path] = ()) -> tuple[str, float]:
     """How the runner will obtain ``cfg``'s encoder (None: a training-free method) and the fraction of its
-    pre-training still to run."""
+    pre-training still to run: a state in ``exported`` further along than the run folder's is copied first
+    (:func:`~gcc_sgcl.experiments.runner.reuse_exported`)."""
     if cfg is None:
         return "training-free", 0.0
-    ckpt = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
-    if ckpt.exists():
-        step = int(load_checkpoint(ckpt)["step"])
-        if step >= cfg.train.steps:
-            return "trained", 0.0
-        return f"resumes at step {step}", 1.0 - step / cfg.train.steps
-    folder = exported_run(cfg, exported)
-    if folder is not None:
-        return f"copied from {folder}", 0.0
-    return ("untrained (0 steps)", 0.0) if cfg.train.steps == 0 else ("to pre-train", 1.0)
+    ckpt = run_folder(cfg) / CHECKPOINT_NAME
+    step = int(load_checkpoint(ckpt)["step"]) if ckpt.exists() else None
+    found = furthest_state(cfg, exported)
+    source = ""
+    if found is not None and (step is None or found[1] > step):
+        step, source = found[1], f" (copied from {found[0]})"
+    if step is None:
+        return ("untrained (0 steps)", 0.0) if cfg.train.steps == 0 else ("to pre-train", 1.0)
+    if step >= cfg.train.steps:
+        return ("trained", 0.0) if not source else (f"copied from {found[0]}", 0.0)
+    return f"resumes at step {step}{source}", 1.0 - step / cfg.train.steps
 
 
 def evaluation_kind(method: str, mode: str, label: str) -> str:

@@ -204,37 +204,53 @@ def same_training(a: Config, b: Config) -> bool:
     return a.learning_settings() == b.learning_settings()
 
 
-def exported_run(cfg: Config, exported: Sequence[str | Path]) -> Path | None:
-    """The first exported encoder (a folder with ``checkpoint.pt``, e.g. ``saved/pretrained/<name>``) that
-    finished the training ``cfg`` asks for, or None."""
-    for folder in exported:
+def run_folder(cfg: Config) -> Path:
+    """The folder of ``cfg``'s pre-training run."""
+    return Path(cfg.train.output_dir) / cfg.run_dir_name()
+
+
+def furthest_state(cfg: Config, folders: Sequence[str | Path]) -> tuple[Path, int] | None:
+    """Among ``folders`` (each holding a ``checkpoint.pt``), the one furthest along ``cfg``'s training, with its
+    step: an encoder that finished that training (exported weights suffice), or a whole training state (optimiser
+    included) stopped before its end, which a run resumes from; None if no folder holds either. A folder without
+    a readable checkpoint is an error naming it."""
+    best = None
+    for folder in folders:
         state = load_checkpoint(Path(folder) / CHECKPOINT_NAME)
-        if state["step"] == cfg.train.steps and same_training(Config.from_dict(state["config"]), cfg):
-            return Path(folder)
-    return None
+        step = int(state["step"])
+        usable = step == cfg.train.steps or (step < cfg.train.steps and "optimizer" in state)
+        if usable and same_training(Config.from_dict(state["config"]), cfg) and (best is None or step > best[1]):
+            best = (Path(folder), step)
+    return best
 
 
-def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> bool:
-    """Copy :func:`exported_run` into ``cfg``'s run folder; whether there was one."""
-    folder = exported_run(cfg, exported)
-    if folder is None:
-        return False
-    target = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
+def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> Path | None:
+    """Copy the state of ``exported`` furthest along ``cfg``'s training (:func:`furthest_state`: a shipped encoder,
+    or one carried from another machine by :func:`stash`) into ``cfg``'s run folder, when it is further along than
+    what that folder holds; the folder it came from, or None."""
+    found = furthest_state(cfg, exported)
+    target = run_folder(cfg) / CHECKPOINT_NAME
+    if found is None:
+        return None
+    if target.exists():  # a state of another training stays, for ensure_pretrained to refuse
+        own = furthest_state(cfg, [run_folder(cfg)])
+        if own is None or own[1] >= found[1]:
+            return None
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_target(target) as tmp:
-        shutil.copyfile(folder / CHECKPOINT_NAME, tmp)
-    return True
+        shutil.copyfile(found[0] / CHECKPOINT_NAME, tmp)
+    return found[0]
 
 
 def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float | None:
-    """Pre-train ``cfg`` unless its run already finished or one of the ``exported`` encoders is that run
-    (:func:`reuse_exported`); returns its pre-training seconds: every segment's, when a resumed run's checkpoint
-    counts them (``train_seconds``), else this call's (None if reused or finished before)."""
+    """Pre-train ``cfg`` unless its run already finished or one of the ``exported`` encoders is that run; a carried
+    state further along than the run folder's is copied in first and resumed (:func:`reuse_exported`). Returns its
+    pre-training seconds: every segment's, when a resumed run's checkpoint counts them (``train_seconds``), else
+    this call's (None if reused or finished before)."""
     from gcc_sgcl.engine.pretrain import pretrain
 
-    ckpt = Path(cfg.train.output_dir) / cfg.run_dir_name() / CHECKPOINT_NAME
-    if not ckpt.exists() and reuse_exported(cfg, exported):
-        return None
+    ckpt = run_folder(cfg) / CHECKPOINT_NAME
+    reuse_exported(cfg, exported)
     if ckpt.exists():
         state = load_checkpoint(ckpt)
         saved = Config.from_dict(state["config"])
@@ -250,6 +266,34 @@ def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float
     return time.time() - start if total is None else total
 
 
+def stash(sweep: Sweep, jobs: Iterable[Job], dest: str | Path) -> list[Path]:
+    """Write the encoder state of each pre-trained job of ``jobs`` that has one (in its run folder or among the
+    sweep's ``reuse`` folders, whichever is further along) to ``dest/<steps>x<batch>/<run folder name>``: a
+    finished encoder as exported weights (:func:`~gcc_sgcl.engine.checkpoint.export_encoder`), an unfinished one
+    as its whole training state. Passed to ``--reuse`` on another machine, each is used or resumed there, so a
+    sweep's progress outlives a machine that does not keep ``saved/``. Returns the folders written."""
+    from gcc_sgcl.engine.checkpoint import export_encoder
+
+    written = []
+    for method, mode, seed in jobs:
+        cfg = None if mode == CLASSICAL_MODE else sweep.encoder_config(method, mode, seed)
+        if cfg is None or cfg.train.steps == 0:
+            continue
+        own = [run_folder(cfg)] if (run_folder(cfg) / CHECKPOINT_NAME).exists() else []
+        found = furthest_state(cfg, [*own, *sweep.reuse])
+        if found is None:
+            continue
+        target = Path(dest) / Path(cfg.train.output_dir).name / cfg.run_dir_name()
+        if found[1] == cfg.train.steps:
+            export_encoder(found[0], target)
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            with atomic_target(target / CHECKPOINT_NAME) as tmp:
+                shutil.copyfile(found[0] / CHECKPOINT_NAME, tmp)
+        written.append(target)
+    return written
+
+
 def export_run(sweep: Sweep, method: str, mode: str, seed: int, dest: str | Path) -> Path:
     """The sweep's encoder of (method, mode, seed), pre-trained unless finished or exported already
     (:func:`ensure_pretrained`), written to ``dest`` for shipping (:func:`~gcc_sgcl.engine.checkpoint.export_encoder`:
@@ -260,7 +304,7 @@ def export_run(sweep: Sweep, method: str, mode: str, seed: int, dest: str | Path
         raise ValueError(f"{method!r} is training-free: there is no encoder to export")
     cfg = sweep.encoder_config(canonical_method(method), mode, seed)
     ensure_pretrained(cfg, sweep.reuse)
-    return export_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), dest)
+    return export_encoder(run_folder(cfg), dest)
 
 
 def load_present(datasets: list[str], data_dir: str | None) -> dict[str, Any]:
@@ -338,7 +382,7 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
         cfg = None if classical else sweep.encoder_config(method, mode, seed)
         bar.set_postfix_str(f"{method} {mode} s{seed} pre-training")
         pretrain_s = None if classical else ensure_pretrained(cfg, sweep.reuse)
-        model = None if classical else load_encoder(Path(cfg.train.output_dir) / cfg.run_dir_name(), sweep.device)[0]
+        model = None if classical else load_encoder(run_folder(cfg), sweep.device)[0]
         for name, missing in names.items():
             bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
             sampling = default_sampling if cfg is None else cfg.sampling
@@ -438,7 +482,7 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
         cfg = sweep.encoder_config(method, mode, seed)
         pretrain_s = ensure_pretrained(cfg, sweep.reuse)
         start = time.time()
-        result = finetune(Path(cfg.train.output_dir) / cfg.run_dir_name(), name, ft, sweep.device, sweep.data_dir)
+        result = finetune(run_folder(cfg), name, ft, sweep.device, sweep.data_dir)
         row = ResultRow.from_result(result, **budget, method=method, mode=mode, seed=seed, config=cfg.to_dict(),
                                     commit=commit, time=datetime.now().isoformat(timespec="seconds"),
                                     pretrain_seconds=pretrain_s, eval_seconds=time.time() - start)
