@@ -56,7 +56,17 @@ fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 shopt -s nullglob; CARRIED=("$CARRY"/*/*); shopt -u nullglob
 REUSE=("${SHIPPED[@]}" "${CARRIED[@]}"); [ ${#REUSE[@]} -gt 0 ] && REUSE=(--reuse "${REUSE[@]}")
-[ -n "${STASH:-}" ] && rm -rf "$CARRY.next"
+if [ -n "${STASH:-}" ]; then
+  # The carry is replaced by what the named stages need: a stash of no sweep stage would only delete it.
+  [ -n "${PLAN:-}" ] && { echo "PLAN and STASH exclude each other" >&2; exit 2; }
+  case " $stages " in
+    *" curve "*|*" cgrid "*|*" main "*|*" random "*|*" k64 "*|*" moco "*|*" classical "*|*" ablation "*|\
+    *" baselines "*|*" pairs "*|*" finetune "*) ;;
+    *) echo "STASH: name the sweep stages still to run (their encoders are kept in $CARRY), got: $stages" >&2
+       exit 2 ;;
+  esac
+  rm -rf "$CARRY.next"
+fi
 # Fine-tuned columns: the node datasets and the first two graph datasets, 4 of the paper's 6. Measured in the sweep
 # (rows' eval_seconds, two folds side by side): H-index ≈ 20 min per encoder, IMDB-M ≈ 75 s. COLLAB and RDT-B are
 # left out for their cost: a one-fold probe (2 vs 6 epochs) put them at ≈ 1.2× and ≈ 2.5× H-index's time per
@@ -72,9 +82,9 @@ run() { python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROW
 # Stages that only export, time or report have nothing to plan or stash.
 dry() { [ -n "${PLAN:-}${STASH:-}" ]; }
 # The tables' sgcl row: plain sgcl (default c) or the c grid's choice (run stage cgrid first); a plan made before
-# the grid is complete counts plain sgcl, which costs the same.
+# the grid is complete counts plain sgcl, which costs the same, and a stash then carries plain sgcl's encoders.
 sgcl_method() {
-  if [ -n "${PLAN:-}" ]; then
+  if dry; then
     python -m gcc_sgcl.experiments sgcl-method --rows "$ROWS" --grid "${C_GRID[@]}" 2>/dev/null || echo sgcl
   else
     python -m gcc_sgcl.experiments sgcl-method --rows "$ROWS" --grid "${C_GRID[@]}"
@@ -136,5 +146,5 @@ done
 if [ -n "${STASH:-}" ]; then
   rm -rf "$CARRY"
   if [ -d "$CARRY.next" ]; then mv "$CARRY.next" "$CARRY"; fi
-  echo "carried: ${CARRY}/ now holds what these stages still need; commit it (git add -A $CARRY)"
+  echo "carried: $(find "$CARRY" -name checkpoint.pt 2>/dev/null | wc -l) encoders in $CARRY/, what these stages still need"
 fi

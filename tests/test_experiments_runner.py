@@ -571,20 +571,31 @@ def test_a_stashed_sweep_continues_on_a_machine_without_its_run_folders(sweep_di
 
 
 def test_a_carried_state_replaces_a_run_folders_only_when_it_is_further_along(sweep_dir, tmp_path, monkeypatch):
-    """An older or foreign carried state never overwrites a run folder's checkpoint; a missing --reuse folder is an
-    error naming it."""
+    """A carried state is copied in when the run folder holds none or an earlier state of the same training; an
+    older state, one of another training, or unfinished weights without their optimiser never are, and the plan
+    agrees with the runner; a missing --reuse folder is an error naming it."""
     from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
+    from gcc_sgcl.experiments.plan import encoder_state
     from gcc_sgcl.experiments.runner import reuse_exported, run_folder
 
     root, sweep, _ = sweep_dir
     cfg = sweep.encoder_config("gcc", "e2e", 0)
-    state = load_checkpoint(run_folder(cfg))
+    finished = run_folder(cfg)
+    state = load_checkpoint(finished)
     save_checkpoint({**state, "step": 1}, tmp_path / "older" / CHECKPOINT_NAME)
-    other = sweep.encoder_config("gcc", "e2e", 1)
+    save_checkpoint({k: state[k] for k in ("config", "model")} | {"step": 1}, tmp_path / "weights" / CHECKPOINT_NAME)
     assert reuse_exported(cfg, [tmp_path / "older"]) is None  # the run folder holds the finished run
     moved = Sweep(**{**sweep.__dict__, "output_dir": str(tmp_path / "runs")}).encoder_config("gcc", "e2e", 0)
+    assert reuse_exported(moved, [tmp_path / "weights"]) is None  # no optimiser: nothing to resume
+    assert encoder_state(moved, [tmp_path / "older"])[0] == f"resumes at step 1 (copied from {tmp_path / 'older'})"
     assert reuse_exported(moved, [tmp_path / "older"]) == tmp_path / "older"
     assert load_checkpoint(run_folder(moved))["step"] == 1
-    assert reuse_exported(moved, [run_folder(other)]) is None  # seed 1 is another training
+    assert encoder_state(moved, [finished]) == (f"copied from {finished}", 0.0)
+    assert reuse_exported(moved, [finished]) == finished  # further along: replaces the step-1 state
+    assert load_checkpoint(run_folder(moved))["step"] == sweep.steps
+    other = Sweep(**{**sweep.__dict__, "output_dir": str(tmp_path / "runs")}).encoder_config("gcc", "e2e", 1)
+    save_checkpoint({**state, "step": 1}, run_folder(other) / CHECKPOINT_NAME)  # seed 0's training in seed 1's folder
+    assert encoder_state(other, [run_folder(sweep.encoder_config("gcc", "e2e", 1))])[0] == "resumes at step 1"
+    assert reuse_exported(other, [run_folder(sweep.encoder_config("gcc", "e2e", 1))]) is None
     with pytest.raises(FileNotFoundError, match=str(tmp_path / "absent")):
         reuse_exported(moved, [tmp_path / "absent"])

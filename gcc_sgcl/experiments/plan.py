@@ -31,8 +31,8 @@ from gcc_sgcl.experiments.runner import (
     STRUCTURAL,
     Job,
     Sweep,
+    carried_state,
     finetune_budget,
-    furthest_state,
     pending,
     pending_finetune,
     run_folder,
@@ -57,21 +57,21 @@ class PlannedJob:
 
 def encoder_state(cfg: Config | None, exported: Sequence[str | Path] = ()) -> tuple[str, float]:
     """How the runner will obtain ``cfg``'s encoder (None: a training-free method) and the fraction of its
-    pre-training still to run: a state in ``exported`` further along than the run folder's is copied first
-    (:func:`~gcc_sgcl.experiments.runner.reuse_exported`)."""
+    pre-training still to run: a state of ``exported`` further along than the run folder's is copied first
+    (:func:`~gcc_sgcl.experiments.runner.carried_state`)."""
     if cfg is None:
         return "training-free", 0.0
     ckpt = run_folder(cfg) / CHECKPOINT_NAME
     step = int(load_checkpoint(ckpt)["step"]) if ckpt.exists() else None
-    found = furthest_state(cfg, exported)
-    source = ""
-    if found is not None and (step is None or found[1] > step):
-        step, source = found[1], f" (copied from {found[0]})"
+    carried = carried_state(cfg, exported)
+    source = "" if carried is None else f"copied from {carried[0]}"
+    if carried is not None:
+        step = carried[1]
     if step is None:
         return ("untrained (0 steps)", 0.0) if cfg.train.steps == 0 else ("to pre-train", 1.0)
     if step >= cfg.train.steps:
-        return ("trained", 0.0) if not source else (f"copied from {found[0]}", 0.0)
-    return f"resumes at step {step}{source}", 1.0 - step / cfg.train.steps
+        return source or "trained", 0.0
+    return f"resumes at step {step}" + (f" ({source})" if source else ""), 1.0 - step / cfg.train.steps
 
 
 def evaluation_kind(method: str, mode: str, label: str) -> str:

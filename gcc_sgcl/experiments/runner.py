@@ -224,21 +224,32 @@ def furthest_state(cfg: Config, folders: Sequence[str | Path]) -> tuple[Path, in
     return best
 
 
-def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> Path | None:
-    """Copy the state of ``exported`` furthest along ``cfg``'s training (:func:`furthest_state`: a shipped encoder,
-    or one carried from another machine by :func:`stash`) into ``cfg``'s run folder, when it is further along than
-    what that folder holds; the folder it came from, or None."""
+def carried_state(cfg: Config, exported: Sequence[str | Path]) -> tuple[Path, int] | None:
+    """The state of ``exported`` (:func:`furthest_state`: a shipped encoder, or one carried from another machine by
+    :func:`stash`) that :func:`reuse_exported` copies into ``cfg``'s run folder, with its step: one further along
+    than the folder's own state of that training; never over a checkpoint of another training, which stays for
+    :func:`ensure_pretrained` to refuse. None if there is nothing to copy."""
     found = furthest_state(cfg, exported)
-    target = run_folder(cfg) / CHECKPOINT_NAME
+    if found is None or not (run_folder(cfg) / CHECKPOINT_NAME).exists():
+        return found
+    own = furthest_state(cfg, [run_folder(cfg)])
+    return None if own is None or own[1] >= found[1] else found
+
+
+def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> Path | None:
+    """Copy :func:`carried_state` into ``cfg``'s run folder, under the folder's lock (a run training there is
+    never overwritten); the folder it came from, or None."""
+    from gcc_sgcl.engine.run_lock import run_folder_lock
+
+    found = carried_state(cfg, exported)
     if found is None:
         return None
-    if target.exists():  # a state of another training stays, for ensure_pretrained to refuse
-        own = furthest_state(cfg, [run_folder(cfg)])
-        if own is None or own[1] >= found[1]:
+    with run_folder_lock(run_folder(cfg)):
+        found = carried_state(cfg, exported)  # the folder may have moved on before the lock was taken
+        if found is None:
             return None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_target(target) as tmp:
-        shutil.copyfile(found[0] / CHECKPOINT_NAME, tmp)
+        with atomic_target(run_folder(cfg) / CHECKPOINT_NAME) as tmp:
+            shutil.copyfile(found[0] / CHECKPOINT_NAME, tmp)
     return found[0]
 
 
