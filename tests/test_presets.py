@@ -64,9 +64,11 @@ def centres(views: ViewBatch) -> np.ndarray:
 
 
 def same_views(a: ViewBatch, b: ViewBatch) -> bool:
-    """Same nodes, edges and PE, view by view."""
+    """Same nodes and edges, view by view, and the same PE up to float32 rounding: the padded batched ``eigh``
+    of a view's size bucket may round its last bits differently with other views beside it (seen: 5e-7)."""
     return all(np.array_equal(getattr(a, name), getattr(b, name))
-               for name in ("num_nodes", "num_edges", "src", "dst", "nid", "pe"))
+               for name in ("num_nodes", "num_edges", "src", "dst", "nid")) and a.pe.shape == b.pe.shape and \
+        np.allclose(a.pe, b.pe, rtol=0, atol=1e-5)
 
 
 def test_gcc_has_no_pipeline_and_sgcl_changes_views(tmp_path):
