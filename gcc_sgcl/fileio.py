@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +39,21 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def copy_atomic(src: str | os.PathLike, target: str | os.PathLike) -> Path:
+    """Copy the file ``src`` onto ``target`` through :func:`atomic_target` (readers see the old or the whole new
+    file, never part of it); returns ``target``.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a").write_text("new"), (folder / "b").write_text("old")
+    >>> copy_atomic(folder / "a", folder / "b").read_text(), sorted(p.name for p in folder.iterdir())
+    ('new', ['a', 'b'])
+    """
+    with atomic_target(target) as tmp:
+        shutil.copyfile(src, tmp)
+    return Path(target)
 
 
 def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:

@@ -18,7 +18,6 @@ the training-free structural vector (:func:`joined`), in rows of method ``"<meth
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import time
@@ -36,7 +35,7 @@ from gcc_sgcl.config import Config, EvalConfig, FinetuneConfig, RuntimeConfig, S
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.fileio import copy_atomic
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch, offsets
 from gcc_sgcl.sampling.spectral import eigen_arrays
@@ -224,16 +223,21 @@ def furthest_state(cfg: Config, folders: Sequence[str | Path]) -> tuple[Path, in
     return best
 
 
+def _beyond_own(cfg: Config, found: tuple[Path, int] | None) -> tuple[Path, int] | None:
+    """``found`` (a :func:`furthest_state` of ``cfg``) if it is further along than the state in ``cfg``'s run
+    folder and that folder holds no checkpoint of another training; else None."""
+    if found is None or not (run_folder(cfg) / CHECKPOINT_NAME).exists():
+        return found
+    own = furthest_state(cfg, [run_folder(cfg)])
+    return None if own is None or own[1] >= found[1] else found
+
+
 def carried_state(cfg: Config, exported: Sequence[str | Path]) -> tuple[Path, int] | None:
     """The state of ``exported`` (:func:`furthest_state`: a shipped encoder, or one carried from another machine by
     :func:`stash`) that :func:`reuse_exported` copies into ``cfg``'s run folder, with its step: one further along
     than the folder's own state of that training; never over a checkpoint of another training, which stays for
     :func:`ensure_pretrained` to refuse. None if there is nothing to copy."""
-    found = furthest_state(cfg, exported)
-    if found is None or not (run_folder(cfg) / CHECKPOINT_NAME).exists():
-        return found
-    own = furthest_state(cfg, [run_folder(cfg)])
-    return None if own is None or own[1] >= found[1] else found
+    return _beyond_own(cfg, furthest_state(cfg, exported))
 
 
 def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> Path | None:
@@ -241,15 +245,13 @@ def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> Path | None:
     never overwritten); the folder it came from, or None."""
     from gcc_sgcl.engine.run_lock import run_folder_lock
 
-    found = carried_state(cfg, exported)
-    if found is None:
+    found = furthest_state(cfg, exported)
+    if _beyond_own(cfg, found) is None:
         return None
     with run_folder_lock(run_folder(cfg)):
-        found = carried_state(cfg, exported)  # the folder may have moved on before the lock was taken
-        if found is None:
+        if _beyond_own(cfg, found) is None:  # the folder may have moved on before the lock was taken
             return None
-        with atomic_target(run_folder(cfg) / CHECKPOINT_NAME) as tmp:
-            shutil.copyfile(found[0] / CHECKPOINT_NAME, tmp)
+        copy_atomic(found[0] / CHECKPOINT_NAME, run_folder(cfg) / CHECKPOINT_NAME)
     return found[0]
 
 
@@ -299,8 +301,7 @@ def stash(sweep: Sweep, jobs: Iterable[Job], dest: str | Path) -> list[Path]:
             export_encoder(found[0], target)
         else:
             target.mkdir(parents=True, exist_ok=True)
-            with atomic_target(target / CHECKPOINT_NAME) as tmp:
-                shutil.copyfile(found[0] / CHECKPOINT_NAME, tmp)
+            copy_atomic(found[0] / CHECKPOINT_NAME, target / CHECKPOINT_NAME)
         written.append(target)
     return written
 
