@@ -131,6 +131,28 @@ def test_significance_marker_follows_the_sign_when_every_test_passes(shift, expe
     assert got == expected if shift else got in ("", an.LOOSE)
 
 
+def test_a_joined_encoder_is_tested_against_gcc_joined_to_the_same_vector():
+    # sgcl ⊕ structural sits level with gcc ⊕ structural but well above gcc alone: no marker, since the gain over
+    # gcc comes from the joining, which both joined rows share; gcc ⊕ structural itself is tested against gcc
+    rows = []
+    for seed in range(3):
+        base = repeats(0.6 + 0.01 * seed)
+        joined = [v + 0.05 + 1e-4 * ((i * 7) % 5) for i, v in enumerate(base)]
+        rows += [row("gcc", "x", float(np.mean(base)), seed=seed, scores=base),
+                 row("gcc ⊕ structural", "x", float(np.mean(joined)), seed=seed, scores=joined),
+                 row("sgcl ⊕ structural", "x", float(np.mean(joined)), seed=seed, scores=list(joined))]
+    rows = an.Rows(rows)
+    sig = [an.significance(rows, m, "e2e", "x", "graph_classification", "accuracy")
+           for m in ("gcc ⊕ structural", "sgcl ⊕ structural")]
+    assert sig == ["▲", ""]
+    stat, = an.statistics(rows, "sgcl ⊕ structural", ["e2e"], ["graph_classification"])
+    assert stat.baseline == pytest.approx(stat.mean)
+    # the interval of the seed means is Student's t, as in the classification table's cells
+    assert (stat.ci_low, stat.ci_high) == pytest.approx(
+        (an.cell(rows, "sgcl ⊕ structural", "e2e", "x", "graph_classification", "accuracy", True).ci_low,
+         summarize([r.mean for r in rows.rows if r.method == "sgcl ⊕ structural"], interval="t").ci_high))
+
+
 def test_heatmap_cells_gain_over_every_gcc_seed_and_carry_the_paired_marker():
     rows = []
     for seed in range(3):

@@ -263,18 +263,31 @@ def row_scores(row: ResultRow) -> list[float]:
     return row.scores or [row.mean]
 
 
+def baseline_of(method: str) -> str:
+    """The row ``method`` is tested against: ``gcc ⊕ <vector>`` for another encoder joined to a training-free
+    vector (so the test isolates the encoder, not the joining), else ``gcc``.
+
+    >>> baseline_of("sgcl ⊕ structural"), baseline_of("gcc ⊕ structural"), baseline_of("sgcl")
+    ('gcc ⊕ structural', 'gcc', 'gcc')
+    """
+    head, sep, tail = method.partition(JOINED)
+    return f"{BASELINE}{JOINED}{tail}" if sep and head != BASELINE else BASELINE
+
+
 def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> tuple[list, list]:
-    """The paper's samples: every CV repetition of every seed, paired with ``gcc``'s by (seed, repetition)
+    """The paper's samples: every CV repetition of every seed, paired with its baseline's (:func:`baseline_of`)
+    by (seed, repetition)
     (all encoders are scored on the same splits and bootstrap draws); seed means where no repetitions are
     stored (similarity search). Rows of one table share their protocol (:func:`at_budget`), so a seed whose two
     rows hold different numbers of repetitions cannot be paired: an error naming it."""
+    baseline = baseline_of(method)
     mine = rows.by_key.get((method, mode, dataset, task, metric), {})
-    base = rows.by_key.get((BASELINE, mode, dataset, task, metric), {})
+    base = rows.by_key.get((baseline, mode, dataset, task, metric), {})
     x, y = [], []
     for s in sorted(set(mine) & set(base)):
         a, b = row_scores(mine[s]), row_scores(base[s])
         if len(a) != len(b):
-            raise ValueError(f"{method} and {BASELINE} ({mode}, seed {s}, {dataset} {metric}) hold {len(a)} and "
+            raise ValueError(f"{method} and {baseline} ({mode}, seed {s}, {dataset} {metric}) hold {len(a)} and "
                              f"{len(b)} repetitions: rows of different protocols cannot be paired")
         x += a
         y += b
@@ -282,7 +295,7 @@ def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: 
 
 
 def significance(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> str:
-    """``▲``/``▼`` when all three tests give p < 1e-6 against ``gcc`` (pooled samples), else ``†`` when all give
+    """``▲``/``▼`` when all three tests give p < 1e-6 against :func:`baseline_of` ``method`` (pooled samples), else ``†`` when all give
     p < 0.05, else ``""`` (also with fewer than two paired samples)."""
     x, y = pooled(rows, method, mode, dataset, task, metric)
     if len(x) < 2:
@@ -302,9 +315,9 @@ SEED_STD = "std over seeds"
 
 @dataclass(frozen=True)
 class Cell:
-    """One table cell: ``seeds`` encoders, mean/std/bootstrap interval over them; with one seed ``std`` is the
+    """One table cell: ``seeds`` encoders, mean/std/90 % t-interval over them; with one seed ``std`` is the
     row's own spread (its CV repetitions, or for similarity search a bootstrap s.e. over query pairs), which
-    ``std_kind`` names; ``marker`` against ``gcc``."""
+    ``std_kind`` names; ``marker`` against :func:`baseline_of` the method."""
 
     seeds: int
     mean: float
@@ -374,8 +387,8 @@ def score_grid(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
 
 @dataclass(frozen=True)
 class Statistic:
-    """``method`` against ``gcc`` on one column: seed-paired means, the interval of ``method``'s mean, the
-    tests on the pooled samples (``comparison``) and the Wilcoxon p of the seed means."""
+    """``method`` against its :func:`baseline_of` on one column: seed-paired means, the 90 % t-interval of
+    ``method``'s mean, the tests on the pooled samples (``comparison``) and the Wilcoxon p of the seed means."""
 
     column: Column
     seeds: int
@@ -393,11 +406,12 @@ def statistics(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[st
     out = []
     for d, task, metric in rows.columns(tasks):
         for mode in modes:
-            x, y = paired(rows.seeds(method, mode, d, task, metric), rows.seeds(BASELINE, mode, d, task, metric))
+            x, y = paired(rows.seeds(method, mode, d, task, metric),
+                          rows.seeds(baseline_of(method), mode, d, task, metric))
             px, py = pooled(rows, method, mode, d, task, metric)
             if len(x) < 2 or len(px) < 2:
                 continue
-            s, b = summarize(x), summarize(y)
+            s, b = summarize(x, interval="t"), summarize(y, interval="t")
             out.append(Statistic(Column(d, task, metric, mode), len(x), len(px), s.mean, b.mean, s.ci_low,
                                  s.ci_high, compare(px, py), compare(x, y).p_wilcoxon))
     return out
