@@ -276,9 +276,8 @@ def baseline_of(method: str) -> str:
 
 def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> tuple[list, list]:
     """The paper's samples: every CV repetition of every seed, paired with its baseline's (:func:`baseline_of`)
-    by (seed, repetition)
-    (all encoders are scored on the same splits and bootstrap draws); seed means where no repetitions are
-    stored (similarity search). Rows of one table share their protocol (:func:`at_budget`), so a seed whose two
+    by (seed, repetition) (all encoders are scored on the same splits and bootstrap draws); seed means where no
+    repetitions are stored (similarity search). Rows of one table share their protocol (:func:`at_budget`), so a seed whose two
     rows hold different numbers of repetitions cannot be paired: an error naming it."""
     baseline = baseline_of(method)
     mine = rows.by_key.get((method, mode, dataset, task, metric), {})
@@ -295,8 +294,8 @@ def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: 
 
 
 def significance(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> str:
-    """``▲``/``▼`` when all three tests give p < 1e-6 against :func:`baseline_of` ``method`` (pooled samples), else ``†`` when all give
-    p < 0.05, else ``""`` (also with fewer than two paired samples)."""
+    """``▲``/``▼`` when all three tests give p < 1e-6 against :func:`baseline_of` ``method`` (pooled samples),
+    else ``†`` when all give p < 0.05, else ``""`` (also with fewer than two paired samples)."""
     x, y = pooled(rows, method, mode, dataset, task, metric)
     if len(x) < 2:
         return ""

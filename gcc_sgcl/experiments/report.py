@@ -60,7 +60,8 @@ def classification_intro(rows: an.Rows, n_seeds: int) -> str:
     cv = " / ".join(f"{r} repetitions of bootstrapped {f}-fold CV" for r, f in an.cv_settings(rows, an.CLASSIFICATION))
     return (
         "Rows are methods, columns dataset × training mode; cells are mean ± std over seeds of each encoder's "
-        f"score (mean over {cv or 'its CV'}), in %. Marker against the `gcc` row of the same mode (a `… ⊕ structural` row: against `gcc ⊕ structural`): ▲/▼ = Wilcoxon, "
+        f"score (mean over {cv or 'its CV'}), in %. Marker against the `gcc` row of the same mode (a "
+        "`… ⊕ structural` row: against `gcc ⊕ structural`): ▲/▼ = Wilcoxon, "
         "Mann–Whitney and t-test all p < 1e-6 (the paper's rule), † = all p < 0.05, the tests run, as in the paper, "
         "on every CV repetition of every seed, paired with GCC's by (seed, repetition) — repetitions share splits "
         "and bootstrap draws across methods. Repetitions of one encoder are not independent encoders, so the last "
