@@ -235,23 +235,30 @@ def test_seed_differences_pair_seeds_and_leave_out_those_missing_on_one_side(tmp
 
 
 def test_provenance_counts_an_evaluation_once_though_each_metric_row_repeats_its_time():
-    rows = an.Rows([
+    rows = [
         row("gcc", "kdd", 0.1, task="similarity_search", metric="hits@20", eval_seconds=60.0, pretrain_seconds=120.0),
         row("gcc", "kdd", 0.2, task="similarity_search", metric="hits@40", eval_seconds=60.0),
         row("gcc", "x", 0.5, eval_seconds=30.0),
         row("structural", "x", 0.5, mode="none", eval_seconds=6.0, steps=100),
         row("gcc ⊕ structural", "x", 0.6, eval_seconds=0.0), row("random init", "x", 0.4, steps=0, eval_seconds=0.0),
-    ])
+        row("gcc", "x", 0.55, eval_seconds=30.0, steps=200),
+    ]
     p = an.provenance(rows)
-    assert (p.eval_seconds, p.pretrain_seconds, p.encoders, p.rows) == (96.0, 120.0, 1, 6)  # joined, untrained: not
-    assert p.budgets == [(0, 128, CORPUS, 1, 10, "gcc"), (100, 128, CORPUS, 1, 10, "gcc")]
+    assert (p.eval_seconds, p.pretrain_seconds, p.encoders, p.rows) == (126.0, 120.0, 2, 7)  # joined, untrained: not
+    assert p.budgets == [(0, 128, CORPUS, 1, 10, "gcc"), (100, 128, CORPUS, 1, 10, "gcc"),
+                         (200, 128, CORPUS, 1, 10, "gcc")]
+
+
+def test_an_index_of_two_budgets_rows_refuses_the_second_row_of_a_seed():
+    with pytest.raises(ValueError, match=r"two rows for gcc e2e x .* seed 0: \(100, 128.*\(200, 128"):
+        an.Rows([row("gcc", "x", 0.5), row("gcc", "x", 0.55, steps=200)])
 
 
 def test_cv_settings_and_protocols_are_read_from_the_rows():
     rows = an.Rows([row("gcc", "x", 0.5, scores=[0.5] * 3), row("sgcl", "x", 0.5, scores=[0.5] * 3),
                     row("gcc", "y", 0.5, scores=[0.5] * 10)])
     assert an.cv_settings(rows, an.CLASSIFICATION) == [(3, 10), (10, 10)]
-    assert an.protocols(rows, an.CLASSIFICATION) == {"graph_classification": ["p"]}
+    assert an.protocols(rows.rows, an.CLASSIFICATION) == {"graph_classification": ["p"]}
 
 
 def test_columns_follow_the_papers_dataset_order_whatever_order_the_rows_came_in():

@@ -57,7 +57,9 @@ def budget_of(row: ResultRow) -> Budget:
 
 
 class Rows:
-    """Index over result rows: per (method, mode, dataset, task, metric) the row of each seed."""
+    """Index over one table's result rows: per (method, mode, dataset, task, metric) the row of each seed. Two rows
+    of one seed there (e.g. two budgets' rows) are a ``ValueError``: select the table's rows first
+    (:func:`at_budget`)."""
 
     def __init__(self, rows: Iterable[ResultRow]) -> None:
         rows = list(rows)
@@ -65,7 +67,11 @@ class Rows:
         self.runtime = [r for r in rows if r.task == "runtime"]
         self.by_key: dict[tuple, dict[int, ResultRow]] = defaultdict(dict)
         for r in self.rows:
-            self.by_key[(r.method, r.mode, r.dataset, r.task, r.metric)][int(r.seed)] = r
+            seeds = self.by_key[(r.method, r.mode, r.dataset, r.task, r.metric)]
+            if int(r.seed) in seeds:
+                raise ValueError(f"two rows for {r.method} {r.mode} {r.dataset} {r.task} {r.metric} seed {r.seed}: "
+                                 f"{budget_of(seeds[int(r.seed)])} and {budget_of(r)}; select one table's rows first")
+            seeds[int(r.seed)] = r
 
     def seeds(self, method: str, mode: str, dataset: str, task: str, metric: str) -> dict[int, float]:
         """Score of each seed (the row's mean over its CV repetitions)."""
@@ -684,21 +690,22 @@ class Provenance:
     eval_seconds: float
 
 
-def provenance(rows: Rows) -> Provenance:
-    """:class:`Provenance` of ``rows``. An evaluation's time is stored on each of its metric rows (similarity
-    search has two), so it is counted once per evaluation (:attr:`ResultRow.key`). Encoders: trained ones only
-    (joined ``… ⊕ structural`` rows reuse an encoder; 0-step rows are untrained)."""
-    evaluations = {r.key: r.eval_seconds or 0.0 for r in rows.rows}
-    budgets = sorted({(r.steps, r.batch_size, r.corpus, r.repeats, r.folds, r.svc) for r in rows.rows
+def provenance(stored: Sequence[ResultRow]) -> Provenance:
+    """:class:`Provenance` of every stored row, whatever its budget. An evaluation's time is stored on each of its
+    metric rows (similarity search has two), so it is counted once per evaluation (:attr:`ResultRow.key`).
+    Encoders: trained ones only (joined ``… ⊕ structural`` rows reuse an encoder; 0-step rows are untrained)."""
+    results = [r for r in stored if r.task != "runtime"]
+    evaluations = {r.key: r.eval_seconds or 0.0 for r in results}
+    budgets = sorted({(r.steps, r.batch_size, r.corpus, r.repeats, r.folds, r.svc) for r in results
                       if r.mode != CLASSICAL_MODE}, key=str)
     return Provenance(
-        rows=len(rows.rows),
-        encoders=len({(r.method, r.mode, r.seed, budget_of(r)) for r in rows.rows
+        rows=len(results),
+        encoders=len({(r.method, r.mode, r.seed, budget_of(r)) for r in results
                       if r.mode != CLASSICAL_MODE and JOINED not in r.method and r.steps != 0}),
-        runtime_rows=len(rows.runtime),
-        commits=sorted({r.commit for r in rows.rows + rows.runtime}),
+        runtime_rows=len([r for r in stored if r.task == "runtime"]),
+        commits=sorted({r.commit for r in stored}),
         budgets=budgets,
-        pretrain_seconds=float(sum(r.pretrain_seconds or 0.0 for r in rows.rows)),
+        pretrain_seconds=float(sum(r.pretrain_seconds or 0.0 for r in results)),
         eval_seconds=float(sum(evaluations.values())),
     )
 
@@ -740,10 +747,10 @@ def progress(rows: Rows) -> list[Progress]:
             for method, mode in sorted(found, key=lambda m: order.get(m[0], 2))]
 
 
-def protocols(rows: Rows, tasks: Sequence[str]) -> dict[str, list[str]]:
-    """Per task of ``tasks``, the distinct evaluation protocols recorded in the rows (e.g. which SVC)."""
+def protocols(stored: Sequence[ResultRow], tasks: Sequence[str]) -> dict[str, list[str]]:
+    """Per task of ``tasks``, the distinct evaluation protocols recorded in ``stored`` (e.g. which SVC)."""
     out: dict[str, list[str]] = {}
-    for r in rows.rows:
+    for r in stored:
         if r.task in tasks and r.protocol not in out.setdefault(r.task, []):
             out[r.task].append(r.protocol)
     return out

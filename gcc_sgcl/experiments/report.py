@@ -202,7 +202,6 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     default_c, choice = sgcl_choice(table)
     missing = an.missing_c(an.Rows(table), c_grid, default_c) if c_grid and choice else []
     rows = an.Rows(an.relabel_c(table, default_c, choice.best_c) if choice and not missing else table)
-    everything = an.Rows(stored)
     present_modes = [m for m in modes if any(r.mode == m for r in rows.rows)]
     parts = [Path(intro).read_text().rstrip() if intro else "# Results",
              "## Summary: SGCL against GCC at the table budget",
@@ -217,9 +216,9 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              "Pre-trained encoders in the tables below: the seeds with rows, and the columns that have a row of every "
              "one of those seeds.",
              rd.progress_section(an.progress(rows), folder / "progress.csv"),
-             "## Provenance", rd.provenance_lines(an.provenance(everything)),
+             "## Provenance", rd.provenance_lines(an.provenance(stored)),
              "Evaluation protocols recorded in the rows:",
-             rd.protocol_lines(an.protocols(everything, an.CLASSIFICATION + an.FINETUNED)),
+             rd.protocol_lines(an.protocols(stored, an.CLASSIFICATION + an.FINETUNED)),
              *budget_sections(study, table, out, folder, default_c),
              *c_sections(table, default_c, choice, folder, missing),
              *comparison_sections(rows, present_modes, table_methods(rows, default_c), out, folder),
