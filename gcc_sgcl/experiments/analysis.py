@@ -67,11 +67,11 @@ class Rows:
         self.runtime = [r for r in rows if r.task == "runtime"]
         self.by_key: dict[tuple, dict[int, ResultRow]] = defaultdict(dict)
         for r in self.rows:
-            seeds = self.by_key[(r.method, r.mode, r.dataset, r.task, r.metric)]
-            if int(r.seed) in seeds:
-                raise ValueError(f"two rows for {r.method} {r.mode} {r.dataset} {r.task} {r.metric} seed {r.seed}: "
-                                 f"{budget_of(seeds[int(r.seed)])} and {budget_of(r)}; select one table's rows first")
-            seeds[int(r.seed)] = r
+            seeds, seed = self.by_key[(r.method, r.mode, r.dataset, r.task, r.metric)], int(r.seed)
+            if seed in seeds:
+                raise ValueError(f"two rows for {r.method} {r.mode} {r.dataset} {r.task} {r.metric} seed {seed}: "
+                                 f"{budget_of(seeds[seed])} and {budget_of(r)}; select one table's rows first")
+            seeds[seed] = r
 
     def seeds(self, method: str, mode: str, dataset: str, task: str, metric: str) -> dict[int, float]:
         """Score of each seed (the row's mean over its CV repetitions)."""
@@ -702,7 +702,7 @@ def provenance(stored: Sequence[ResultRow]) -> Provenance:
         rows=len(results),
         encoders=len({(r.method, r.mode, r.seed, budget_of(r)) for r in results
                       if r.mode != CLASSICAL_MODE and JOINED not in r.method and r.steps != 0}),
-        runtime_rows=len([r for r in stored if r.task == "runtime"]),
+        runtime_rows=len(stored) - len(results),
         commits=sorted({r.commit for r in stored}),
         budgets=budgets,
         pretrain_seconds=float(sum(r.pretrain_seconds or 0.0 for r in results)),
