@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,11 @@ VIEWS_VERSION = 2
 # GCC's generate.py averages the embeddings of a query and a key view.
 INFERENCE_COPIES: int = default_of(GenerateConfig, "copies")
 
+
+class UnfinishedRunWarning(UserWarning):
+    """An encoder is loaded from a checkpoint taken before its run's last pre-training step."""
+
+
 LoadedDataset = NodeLabelData | GraphLabelData | SimilarityPairData
 
 Parts = list[list[ViewBatch]]
@@ -54,9 +60,15 @@ Parts = list[list[ViewBatch]]
 
 
 def load_encoder(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config]:
-    """The query encoder and configuration stored in a run folder (or checkpoint file)."""
+    """The query encoder and configuration stored in a run folder (or checkpoint file); warns
+    (:class:`UnfinishedRunWarning`) when the checkpoint is of a run whose pre-training has not reached its steps."""
     state = load_checkpoint(load_path, device)
     cfg = Config.from_dict(state["config"])
+    step = state.get("step")
+    if step is not None and step < cfg.train.steps:
+        warnings.warn(f"{load_path}: the encoder is at step {step} of {cfg.train.steps}, its pre-training is "
+                      "unfinished (a run still training or stopped early; rerun its pretrain command to resume it)",
+                      UnfinishedRunWarning, stacklevel=2)
     model = build_encoder(cfg).to(device)
     model.load_state_dict(state["model"])
     model.eval()
