@@ -67,7 +67,7 @@ def load_encoder(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncod
     step = state.get("step")
     if step is not None and step < cfg.train.steps:
         warnings.warn(f"{load_path}: the encoder is at step {step} of {cfg.train.steps}, its pre-training is "
-                      "unfinished (a run still training or stopped early; rerun its pretrain command to resume it)",
+                      "unfinished (a run still training, or stopped: its pretrain command with --resume finishes it)",
                       UnfinishedRunWarning, stacklevel=2)
     model = build_encoder(cfg).to(device)
     model.load_state_dict(state["model"])
