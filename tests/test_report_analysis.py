@@ -306,6 +306,17 @@ def test_tables_keep_one_budget_and_show_untrained_encoders_as_random_init():
     assert kept.methods(classical=True) == ["structural"]
 
 
+def test_random_init_keeps_one_batch_size_per_mode_so_a_seed_is_never_counted_twice():
+    big = [row("gcc", "x", 0.3 + s / 10, seed=s, steps=0, batch_size=256, time=f"2026-01-0{s + 1}") for s in (0, 1)]
+    small = [row("gcc", "x", 0.9, seed=0, steps=0, batch_size=128, time="2026-02-01")]
+    moco = [row("gcc", "x", 0.8, seed=0, mode="moco", steps=0, batch_size=32)]
+    kept = an.Rows(an.at_budget([row("gcc", "x", 0.5)] + big + small + moco, (100, 128, CORPUS)))
+    assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.3, 1: 0.4}
+    assert kept.seeds(an.RANDOM_INIT, "moco", "x", "graph_classification", "accuracy") == {0: 0.8}
+    tied = an.Rows(an.at_budget([row("gcc", "x", 0.5)] + big[:1] + small, (100, 128, CORPUS)))
+    assert tied.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.9}  # the latest
+
+
 def test_tables_take_moco_at_its_own_batch_and_training_free_rows_under_the_encoders_protocol():
     rows = [row("gcc", "x", 0.5, steps=3000, batch_size=256), row("gcc", "x", 0.6, mode="moco", steps=3000,
                                                                  batch_size=32),

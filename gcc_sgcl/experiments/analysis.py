@@ -135,7 +135,8 @@ def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRo
     latest row): pre-trained encoders at
     ``budget`` (each mode at its batch, :func:`mode_batches`), training-free rows (all of them when there are no
     encoders), runtime rows, and the encoders pre-trained for 0 steps on the same corpus and protocol relabelled
-    :data:`RANDOM_INIT` (``gcc``'s if several methods have them)."""
+    :data:`RANDOM_INIT` (``gcc``'s if several methods have them; per mode, of the batch size with the most rows,
+    on a tie the one with the latest row, so that no seed is counted twice)."""
     if budget is None:
         return list(rows)
     batches = mode_batches(rows, budget)
@@ -156,7 +157,12 @@ def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRo
     untrained = [r for r in rows if r.mode != CLASSICAL_MODE and r.steps == 0 and r.task != "runtime"
                  and r.corpus == budget[2] and same(r)]
     source = BASELINE if any(r.method == BASELINE for r in untrained) else next((r.method for r in untrained), None)
-    random_init = [dataclasses.replace(r, method=RANDOM_INIT) for r in untrained if r.method == source]
+    untrained = [r for r in untrained if r.method == source]
+    sizes = Counter((r.mode, r.batch_size) for r in untrained)  # a seed has one row per column at each batch size
+    newest = {f: max(r.time for r in untrained if (r.mode, r.batch_size) == f) for f in sizes}
+    batch = {mode: max((f for f in sizes if f[0] == mode), key=lambda f: (sizes[f], newest[f]))[1]
+             for mode, _ in sizes}
+    random_init = [dataclasses.replace(r, method=RANDOM_INIT) for r in untrained if batch[r.mode] == r.batch_size]
     return ([r for r in rows if r.task == "runtime" or (r.mode == CLASSICAL_MODE and same(r))] + trained
             + random_init)
 
