@@ -70,7 +70,7 @@ def test_default_config_builds_gcc_structure_and_a_config_saved_without_the_fiel
     old_model = build_encoder(old_cfg)
     saved = old_cfg.to_dict()
     del saved["model"]["apply_node_func"]
-    save_checkpoint({"model": old_model.state_dict(), "config": saved, "step": 1}, tmp_path / "checkpoint.pt")
+    save_checkpoint({"model": old_model.state_dict(), "config": saved, "step": old_cfg.train.steps}, tmp_path / "checkpoint.pt")
     model, loaded = load_encoder(tmp_path)
     assert loaded.model.apply_node_func is False
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), old_model.state_dict().values()))
