@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import Callable, Hashable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -129,6 +129,25 @@ def mode_batches(rows: Sequence[ResultRow], budget: Budget) -> dict[str, int | N
     return {mode: batch if batch in counts else counts.most_common(1)[0][0] for mode, counts in found.items()}
 
 
+def majority(rows: Sequence[ResultRow], group: Callable[[ResultRow], Hashable],
+             value: Callable[[ResultRow], Hashable]) -> dict:
+    """Per ``group(row)``, the ``value(row)`` most of the group's rows have; on a tie, the one with the latest row.
+
+    >>> from types import SimpleNamespace as Row
+    >>> rows = [Row(mode="e2e", batch_size=b, time=t) for b, t in [(32, "2026-02"), (256, "2026-01"), (256, "2025")]]
+    >>> by_batch = (lambda r: r.mode), (lambda r: r.batch_size)
+    >>> majority(rows, *by_batch), majority(rows[:2], *by_batch)  # most rows; on a tie, the latest
+    ({'e2e': 256}, {'e2e': 32})
+    """
+    counts: dict[Hashable, Counter] = defaultdict(Counter)
+    latest: dict[tuple, str] = {}
+    for r in rows:
+        g, v = group(r), value(r)
+        counts[g][v] += 1
+        latest[g, v] = max(latest.get((g, v), ""), r.time)
+    return {g: max(found, key=lambda v: (found[v], latest[g, v])) for g, found in counts.items()}
+
+
 def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRow]:
     """The rows of one table, the frozen ones all evaluated under one protocol and the fine-tuned ones under one
     (:func:`evaluation_protocol`, the one most of the encoders' rows of that kind use; on a tie, the one with the
@@ -142,13 +161,7 @@ def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRo
     batches = mode_batches(rows, budget)
     trained = [r for r in rows if r.mode in batches and (r.steps, r.batch_size, r.corpus) == (
         budget[0], batches[r.mode], budget[2]) and r.task != "runtime"]
-    counts: dict[bool, Counter] = defaultdict(Counter)
-    latest: dict[tuple, str] = {}
-    for r in trained:
-        key = evaluation_protocol(r)
-        counts[r.task in FINETUNED][key] += 1
-        latest[key] = max(latest.get(key, ""), r.time)
-    protocol = {kind: max(found, key=lambda p: (found[p], latest[p])) for kind, found in counts.items()}
+    protocol = majority(trained, lambda r: r.task in FINETUNED, evaluation_protocol)
 
     def same(r: ResultRow) -> bool:
         return protocol.get(r.task in FINETUNED, evaluation_protocol(r)) == evaluation_protocol(r)
@@ -158,10 +171,7 @@ def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRo
                  and r.corpus == budget[2] and same(r)]
     source = BASELINE if any(r.method == BASELINE for r in untrained) else next((r.method for r in untrained), None)
     untrained = [r for r in untrained if r.method == source]
-    sizes = Counter((r.mode, r.batch_size) for r in untrained)  # a seed has one row per column at each batch size
-    newest = {f: max(r.time for r in untrained if (r.mode, r.batch_size) == f) for f in sizes}
-    batch = {mode: max((f for f in sizes if f[0] == mode), key=lambda f: (sizes[f], newest[f]))[1]
-             for mode, _ in sizes}
+    batch = majority(untrained, lambda r: r.mode, lambda r: r.batch_size)  # a seed has one row per batch size
     random_init = [dataclasses.replace(r, method=RANDOM_INIT) for r in untrained if batch[r.mode] == r.batch_size]
     return ([r for r in rows if r.task == "runtime" or (r.mode == CLASSICAL_MODE and same(r))] + trained
             + random_init)
