@@ -581,13 +581,18 @@ def seed_differences(rows: Rows, method: str, modes: Sequence[str], tasks: Seque
 
 @dataclass(frozen=True)
 class Evidence:
-    """On one classification dataset: SGCL − GCC over ``seeds`` paired seeds, and each single-stage preset −
-    GCC (paired with its own seeds)."""
+    """On one classification dataset: SGCL − GCC over ``seeds`` paired seeds (``summary``: their mean and its
+    90 % t-interval), and each single-stage preset − GCC (paired with its own seeds)."""
 
     dataset: str
-    difference: float
+    summary: Summary
     seeds: int
     stages: dict[str, float]
+
+    @property
+    def difference(self) -> float:
+        """The mean SGCL − GCC over the paired seeds."""
+        return self.summary.mean
 
 
 def evidence(rows: Rows, mode: str) -> list[Evidence]:
@@ -601,7 +606,7 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
             a, b = paired(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
             if a:
                 stages[stage] = float(np.mean(a) - np.mean(b))
-        out.append(Evidence(d, sgcl.summary.mean, len(sgcl.seeds), stages))
+        out.append(Evidence(d, sgcl.summary, len(sgcl.seeds), stages))
     return out
 
 

@@ -43,7 +43,7 @@ from gcc_sgcl.experiments.budget import (
     Published,
     fidelity_passes,
 )
-from gcc_sgcl.experiments.stats import marker
+from gcc_sgcl.experiments.stats import Summary, marker
 
 
 def label(dataset: str) -> str:
@@ -167,18 +167,39 @@ def headline_text(h: Headline, method: str = "SGCL") -> str:
     """The headline as one bold sentence plus the significant columns; empty when nothing was compared."""
     if not h.compared:
         return ""
-    return (f"**{h.mode.upper()}: {method} is ahead of GCC in {len(h.ahead)} of {h.compared} columns "
-            f"({', '.join(h.ahead) or 'none'}) and behind in {len(h.behind)}.** At the paper's threshold (all "
+    return (f"**{h.mode.upper()}: {method}'s mean is above GCC's in {len(h.ahead)} of {h.compared} columns "
+            f"({', '.join(h.ahead) or 'none'}) and below in {len(h.behind)}** (the sign of the mean alone; which "
+            "differences the seeds can tell from 0 is in the opening summary). At the paper's threshold (all "
             f"p < 1e-6) significant: {', '.join(h.strict) or 'none'}; at p < 0.05: {', '.join(h.loose) or 'none'} "
             "(tests on seeds × CV repetitions as the paper's; repetitions of one encoder are not independent, so "
             "these overstate the evidence: the opening summary's intervals over seeds are the stricter guide).")
 
 
+def interval_side(summary: Summary, seeds: int) -> str:
+    """Where 0 lies against the 90 % interval of a mean difference over ``seeds`` paired seeds.
+
+    >>> from gcc_sgcl.experiments.stats import summarize
+    >>> interval_side(summarize([0.01, 0.02, 0.01], interval="t"), 3)
+    'interval above 0'
+    >>> interval_side(summarize([-0.01, 0.02, 0.01], interval="t"), 3)
+    'interval contains 0'
+    >>> interval_side(summarize([-0.01, -0.02, -0.01], interval="t"), 3)
+    'interval below 0'
+    >>> interval_side(summarize([0.02], interval="t"), 1)
+    'one seed, no interval'
+    """
+    if seeds < 2:
+        return "one seed, no interval"
+    if summary.ci_low > 0:
+        return "interval above 0"
+    return "interval below 0" if summary.ci_high < 0 else "interval contains 0"
+
+
 def evidence_lines(items: list[Evidence]) -> str:
-    """One sentence per dataset of per-stage evidence."""
+    """One sentence per dataset of per-stage evidence: SGCL − GCC with where its seed interval lies."""
     return "\n".join(
-        f"- {label(e.dataset)}: SGCL − GCC = {100 * e.difference:+.2f} pp, SGCL "
-        f"{'ahead' if e.difference > 0 else 'behind'} ({count(e.seeds, 'paired seed')}); each stage alone − GCC: "
+        f"- {label(e.dataset)}: SGCL − GCC = {100 * e.difference:+.2f} pp, 90 % "
+        f"{interval_side(e.summary, e.seeds)} ({count(e.seeds, 'paired seed')}); each stage alone − GCC: "
         + (", ".join(f"{stage} {100 * d:+.2f}" for stage, d in e.stages.items()) or "none run") for e in items)
 
 
@@ -211,8 +232,8 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
             return ", ".join(f"{name(d)} ({100 * d.summary.mean:+.2f} pp)" for d in found) or "no column"
 
         paired = [d for d in items if len(d.seeds) > 1]
-        ahead = [d for d in paired if d.summary.ci_low > 0]
-        behind = [d for d in paired if d.summary.ci_high < 0]
+        ahead = [d for d in paired if interval_side(d.summary, len(d.seeds)) == "interval above 0"]
+        behind = [d for d in paired if interval_side(d.summary, len(d.seeds)) == "interval below 0"]
         single = [name(d) for d in items if len(d.seeds) == 1]
         seeds = sorted({len(d.seeds) for d in items})
         span = f"{seeds[0]}–{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
