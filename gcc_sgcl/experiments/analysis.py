@@ -586,13 +586,17 @@ class Evidence:
 
     dataset: str
     summary: Summary
-    seeds: int
     stages: dict[str, float]
 
     @property
     def difference(self) -> float:
         """The mean SGCL − GCC over the paired seeds."""
         return self.summary.mean
+
+    @property
+    def seeds(self) -> int:
+        """The number of paired seeds."""
+        return self.summary.n
 
 
 def evidence(rows: Rows, mode: str) -> list[Evidence]:
@@ -606,7 +610,7 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
             a, b = paired(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
             if a:
                 stages[stage] = float(np.mean(a) - np.mean(b))
-        out.append(Evidence(d, sgcl.summary, len(sgcl.seeds), stages))
+        out.append(Evidence(d, sgcl.summary, stages))
     return out
 
 

@@ -175,20 +175,20 @@ def headline_text(h: Headline, method: str = "SGCL") -> str:
             "these overstate the evidence: the opening summary's intervals over seeds are the stricter guide).")
 
 
-def interval_side(summary: Summary, seeds: int) -> str:
-    """Where 0 lies against the 90 % interval of a mean difference over ``seeds`` paired seeds.
+def interval_side(summary: Summary) -> str:
+    """Where 0 lies against the 90 % interval of a mean difference over ``summary.n`` paired seeds.
 
     >>> from gcc_sgcl.experiments.stats import summarize
-    >>> interval_side(summarize([0.01, 0.02, 0.01], interval="t"), 3)
+    >>> interval_side(summarize([0.01, 0.02, 0.01], interval="t"))
     'interval above 0'
-    >>> interval_side(summarize([-0.01, 0.02, 0.01], interval="t"), 3)
+    >>> interval_side(summarize([-0.01, 0.02, 0.01], interval="t"))
     'interval contains 0'
-    >>> interval_side(summarize([-0.01, -0.02, -0.01], interval="t"), 3)
+    >>> interval_side(summarize([-0.01, -0.02, -0.01], interval="t"))
     'interval below 0'
-    >>> interval_side(summarize([0.02], interval="t"), 1)
+    >>> interval_side(summarize([0.02], interval="t"))
     'one seed, no interval'
     """
-    if seeds < 2:
+    if summary.n < 2:
         return "one seed, no interval"
     if summary.ci_low > 0:
         return "interval above 0"
@@ -199,7 +199,7 @@ def evidence_lines(items: list[Evidence]) -> str:
     """One sentence per dataset of per-stage evidence: SGCL − GCC with where its seed interval lies."""
     return "\n".join(
         f"- {label(e.dataset)}: SGCL − GCC = {100 * e.difference:+.2f} pp, 90 % "
-        f"{interval_side(e.summary, e.seeds)} ({count(e.seeds, 'paired seed')}); each stage alone − GCC: "
+        f"{interval_side(e.summary)} ({count(e.seeds, 'paired seed')}); each stage alone − GCC: "
         + (", ".join(f"{stage} {100 * d:+.2f}" for stage, d in e.stages.items()) or "none run") for e in items)
 
 
@@ -232,8 +232,8 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
             return ", ".join(f"{name(d)} ({100 * d.summary.mean:+.2f} pp)" for d in found) or "no column"
 
         paired = [d for d in items if len(d.seeds) > 1]
-        ahead = [d for d in paired if interval_side(d.summary, len(d.seeds)) == "interval above 0"]
-        behind = [d for d in paired if interval_side(d.summary, len(d.seeds)) == "interval below 0"]
+        ahead = [d for d in paired if interval_side(d.summary) == "interval above 0"]
+        behind = [d for d in paired if interval_side(d.summary) == "interval below 0"]
         single = [name(d) for d in items if len(d.seeds) == 1]
         seeds = sorted({len(d.seeds) for d in items})
         span = f"{seeds[0]}–{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
