@@ -156,6 +156,13 @@ def test_same_training_ignores_where_and_how_fast_a_run_went():
     assert not same_training(cfg, make_config("sgcl", {"train": {"steps": 10}}))
 
 
+def test_jobs_go_seed_by_seed_so_a_cut_off_sweep_has_every_method_at_its_first_seeds():
+    sweep = Sweep(methods=["gcc", "sgcl", "structural"], modes=["e2e", "moco"], seeds=[0, 1], datasets=[])
+    assert sweep.jobs() == [("gcc", "e2e", 0), ("gcc", "moco", 0), ("sgcl", "e2e", 0), ("sgcl", "moco", 0),
+                            ("structural", "none", 0), ("gcc", "e2e", 1), ("gcc", "moco", 1),
+                            ("sgcl", "e2e", 1), ("sgcl", "moco", 1), ("structural", "none", 1)]
+
+
 def _row(method: str) -> ResultRow:
     return ResultRow(method=method, mode="e2e", seed=0, dataset="d", task="graph_classification",
                      metric="accuracy", mean=0.5, std=0.0, std_kind="", n=1, protocol="")

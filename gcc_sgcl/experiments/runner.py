@@ -86,13 +86,16 @@ class Sweep(SweepConfig):
         return make_config(method, {"train": train})
 
     def jobs(self) -> list[tuple[str, str, int]]:
-        """Every (method, mode, seed); training-free methods get the single mode ``none``, pre-trained ones are
-        named canonically (:func:`~gcc_sgcl.presets.canonical_method`)."""
+        """Every (method, mode, seed), seed by seed: every method's first seed comes before any second seed, so a
+        sweep cut off part-way (across sessions) leaves every row of a table with as many seeds as it could.
+        Training-free methods get the single mode ``none``, pre-trained ones are named canonically
+        (:func:`~gcc_sgcl.presets.canonical_method`)."""
         out = []
-        for method in self.methods:
-            modes = [CLASSICAL_MODE] if is_classical(method) else self.modes
-            name = method if is_classical(method) else canonical_method(method)
-            out += [(name, mode, seed) for mode in modes for seed in self.seeds]
+        for seed in self.seeds:
+            for method in self.methods:
+                modes = [CLASSICAL_MODE] if is_classical(method) else self.modes
+                name = method if is_classical(method) else canonical_method(method)
+                out += [(name, mode, seed) for mode in modes]
         return out
 
     def budget(self) -> dict[str, Any]:
