@@ -113,7 +113,7 @@ for stage in $stages; do
                run export --methods gcc --seeds 0 --to "$SHIP/gcc_e2e_${TAG}_s0"
                run export --methods "$sgcl" --seeds 0 --to "$SHIP/sgcl_e2e_${TAG}_s0" ;;
     main)      sgcl=$(sgcl_method) || exit 1; echo "sgcl row: $sgcl"
-               for seed in "${SEEDS8[@]}"; do  # seed by seed, so an interrupted sweep leaves paired encoders
+               for seed in "${SEEDS8[@]}"; do  # a seed's fine-tuning right after its frozen rows
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --with-structural
                  finetune "$sgcl" "$seed"  # while the seed's encoders are on disk
                done ;;

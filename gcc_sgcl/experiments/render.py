@@ -231,15 +231,18 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
         def listed(found: list[SeedDifferences]) -> str:
             return ", ".join(f"{name(d)} ({100 * d.summary.mean:+.2f} pp)" for d in found) or "no column"
 
-        paired = [d for d in items if len(d.seeds) > 1]
-        ahead = [d for d in paired if interval_side(d.summary) == "interval above 0"]
-        behind = [d for d in paired if interval_side(d.summary) == "interval below 0"]
-        single = [name(d) for d in items if len(d.seeds) == 1]
+        sides = [interval_side(d.summary) for d in items]
+
+        def on(side: str) -> list[SeedDifferences]:
+            return [d for d, s in zip(items, sides) if s == side]
+
+        ahead, behind, within = on("interval above 0"), on("interval below 0"), on("interval contains 0")
+        single = [name(d) for d in on("one seed, no interval")]
         seeds = sorted({len(d.seeds) for d in items})
         span = f"{seeds[0]}–{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
         return (f"- {what} ({span} paired seeds, {count(len(items), 'column')}): {method} − GCC's 90 % interval "
                 f"lies above 0 on {listed(ahead)}; below 0 on {listed(behind)}; contains 0 on "
-                f"{count(len(paired) - len(ahead) - len(behind), 'column')}"
+                f"{count(len(within), 'column')}"
                 + (f"; one paired seed, no interval, on {', '.join(single)}" if single else "") + ".")
 
     return "\n".join([line(frozen, "Frozen encoders"), line(finetuned, "Fine-tuned encoders")])

@@ -90,13 +90,9 @@ class Sweep(SweepConfig):
         sweep cut off part-way (across sessions) leaves every row of a table with as many seeds as it could.
         Training-free methods get the single mode ``none``, pre-trained ones are named canonically
         (:func:`~gcc_sgcl.presets.canonical_method`)."""
-        out = []
-        for seed in self.seeds:
-            for method in self.methods:
-                modes = [CLASSICAL_MODE] if is_classical(method) else self.modes
-                name = method if is_classical(method) else canonical_method(method)
-                out += [(name, mode, seed) for mode in modes]
-        return out
+        named = [(method, [CLASSICAL_MODE]) if is_classical(method) else (canonical_method(method), self.modes)
+                 for method in self.methods]
+        return [(name, mode, seed) for seed in self.seeds for name, modes in named for mode in modes]
 
     def budget(self) -> dict[str, Any]:
         """The fields that make two rows of the same (method, mode, seed, dataset) comparable."""
