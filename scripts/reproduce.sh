@@ -13,7 +13,8 @@
 #   STASH=1 bash scripts/reproduce.sh main k64   # before the machine goes: write the encoders that the stages
 #                                                # still to run need (finished, or the whole state of an unfinished
 #                                                # one) to saved/carry, replacing it, and commit it; the next
-#                                                # machine's sweep uses or resumes them (saved/carry/*/* --reuse)
+#                                                # machine's sweep uses or resumes them (saved/carry/*/* --reuse;
+#                                                # a sweep running beside the stash skips the folders it replaced)
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),

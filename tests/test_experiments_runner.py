@@ -1,6 +1,7 @@
 """The experiment runner: a tiny real sweep on the synthetic data, skip/resume, the view cache and the report."""
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import dgl
@@ -557,9 +558,13 @@ def test_a_stashed_sweep_continues_on_a_machine_without_its_run_folders(sweep_di
     assert (stopped["step"], "optimizer" in stopped) == (1, True)
     assert not Path(here.rows).exists()  # nothing ran
 
-    there = Sweep(**{**here.__dict__, "output_dir": str(tmp_path / "there"), "reuse": [str(f) for f in folders]})
+    spare = tmp_path / "spare"
+    shutil.copytree(folders[0], spare)
+    there = Sweep(**{**here.__dict__, "output_dir": str(tmp_path / "there"),
+                     "reuse": [*(str(f) for f in folders), str(spare)]})
     assert [j.encoder for j in plan_sweep(there)] == [f"copied from {folders[0]}",
                                                       f"resumes at step 1 (copied from {folders[1]})"]
+    shutil.rmtree(spare)  # removed beside the running sweep (a stash replacing saved/carry): skipped, not fatal
     trained = []
 
     def counted(self, q, k):
@@ -567,7 +572,8 @@ def test_a_stashed_sweep_continues_on_a_machine_without_its_run_folders(sweep_di
         return original_step(self, q, k)
 
     monkeypatch.setattr(pretrain_module.Trainer, "step", counted)
-    rows = {r.seed: r for r in run_sweep(there, progress=False)}
+    with pytest.warns(RuntimeWarning, match=f"--reuse {spare} has no {CHECKPOINT_NAME} any more"):
+        rows = {r.seed: r for r in run_sweep(there, progress=False)}
     assert trained == list(range(1, here.steps))  # seed 0 not trained again, seed 1 from its carried step on
     straight = {r.seed: r for r in added if (r.method, r.dataset) == ("gcc", "synthetic-graphs")}
     assert rows[0].pretrain_seconds is None and rows[1].pretrain_seconds is not None
@@ -580,7 +586,7 @@ def test_a_stashed_sweep_continues_on_a_machine_without_its_run_folders(sweep_di
 def test_a_carried_state_replaces_a_run_folders_only_when_it_is_further_along(sweep_dir, tmp_path, monkeypatch):
     """A carried state is copied in when the run folder holds none or an earlier state of the same training; an
     older state, one of another training, or unfinished weights without their optimiser never are, and the plan
-    agrees with the runner; a missing --reuse folder is an error naming it."""
+    agrees with the runner; a --reuse folder missing when a sweep starts is an error naming it."""
     from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
     from gcc_sgcl.experiments.plan import encoder_state
     from gcc_sgcl.experiments.runner import reuse_exported, run_folder
@@ -606,3 +612,5 @@ def test_a_carried_state_replaces_a_run_folders_only_when_it_is_further_along(sw
     assert reuse_exported(other, [run_folder(sweep.encoder_config("gcc", "e2e", 1))]) is None
     with pytest.raises(FileNotFoundError, match=str(tmp_path / "absent")):
         reuse_exported(moved, [tmp_path / "absent"])
+    with pytest.raises(FileNotFoundError, match=f"--reuse {tmp_path / 'absent'}: no {CHECKPOINT_NAME} there"):
+        Sweep(**{**sweep.__dict__, "reuse": [str(tmp_path / "older"), str(tmp_path / "absent")]})

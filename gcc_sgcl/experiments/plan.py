@@ -140,7 +140,7 @@ def _total(parts: Iterable[float | None]) -> float | None:
 def _job(sweep: Sweep, timings: Timings, method: str, mode: str, seed: int, kinds: list[tuple[str, str]]
          ) -> PlannedJob:
     cfg = None if mode == CLASSICAL_MODE else sweep.encoder_config(method, mode, seed)
-    state, left = encoder_state(cfg, sweep.reuse)
+    state, left = encoder_state(cfg, sweep.carried())
     estimate = timings.pretrain(method, mode) if left > 0 else 0.0
     evals = _total(timings.evaluation(name, kind, method) for name, kind in kinds)
     return PlannedJob(method, mode, seed, state, len(kinds), None if estimate is None else estimate * left / 60,

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import dataclasses
+import warnings
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -68,9 +69,32 @@ def joined(*blocks: np.ndarray) -> np.ndarray:
     return np.hstack(out).astype(np.float32)
 
 
+@dataclasses.dataclass
 class Sweep(SweepConfig):
     """A :class:`~gcc_sgcl.config.SweepConfig` and what follows from it: the jobs, their pre-training
-    configurations, the budget that identifies their rows and the evaluation protocol."""
+    configurations, the budget that identifies their rows and the evaluation protocol.
+
+    Every ``reuse`` folder must hold a checkpoint when the sweep starts (a FileNotFoundError names the first that
+    does not); :meth:`carried` is what is left of them while it runs."""
+
+    def __post_init__(self) -> None:
+        missing = [folder for folder in self.reuse if not (Path(folder) / CHECKPOINT_NAME).is_file()]
+        if missing:
+            raise FileNotFoundError(f"--reuse {missing[0]}: no {CHECKPOINT_NAME} there"
+                                    + (f" (nor in {len(missing) - 1} more)" if len(missing) > 1 else ""))
+
+    def carried(self) -> list[str]:
+        """The ``reuse`` folders that still hold a checkpoint. One removed after the start (e.g. a stash replacing
+        ``saved/carry`` beside a running sweep) is skipped with a warning: its state was carried in, or its
+        rows are stored, so the sweep goes on without it."""
+        present = []
+        for folder in self.reuse:
+            if (Path(folder) / CHECKPOINT_NAME).is_file():
+                present.append(folder)
+            else:
+                warnings.warn(f"--reuse {folder} has no {CHECKPOINT_NAME} any more (removed since the sweep "
+                              f"started); skipping it", RuntimeWarning, stacklevel=2)
+        return present
 
     def encoder_config(self, method: str, mode: str, seed: int) -> Config:
         """The pre-training configuration of one (method, mode, seed); runs of a budget live in
@@ -292,7 +316,7 @@ def stash(sweep: Sweep, jobs: Iterable[Job], dest: str | Path) -> list[Path]:
         if cfg is None or cfg.train.steps == 0:
             continue
         own = [run_folder(cfg)] if (run_folder(cfg) / CHECKPOINT_NAME).exists() else []
-        found = furthest_state(cfg, [*own, *sweep.reuse])
+        found = furthest_state(cfg, [*own, *sweep.carried()])
         if found is None:
             continue
         target = Path(dest) / Path(cfg.train.output_dir).name / cfg.run_dir_name()
@@ -314,7 +338,7 @@ def export_run(sweep: Sweep, method: str, mode: str, seed: int, dest: str | Path
     if is_classical(method):
         raise ValueError(f"{method!r} is training-free: there is no encoder to export")
     cfg = sweep.encoder_config(canonical_method(method), mode, seed)
-    ensure_pretrained(cfg, sweep.reuse)
+    ensure_pretrained(cfg, sweep.carried())
     return export_encoder(run_folder(cfg), dest)
 
 
@@ -392,7 +416,7 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
         classical = mode == CLASSICAL_MODE
         cfg = None if classical else sweep.encoder_config(method, mode, seed)
         bar.set_postfix_str(f"{method} {mode} s{seed} pre-training")
-        pretrain_s = None if classical else ensure_pretrained(cfg, sweep.reuse)
+        pretrain_s = None if classical else ensure_pretrained(cfg, sweep.carried())
         model = None if classical else load_encoder(run_folder(cfg), sweep.device)[0]
         for name, missing in names.items():
             bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
@@ -491,7 +515,7 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
             continue
         bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
         cfg = sweep.encoder_config(method, mode, seed)
-        pretrain_s = ensure_pretrained(cfg, sweep.reuse)
+        pretrain_s = ensure_pretrained(cfg, sweep.carried())
         start = time.time()
         result = finetune(run_folder(cfg), name, ft, sweep.device, sweep.data_dir)
         row = ResultRow.from_result(result, **budget, method=method, mode=mode, seed=seed, config=cfg.to_dict(),
