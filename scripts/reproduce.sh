@@ -57,8 +57,6 @@ fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 # The stages that run the sweep (curve, ..., finetune below); ship, runtime and report only export, time or report.
 SWEEP_STAGES=(curve cgrid main random k64 moco classical ablation baselines pairs finetune)
-shopt -s nullglob; CARRIED=("$CARRY"/*/*); shopt -u nullglob
-REUSE=("${SHIPPED[@]}" "${CARRIED[@]}"); [ ${#REUSE[@]} -gt 0 ] && REUSE=(--reuse "${REUSE[@]}")
 if [ -n "${STASH:-}" ]; then
   # The carry is replaced by what the named stages need: a stash of no sweep stage would only delete it.
   [ -n "${PLAN:-}" ] && { echo "PLAN and STASH exclude each other" >&2; exit 2; }
@@ -76,8 +74,12 @@ FT_DATA=("${NODE[@]}" "${GRAPH[@]:0:2}")
 # With PLAN set, each command prints what it still has to do (--plan) instead of doing it; with STASH, it writes
 # the encoders that work needs to $CARRY.next (--stash), which replaces $CARRY at the end; with UNTIL, the
 # commands skip the jobs that would not end by then (--until).
-run() { python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
-  "${BUDGET[@]}" "${REUSE[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan} \
+# Each command reuses the shipped encoders and what $CARRY holds when it starts: a STASH beside a running sweep
+# replaces $CARRY, and the next stage's command must not name the folders it removed (an error at start).
+run() { local reuse=("${SHIPPED[@]}"); shopt -s nullglob; reuse+=("$CARRY"/*/*); shopt -u nullglob
+  [ ${#reuse[@]} -eq 0 ] || reuse=(--reuse "${reuse[@]}")
+  python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
+  "${BUDGET[@]}" "${reuse[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan} \
   ${STASH:+--stash "$CARRY.next"}; }
 # Stages that only export, time or report have nothing to plan or stash.
 dry() { [ -n "${PLAN:-}${STASH:-}" ]; }
