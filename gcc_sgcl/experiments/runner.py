@@ -78,23 +78,23 @@ class Sweep(SweepConfig):
     does not); :meth:`carried` is what is left of them while it runs."""
 
     def __post_init__(self) -> None:
-        missing = [folder for folder in self.reuse if not (Path(folder) / CHECKPOINT_NAME).is_file()]
+        missing = self._without_checkpoint()
         if missing:
             raise FileNotFoundError(f"--reuse {missing[0]}: no {CHECKPOINT_NAME} there"
                                     + (f" (nor in {len(missing) - 1} more)" if len(missing) > 1 else ""))
+
+    def _without_checkpoint(self) -> list[str]:
+        return [folder for folder in self.reuse if not (Path(folder) / CHECKPOINT_NAME).is_file()]
 
     def carried(self) -> list[str]:
         """The ``reuse`` folders that still hold a checkpoint. One removed after the start (e.g. a stash replacing
         ``saved/carry`` beside a running sweep) is skipped with a warning: its state was carried in, or its
         rows are stored, so the sweep goes on without it."""
-        present = []
-        for folder in self.reuse:
-            if (Path(folder) / CHECKPOINT_NAME).is_file():
-                present.append(folder)
-            else:
-                warnings.warn(f"--reuse {folder} has no {CHECKPOINT_NAME} any more (removed since the sweep "
-                              f"started); skipping it", RuntimeWarning, stacklevel=2)
-        return present
+        gone = self._without_checkpoint()
+        for folder in gone:
+            warnings.warn(f"--reuse {folder} has no {CHECKPOINT_NAME} any more (removed since the sweep started); "
+                          f"skipping it", RuntimeWarning, stacklevel=2)
+        return [folder for folder in self.reuse if folder not in gone]
 
     def encoder_config(self, method: str, mode: str, seed: int) -> Config:
         """The pre-training configuration of one (method, mode, seed); runs of a budget live in
