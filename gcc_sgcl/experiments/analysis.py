@@ -296,12 +296,13 @@ def baseline_of(method: str) -> str:
     return f"{BASELINE}{JOINED}{tail}" if sep and head != BASELINE else BASELINE
 
 
-def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str) -> tuple[list, list]:
-    """The paper's samples: every CV repetition of every seed, paired with its baseline's (:func:`baseline_of`)
-    by (seed, repetition) (all encoders are scored on the same splits and bootstrap draws); seed means where no
+def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str,
+           against: str | None = None) -> tuple[list, list]:
+    """The paper's samples: every CV repetition of every seed, paired with its baseline's (``against``, by default
+    :func:`baseline_of` ``method``) by (seed, repetition) (all encoders are scored on the same splits and bootstrap draws); seed means where no
     repetitions are stored (similarity search). Rows of one table share their protocol (:func:`at_budget`), so a seed whose two
     rows hold different numbers of repetitions cannot be paired: an error naming it."""
-    baseline = baseline_of(method)
+    baseline = against or baseline_of(method)
     mine = rows.by_key.get((method, mode, dataset, task, metric), {})
     base = rows.by_key.get((baseline, mode, dataset, task, metric), {})
     x, y = [], []
@@ -408,7 +409,7 @@ def score_grid(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
 
 @dataclass(frozen=True)
 class Statistic:
-    """``method`` against its :func:`baseline_of` on one column: seed-paired means, the 90 % t-interval of
+    """``method`` against its baseline (:func:`statistics`) on one column: seed-paired means, the 90 % t-interval of
     ``method``'s mean, the tests on the pooled samples (``comparison``) and the Wilcoxon p of the seed means."""
 
     column: Column
@@ -422,14 +423,15 @@ class Statistic:
     p_seed_means: float | None
 
 
-def statistics(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[str]) -> list[Statistic]:
-    """One :class:`Statistic` per column with at least two paired seeds and pooled samples."""
-    out = []
+def statistics(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[str],
+               against: str | None = None) -> list[Statistic]:
+    """One :class:`Statistic` per column with at least two paired seeds and pooled samples; the baseline is
+    ``against``, by default :func:`baseline_of` ``method``."""
+    baseline, out = against or baseline_of(method), []
     for d, task, metric in rows.columns(tasks):
         for mode in modes:
-            x, y = paired(rows.seeds(method, mode, d, task, metric),
-                          rows.seeds(baseline_of(method), mode, d, task, metric))
-            px, py = pooled(rows, method, mode, d, task, metric)
+            x, y = paired(rows.seeds(method, mode, d, task, metric), rows.seeds(baseline, mode, d, task, metric))
+            px, py = pooled(rows, method, mode, d, task, metric, baseline)
             if len(x) < 2 or len(px) < 2:
                 continue
             s, b = summarize(x, interval="t"), summarize(y, interval="t")

@@ -107,9 +107,9 @@ def _p(value: float | None) -> str:
     return "–" if value is None or not np.isfinite(value) else f"{value:.3g}"
 
 
-def statistics_section(stats: list[Statistic], method: str, csv_path: Path) -> str:
-    """The statistics of ``method`` against ``gcc`` as Markdown and CSV."""
-    header = ["dataset", "mode", "seeds", "samples", method, "gcc", "difference (pp)", f"{method} 5–95 %",
+def statistics_section(stats: list[Statistic], method: str, csv_path: Path, against: str = "gcc") -> str:
+    """The statistics of ``method`` against ``against`` as Markdown and CSV."""
+    header = ["dataset", "mode", "seeds", "samples", method, against, "difference (pp)", f"{method} 5–95 %",
               "Wilcoxon p", "Mann–Whitney p", "t-test p", f"all p < {PAPER_ALPHA:g}", f"all p < {LOOSE_ALPHA:g}",
               "Wilcoxon p (seed means)"]
     body, flat = [], []
@@ -122,7 +122,7 @@ def statistics_section(stats: list[Statistic], method: str, csv_path: Path) -> s
                      marker(c, PAPER_ALPHA) or "no", loose_mark(c) or "no", _p(s.p_seed_means)])
         flat.append([s.column.dataset, s.column.mode, s.column.metric, s.seeds, s.samples, s.mean, s.baseline,
                      s.mean - s.baseline, s.ci_low, s.ci_high, *p, s.p_seed_means])
-    write_csv(csv_path, ["dataset", "mode", "metric", "seeds", "samples", method, "gcc", "difference", "ci5",
+    write_csv(csv_path, ["dataset", "mode", "metric", "seeds", "samples", method, against, "difference", "ci5",
                          "ci95", "p_wilcoxon", "p_mannwhitney", "p_ttest", "p_wilcoxon_seed_means"], flat)
     return markdown_table(header, body) if body else "_fewer than two paired seeds_"
 

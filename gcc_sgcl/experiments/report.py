@@ -171,6 +171,7 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "alone, `sgcl-random-crop` / `sgcl-random-permute` one control alone. How often each stage and control "
         "changes a view is measured in `docs/augmentations.md` (`python -m gcc_sgcl.bench --only augment`).",
         rd.grid_section(*an.score_grid(rows, ["e2e"], an.CLASSIFICATION, ablation), folder / "ablation.csv"),
+        *swap_statistics(rows, folder),
         f"## Pairwise augmentations on {rd.label(heatmap_dataset)} (E2E, % gain over GCC)",
         "Cells (a, b) and (b, a): `sgcl-a+b`, the two stages applied in the pipeline's (the paper's) order; diagonal: "
         "`sgcl-a` alone (similar and diverse are alternative filters, never paired). Gain = (the cell's mean over its "
@@ -186,6 +187,25 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "accuracy in brackets, the quintile's λ2 range in square brackets, averaged over paired seeds.",
         rd.quintiles_section(an.lambda2_quintiles(rows, "sgcl", "e2e"), "sgcl", folder / "lambda2_quintiles.csv"),
     ]
+
+
+def swap_statistics(rows: an.Rows, folder: Path) -> list[str]:
+    """``sgcl`` against each swapped-in random analogue (the ablation's own question), paired by seed; the
+    table's markers test each row against ``gcc`` instead."""
+    out = []
+    for swapped in an.SWAPPED:
+        if swapped not in rows.methods(classical=False):
+            continue
+        part = swapped[swapped.index("[") + 1:-1].replace("=", "_")
+        stats = an.statistics(rows, an.SGCL, ["e2e"], an.CLASSIFICATION, against=swapped)
+        n = min((s.seeds for s in stats), default=0)
+        floor = (f"; with {n} seeds the Wilcoxon test of the seed means cannot fall below {min_wilcoxon_p(n):.3g}"
+                 if n else "")
+        out += [f"### `sgcl` against `{swapped}`: is the spectral version better than its random analogue?",
+                f"Difference = `sgcl` − `{swapped}` (positive: the spectral version is ahead) over the seeds both "
+                f"have; tests as in the SGCL-against-GCC statistics (seeds × CV repetitions{floor}).",
+                rd.statistics_section(stats, an.SGCL, folder / f"ablation_statistics_{part}.csv", against=swapped)]
+    return out
 
 
 def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | None = None,
