@@ -570,8 +570,10 @@ def test_ablation_tests_sgcl_against_each_random_analogue_it_has_rows_for(tmp_pa
         rows += [row("gcc", "x", float(np.mean(base)), seed=seed, scores=base),
                  row("sgcl", "x", float(np.mean(mine)), seed=seed, scores=mine),
                  row("sgcl[crop=random]", "x", float(np.mean(control)), seed=seed, scores=control)]
+    rows.append(row("sgcl", "x", 0.9, seed=3, scores=repeats(0.9)))  # a seed the control lacks: not paired
     stat, = an.statistics(an.Rows(rows), "sgcl", ["e2e"], ["graph_classification"], against="sgcl[crop=random]")
     assert (stat.seeds, stat.samples) == (3, 90)
+    assert stat.p_seed_means == pytest.approx(0.25)
     assert 100 * (stat.mean - stat.baseline) == pytest.approx(5.0, abs=0.05)
     store = tmp_path / "rows.jsonl"
     RowStore(store).append(rows)
@@ -579,8 +581,9 @@ def test_ablation_tests_sgcl_against_each_random_analogue_it_has_rows_for(tmp_pa
     section = text.split("### `sgcl` against `sgcl[crop=random]`")[1].split("##")[0]
     line, = [s for s in section.splitlines() if s.startswith("| x |")]
     assert "| +4.98 |" in line and "| ▲ |" in line
-    assert "| sgcl | 3 | 62.45 ± 1.00 |" in text.split("## Ablation")[1]  # no marker against gcc
-    assert "with 3 seeds the Wilcoxon test of the seed means cannot fall below 0.25" in section
+    assert "| sgcl | 4 | 69.34 ± 13.80 |" in text.split("## Ablation")[1]  # no marker against gcc
+    assert "with n paired seeds the Wilcoxon test of the seed means cannot fall below 2/2^n (n = 3: 0.25)" in section
     assert "permute=random`:" not in text
     assert (tmp_path / "ablation_statistics_crop_random.csv").read_text().startswith(
         "dataset,mode,metric,seeds,samples,sgcl,sgcl[crop=random],difference")
+    assert (tmp_path / "statistics.csv").read_text().startswith("dataset,mode,metric,seeds,samples,sgcl,gcc,")

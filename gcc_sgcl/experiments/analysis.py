@@ -298,11 +298,12 @@ def baseline_of(method: str) -> str:
 
 def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str,
            against: str | None = None) -> tuple[list, list]:
-    """The paper's samples: every CV repetition of every seed, paired with its baseline's (``against``, by default
-    :func:`baseline_of` ``method``) by (seed, repetition) (all encoders are scored on the same splits and bootstrap draws); seed means where no
-    repetitions are stored (similarity search). Rows of one table share their protocol (:func:`at_budget`), so a seed whose two
-    rows hold different numbers of repetitions cannot be paired: an error naming it."""
-    baseline = against or baseline_of(method)
+    """The paper's samples: every CV repetition of every seed, paired with its baseline's (``against``, by
+    default :func:`baseline_of` ``method``) by (seed, repetition) (all encoders are scored on the same splits
+    and bootstrap draws); seed means where no repetitions are stored (similarity search). Rows of one table
+    share their protocol (:func:`at_budget`), so a seed whose two rows hold different numbers of repetitions
+    cannot be paired: an error naming it."""
+    baseline = against if against is not None else baseline_of(method)
     mine = rows.by_key.get((method, mode, dataset, task, metric), {})
     base = rows.by_key.get((baseline, mode, dataset, task, metric), {})
     x, y = [], []
@@ -427,7 +428,7 @@ def statistics(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[st
                against: str | None = None) -> list[Statistic]:
     """One :class:`Statistic` per column with at least two paired seeds and pooled samples; the baseline is
     ``against``, by default :func:`baseline_of` ``method``."""
-    baseline, out = against or baseline_of(method), []
+    baseline, out = against if against is not None else baseline_of(method), []
     for d, task, metric in rows.columns(tasks):
         for mode in modes:
             x, y = paired(rows.seeds(method, mode, d, task, metric), rows.seeds(baseline, mode, d, task, metric))

@@ -32,6 +32,7 @@ from gcc_sgcl.experiments.analysis import (
     Runtime,
     SeedDifferences,
     Statistic,
+    baseline_of,
     loose_mark,
 )
 from gcc_sgcl.experiments.budget import (
@@ -107,8 +108,10 @@ def _p(value: float | None) -> str:
     return "–" if value is None or not np.isfinite(value) else f"{value:.3g}"
 
 
-def statistics_section(stats: list[Statistic], method: str, csv_path: Path, against: str = "gcc") -> str:
-    """The statistics of ``method`` against ``against`` as Markdown and CSV."""
+def statistics_section(stats: list[Statistic], method: str, csv_path: Path, against: str | None = None) -> str:
+    """The statistics of ``method`` against ``against`` (by default :func:`baseline_of` ``method``) as Markdown
+    and CSV."""
+    against = against if against is not None else baseline_of(method)
     header = ["dataset", "mode", "seeds", "samples", method, against, "difference (pp)", f"{method} 5–95 %",
               "Wilcoxon p", "Mann–Whitney p", "t-test p", f"all p < {PAPER_ALPHA:g}", f"all p < {LOOSE_ALPHA:g}",
               "Wilcoxon p (seed means)"]

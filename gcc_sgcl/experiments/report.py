@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from gcc_sgcl.config import AugmentConfig
+from gcc_sgcl.config import AugmentConfig, parse_method
 from gcc_sgcl.experiments import analysis as an
 from gcc_sgcl.experiments import render as rd
 from gcc_sgcl.experiments.budget import (
@@ -157,9 +157,11 @@ def finetune_intro(rows: an.Rows) -> str:
 
 
 def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Path) -> list[str]:
-    """The ablation table, the pairwise heat-map and the λ2 quintiles (E2E)."""
+    """The ablation table (markers against ``gcc``), ``sgcl`` against each random analogue
+    (:func:`swap_statistics`), the pairwise heat-map and the λ2 quintiles (E2E)."""
+    trained = rows.methods(classical=False)
     ablation = [an.BASELINE] + [m for m in an.ABLATION_METHODS + tuple(f"sgcl-{s}" for s in an.STAGES + an.CONTROLS)
-                                if m in rows.methods(classical=False)]
+                                if m in trained]
     png = folder / f"heatmap_{heatmap_dataset}.png"
     heat = an.heatmap_gains(rows, heatmap_dataset, "e2e")
     title = f"% gain over GCC, {rd.label(heatmap_dataset)} (E2E)"
@@ -168,10 +170,11 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "As the appendix's ablation table: `sgcl[crop=random]` is `sgcl` (the tables' c) with its spectral crop "
         "replaced by a random crop dropping as many nodes, `sgcl[permute=random]` with its frequency reorder replaced "
         "by a uniform permutation of the eigenvector columns; `sgcl-<stage>` rows (when present) train one stage "
-        "alone, `sgcl-random-crop` / `sgcl-random-permute` one control alone. How often each stage and control "
+        "alone, `sgcl-random-crop` / `sgcl-random-permute` one control alone. The table's markers test each row "
+        "against `gcc`; the statistics after it test `sgcl` against each random analogue. How often each stage and control "
         "changes a view is measured in `docs/augmentations.md` (`python -m gcc_sgcl.bench --only augment`).",
         rd.grid_section(*an.score_grid(rows, ["e2e"], an.CLASSIFICATION, ablation), folder / "ablation.csv"),
-        *swap_statistics(rows, folder),
+        *swap_statistics(rows, trained, folder),
         f"## Pairwise augmentations on {rd.label(heatmap_dataset)} (E2E, % gain over GCC)",
         "Cells (a, b) and (b, a): `sgcl-a+b`, the two stages applied in the pipeline's (the paper's) order; diagonal: "
         "`sgcl-a` alone (similar and diverse are alternative filters, never paired). Gain = (the cell's mean over its "
@@ -189,18 +192,18 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
     ]
 
 
-def swap_statistics(rows: an.Rows, folder: Path) -> list[str]:
-    """``sgcl`` against each swapped-in random analogue (the ablation's own question), paired by seed; the
-    table's markers test each row against ``gcc`` instead."""
+def swap_statistics(rows: an.Rows, trained: Sequence[str], folder: Path) -> list[str]:
+    """``sgcl`` against each swapped-in random analogue among the ``trained`` methods (the ablation's own
+    question), paired by seed; the table's markers test each row against ``gcc`` instead."""
     out = []
     for swapped in an.SWAPPED:
-        if swapped not in rows.methods(classical=False):
+        if swapped not in trained:
             continue
-        part = swapped[swapped.index("[") + 1:-1].replace("=", "_")
+        part = "_".join(f"{k}_{v}" for k, v in parse_method(swapped)[1].items())
         stats = an.statistics(rows, an.SGCL, ["e2e"], an.CLASSIFICATION, against=swapped)
-        n = min((s.seeds for s in stats), default=0)
-        floor = (f"; with {n} seeds the Wilcoxon test of the seed means cannot fall below {min_wilcoxon_p(n):.3g}"
-                 if n else "")
+        n = max((s.seeds for s in stats), default=0)
+        floor = (f"; with n paired seeds the Wilcoxon test of the seed means cannot fall below 2/2^n "
+                 f"(n = {n}: {min_wilcoxon_p(n):.3g})" if n else "")
         out += [f"### `sgcl` against `{swapped}`: is the spectral version better than its random analogue?",
                 f"Difference = `sgcl` − `{swapped}` (positive: the spectral version is ahead) over the seeds both "
                 f"have; tests as in the SGCL-against-GCC statistics (seeds × CV repetitions{floor}).",
