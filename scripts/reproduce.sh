@@ -17,7 +17,8 @@
 #                                                # a sweep running beside the stash skips the folders it replaced)
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
-# "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds), moco (3 seeds),
+# "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds, frozen and
+# fine-tuned: supervised training from scratch), moco (3 seeds),
 # classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (the chosen sgcl
 # with its crop / reorder swapped for the random analogue, as the appendix's ablation table), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B),
 # finetune (GCC's recipe), runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
@@ -120,7 +121,8 @@ for stage in $stages; do
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --with-structural
                  finetune "$sgcl" "$seed"  # while the seed's encoders are on disk
                done ;;
-    random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0 ;;  # untrained encoders
+    random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0  # untrained encoders,
+               run finetune --methods gcc --seeds "${SEEDS3[@]}" --datasets "${FT_DATA[@]}" --steps 0 "${FT[@]}" ;;  # frozen and fine-tuned
     k64)       sgcl=$(sgcl_method) || exit 1
                run run --methods "$(variant "$sgcl" k=64)" --seeds 0 --datasets "${ALL[@]}" ;;
     moco)      sgcl=$(sgcl_method) || exit 1

@@ -16,6 +16,7 @@ from gcc_sgcl.experiments.budget import (
     PUBLISHED_GCC_E2E,
     Curve,
     change_per_doubling,
+    changes_at,
     choose_budget,
     fidelity,
     fidelity_passes,
@@ -198,6 +199,16 @@ def test_floor_verdict_compares_the_best_listed_method_with_the_best_training_fr
                         scores=repeats(encoder)), row("structural", "x", floor, mode="none", scores=repeats(floor))])
         (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc"])
         assert v.verdict == verdict and v.comparison.n == 60 and v.comparison.n_baseline == 30
+
+
+def test_floor_verdict_lets_only_methods_with_enough_seeds_stand_for_pre_training():
+    # a lucky one-seed graphcl row does not beat the floor on pre-training's behalf while gcc has 3 seeds
+    rows = an.Rows([row("gcc", "x", 0.70, seed=s) for s in range(3)]
+                   + [row("graphcl", "x", 0.99), row("structural", "x", 0.71, mode="none")])
+    (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "graphcl"])
+    assert (v.best, v.verdict) == ("gcc", "is not above")
+    (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "graphcl"], min_seeds=1)
+    assert v.best == "graphcl"
 
 
 def test_headline_counts_columns_where_sgcl_is_ahead_of_gcc():
@@ -430,6 +441,7 @@ def test_learning_curves_follow_steps_for_each_method_and_column():
 def test_change_per_doubling_divides_the_change_by_the_doublings_between_counts():
     c = Curve("gcc", "x", "accuracy", (0, 100, 400), (0.1, 0.5, 0.52), (0,))
     assert change_per_doubling(c) == {400: pytest.approx(0.01)}  # +2 pt over two doublings
+    assert changes_at([c], 400) == [(c, pytest.approx(0.01))] and changes_at([c], 100) == []  # 100: no earlier count
 
 
 def test_budget_is_the_first_step_count_where_most_gcc_columns_change_less_than_half_a_point_per_doubling():
@@ -498,6 +510,8 @@ def test_report_renders_the_budget_study_and_random_init_only_when_rows_exist(tm
     RowStore(study).append(_curve_rows(points))
     text = build_report(study, tmp_path / "study.md", heatmap_dataset="imdb-binary")
     assert "**Chosen budget: 1000 steps**" in text
+    assert "The rule reads `gcc`'s curve only; the curve was measured up to 3000 steps." in text
+    assert "| `gcc` | +0.115 | +0.115 | 2 of 2 |" in text  # (60.2 − 60.0) / log2(1000 / 300) per column
     assert "| dataset | published | gcc | difference |" in text
     assert "| IMDB-B | 71.7 | 60.20 (1 seed) | -11.50 |" in text
     assert "- IMDB-B: gcc 60.20, published 71.7 (-11.50 pt); no training-free row under this protocol yet." in text
@@ -538,12 +552,26 @@ def test_report_compares_fine_tuned_sgcl_and_gcc_seed_by_seed(tmp_path):
     tuned = dict(task="graph_classification_finetuned", epochs=30)
     RowStore(store).append([row(m, "imdb-binary", v + step * s, seed=s, scores=repeats(v + step * s, 3), **kw)
                             for s in (0, 1) for kw in ({}, tuned) for m, v, step in (("gcc", 0.70, 0.01),
-                                                                                     ("sgcl", 0.72, 0.02))])
+                                                                                     ("sgcl", 0.72, 0.02))]
+                           + [row("gcc", "imdb-binary", 0.6, steps=0, scores=repeats(0.6, 3), **tuned)])
     text = build_report(store, tmp_path / "r.md", heatmap_dataset="x")
     tuned_part = text.split("## Fine-tuned encoders")[1].split("## Ablation")[0]
     assert "each seed's score is its mean over the folds" in tuned_part
+    assert "| random init | 1 | 60.00 ± 1.00ᶜ |" in tuned_part  # the untrained encoder fine-tuned: training from scratch
     assert "| IMDB-B | 2 | +2.00 +3.00 | +2.50 |" in tuned_part
     assert (tmp_path / "sgcl_minus_gcc_finetuned.csv").read_text().count("\n") == 3  # header + one line per seed
+
+
+def test_similarity_section_shows_sgcl_minus_gcc_seed_by_seed_per_metric(tmp_path):
+    store = tmp_path / "rows.jsonl"
+    sim = dict(task="similarity_search")
+    RowStore(store).append([row(m, "kdd_icdm", v + step * s, seed=s, metric=k, **sim) for s in (0, 1)
+                            for k in ("hits@20", "hits@40") for m, v, step in (("gcc", 0.10, 0.01),
+                                                                               ("sgcl", 0.12, 0.015))])
+    text = build_report(store, tmp_path / "r.md", heatmap_dataset="x")
+    part = text.split("## Top-k similarity search")[1].split("## Fine-tuned encoders")[0]
+    assert "one HITS@k per seed" in part
+    assert "| KDD-ICDM hits@20 | 2 | +2.00 +2.50 | +2.25 |" in part and "| KDD-ICDM hits@40 | 2 |" in part
 
 
 def test_summary_sorts_columns_by_where_their_seed_interval_lies():

@@ -24,6 +24,7 @@ from gcc_sgcl.experiments.stats import DOWN, UP, Comparison, Summary, compare, m
 T = TypeVar("T")
 
 BASELINE = "gcc"
+FLOOR_MIN_SEEDS = 3  # seeds a pre-trained method needs to stand against the training-free floor
 RANDOM_INIT = "random init"  # the label of an encoder pre-trained for 0 steps
 PAPER_ALPHA = 1e-6
 LOOSE_ALPHA = 0.05
@@ -474,15 +475,20 @@ def seed_means(rows: Rows, methods: Sequence[str], mode: str, dataset: str, task
     return {m: float(np.mean(list(v.values()))) for m in methods if (v := rows.seeds(m, mode, dataset, task, metric))}
 
 
-def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str],
-                   methods: Sequence[str]) -> list[FloorVerdict]:
+def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: Sequence[str],
+                   min_seeds: int = FLOOR_MIN_SEEDS) -> list[FloorVerdict]:
     """Per column: the best seed-mean of ``methods`` (pre-trained) against the best training-free mean, with
-    Mann–Whitney and Welch's t-test on their scores."""
+    Mann–Whitney and Welch's t-test on their scores. Only methods with at least ``min_seeds`` seeds on the
+    column compete (fewer when no method has that many: those with the most), so that a one-seed row's luck
+    does not stand for pre-training."""
     out = []
     for d, task, metric in rows.columns(tasks):
         floors = seed_means(rows, rows.methods(classical=True), CLASSICAL_MODE, d, task, metric)
         for mode in modes:
             trained = seed_means(rows, methods, mode, d, task, metric)
+            counts = {m: len(rows.seeds(m, mode, d, task, metric)) for m in trained}
+            need = min(min_seeds, max(counts.values(), default=0))
+            trained = {m: v for m, v in trained.items() if counts[m] >= need}
             if floors and trained:
                 best, floor = max(trained, key=trained.get), max(floors, key=floors.get)
                 a = all_scores(rows, best, mode, d, task, metric)

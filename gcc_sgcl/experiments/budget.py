@@ -88,6 +88,12 @@ def change_per_doubling(curve: Curve) -> dict[int, float]:
     return {s: (m - pm) / np.log2(s / p) for (p, pm), (s, m) in zip(points, points[1:])}
 
 
+def changes_at(curves: Sequence[Curve], steps: int) -> list[tuple[Curve, float]]:
+    """Each curve that reaches ``steps`` from an earlier non-zero count, with its change per doubling there
+    (:func:`change_per_doubling`)."""
+    return [(c, ch[steps]) for c in curves if steps in (ch := change_per_doubling(c))]
+
+
 @dataclass(frozen=True)
 class BudgetChoice:
     """The chosen step count, whether GCC's curve is flat there (``flat``: on more than half of the columns

@@ -207,7 +207,8 @@ def evidence_lines(items: list[Evidence]) -> str:
 
 
 def _column_name(c: Column, modes: set[str]) -> str:
-    return label(c.dataset) + (f" {c.mode.upper()}" if len(modes) > 1 else "")
+    return (label(c.dataset) + (f" {c.mode.upper()}" if len(modes) > 1 else "")
+            + (f" {c.metric}" if c.task in SIMILARITY else ""))
 
 
 def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences], method: str = "SGCL") -> str:
@@ -229,7 +230,7 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
         modes = {d.column.mode for d in items}
 
         def name(d: SeedDifferences) -> str:
-            return _column_name(d.column, modes) + (f" {d.column.metric}" if d.column.task in SIMILARITY else "")
+            return _column_name(d.column, modes)
 
         def listed(found: list[SeedDifferences]) -> str:
             return ", ".join(f"{name(d)} ({100 * d.summary.mean:+.2f} pp)" for d in found) or "no column"
@@ -430,17 +431,34 @@ def plot_curves(curves: list[Curve], png: Path) -> None:
     plt.close(fig)
 
 
-def budget_text(choice: BudgetChoice, method: str = "gcc") -> str:
-    """The chosen budget and the rule's evidence, as prose."""
+def budget_text(choice: BudgetChoice, changes: Sequence[tuple[Curve, float]], method: str = "gcc") -> str:
+    """The chosen budget and the rule's evidence, as prose, then each curve's change per doubling at the chosen
+    count (``changes``, :func:`~gcc_sgcl.experiments.budget.changes_at`) and how many columns each method is
+    flat on there."""
     counts = ", ".join(f"{s} steps: {choice.flat_columns[s]} of {choice.measured_columns[s]}"
                        for s in choice.flat_columns)
     rule = (f"the smallest step count at which `{method}`'s score changes by less than "
             f"{100 * choice.tolerance:.1f} pt per doubling of the steps (change from the previous measured count "
             f"divided by log2 of their ratio) on most columns")
     if choice.flat:
-        return f"**Chosen budget: {choice.steps} steps** — {rule}. Flat columns per step count: {counts}."
-    return (f"**No budget meets the rule yet** ({rule}); the largest measured, {choice.steps} steps, is used. "
-            f"Flat columns per step count: {counts}.")
+        text = f"**Chosen budget: {choice.steps} steps** — {rule}. Flat columns per step count: {counts}."
+    else:
+        text = (f"**No budget meets the rule yet** ({rule}); the largest measured, {choice.steps} steps, is used. "
+                f"Flat columns per step count: {counts}.")
+    if not changes:
+        return text
+    last = max(choice.flat_columns)
+    methods = list(dict.fromkeys(c.method for c, _ in changes))
+    columns = list(dict.fromkeys((c.dataset, c.metric) for c, _ in changes))
+    cell = {(c.method, c.dataset, c.metric): v for c, v in changes}
+    flat = {m: sum(abs(v) < choice.tolerance for c, v in changes if c.method == m) for m in methods}
+    body = [[f"`{m}`", *("–" if (m, *col) not in cell else f"{100 * cell[(m, *col)]:+.3f}" for col in columns),
+             f"{flat[m]} of {sum(c.method == m for c, _ in changes)}"] for m in methods]
+    beyond = ("no longer run was measured, so flatness beyond it is not shown" if choice.steps == last
+              else f"the curve was measured up to {last} steps")
+    return (text + f" The rule reads `{method}`'s curve only; {beyond}. Change per doubling at {choice.steps} "
+            f"steps (pt; flat: |change| < {100 * choice.tolerance:.1f}):\n\n"
+            + markdown_table(["method", *(f"{label(d)} {metric}" for d, metric in columns), "flat columns"], body))
 
 
 def published_section(items: list[Published], csv_path: Path) -> str:

@@ -19,7 +19,7 @@ from gcc_sgcl.config import AugmentConfig, parse_method
 from gcc_sgcl.experiments import analysis as an
 from gcc_sgcl.experiments import render as rd
 from gcc_sgcl.experiments.budget import (
-    BudgetChoice, Curve, choose_budget, curve_family, fidelity, learning_curves, published_finetuned,
+    BudgetChoice, Curve, changes_at, choose_budget, curve_family, fidelity, learning_curves, published_finetuned,
 )
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.experiments.stats import min_wilcoxon_p
@@ -44,7 +44,7 @@ def budget_sections(study: tuple, table: list[ResultRow], out: Path, folder: Pat
         "seed the std over its CV repetitions (the table's cells' ± elsewhere in this report).",
         f"![learning curve]({_relative(png, out)})",
         rd.curves_section(curves, png, folder / "learning_curve.csv"),
-        rd.budget_text(choice),
+        rd.budget_text(choice, changes_at(curves, choice.steps)),
     ]
     rows = an.Rows(table)
     checked = fidelity(rows)
@@ -60,8 +60,8 @@ def classification_intro(rows: an.Rows, n_seeds: int) -> str:
     cv = " / ".join(f"{r} repetitions of bootstrapped {f}-fold CV" for r, f in an.cv_settings(rows, an.CLASSIFICATION))
     return (
         "Rows are methods, columns dataset × training mode; cells are mean ± std over seeds of each encoder's "
-        f"score (mean over {cv or 'its CV'}), in %. Marker against the `gcc` row of the same mode (a "
-        "`… ⊕ structural` row: against `gcc ⊕ structural`): ▲/▼ = Wilcoxon, "
+        f"score (mean over {cv or 'its CV'}), in %. Marker against the `gcc` row of the same mode (`gcc ⊕ "
+        "structural` too; another `… ⊕ structural` row: against `gcc ⊕ structural`): ▲/▼ = Wilcoxon, "
         "Mann–Whitney and t-test all p < 1e-6 (the paper's rule), † = all p < 0.05, the tests run, as in the paper, "
         "on every CV repetition of every seed, paired with GCC's by (seed, repetition) — repetitions share splits "
         "and bootstrap draws across methods. Repetitions of one encoder are not independent encoders, so the last "
@@ -93,9 +93,12 @@ def seed_difference_parts(rows: an.Rows, modes: Sequence[str], out: Path, folder
     text = rd.seed_differences_section(items, an.SGCL, png, folder / f"{stem}.csv")
     if not items:
         return [text]
-    score = "folds" if set(tasks) <= set(an.FINETUNED) else "CV repetitions"
-    return [f"Seed by seed (`sgcl` and `gcc` encoders of the same seed; each seed's score is its mean over the "
-            f"{score}), the mean difference with its 90 % Student-t interval over seeds:",
+    if set(tasks) <= set(an.SIMILARITY):
+        score = "one HITS@k per seed"
+    else:
+        score = f"each seed's score is its mean over the {'folds' if set(tasks) <= set(an.FINETUNED) else 'CV repetitions'}"
+    return [f"Seed by seed (`sgcl` and `gcc` encoders of the same seed; {score}), the mean difference with its 90 % "
+            "Student-t interval over seeds:",
             f"![SGCL − GCC per seed]({_relative(png, out)})", text]
 
 
@@ -105,7 +108,8 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
     are the pre-trained rows of the tables, joined rows (``… ⊕ structural``) included."""
     n_seeds = max((len(rows.seeds("sgcl", m, d, t, metric)) for m in modes
                    for d, t, metric in rows.columns(an.CLASSIFICATION)), default=0)
-    listed = methods + ([an.RANDOM_INIT] if an.RANDOM_INIT in rows.methods(classical=False) else [])
+    untrained = [an.RANDOM_INIT] if an.RANDOM_INIT in rows.methods(classical=False) else []
+    listed = methods + untrained
     encoders = [m for m in methods if an.JOINED not in m]
     presets = [m for m in encoders if "[" not in m]  # variants (default c, k = 64) are single-seed side rows
     headlines = [rd.headline_text(an.headline(rows, m, an.CLASSIFICATION + an.SIMILARITY, rd.DATASET_LABELS))
@@ -115,8 +119,9 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         classification_intro(rows, n_seeds) if n_seeds else "",
         rd.grid_section(*an.score_grid(rows, modes, an.CLASSIFICATION, listed), folder / "classification.csv"),
         "### Does pre-training beat structure alone?",
-        "Best seed-mean of the presets in the table above (ablation, pair presets, bracketed variants, joined rows "
-        "and random init left out) against the best training-free row, per column:",
+        f"Best seed-mean of the presets in the table above with at least {an.FLOOR_MIN_SEEDS} seeds on the column "
+        "(ablation, pair presets, bracketed variants, joined rows and random init left out) against the best "
+        "training-free row, per column:",
         rd.floor_lines(an.floor_verdicts(rows, modes, an.CLASSIFICATION, presets)) or "_no training-free rows_",
         "### Does pre-training add anything on top of structure?",
         "`<method> ⊕ structural`: the encoder's embedding joined to the training-free structural vector (each block "
@@ -139,8 +144,9 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         rd.grid_section(*an.score_grid(rows, modes, an.SIMILARITY, listed), folder / "similarity.csv",
                         with_metric=True),
         rd.floor_lines(an.floor_verdicts(rows, modes, an.SIMILARITY, presets)),
+        *seed_difference_parts(rows, modes, out, folder, an.SIMILARITY, "sgcl_minus_gcc_similarity"),
         "## Fine-tuned encoders",
-        *([finetune_intro(rows), rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, encoders),
+        *([finetune_intro(rows), rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, encoders + untrained),
                                                  folder / "finetuned.csv"),
            *seed_difference_parts(rows, modes, out, folder, an.FINETUNED, "sgcl_minus_gcc_finetuned"),
            rd.published_section(published_finetuned(rows), folder / "finetuned_published.csv")]
@@ -153,7 +159,8 @@ def finetune_intro(rows: an.Rows) -> str:
     protocols = sorted({r.protocol for r in rows.rows if r.task in an.FINETUNED})
     return ("Each fold fine-tunes a copy of the pre-trained encoder with a fresh linear head on the labels of the "
             "training folds (the encoder is not frozen); cells are mean ± std over seeds of each encoder's mean over "
-            "the folds (ᶜ: one seed, ± over its folds). Protocol: " + "; ".join(f"`{p}`" for p in protocols) + ".")
+            "the folds (ᶜ: one seed, ± over its folds). `random init` fine-tunes the untrained encoder with the same "
+            "recipe: supervised training from scratch, the control that shows what pre-training adds. Protocol: " + "; ".join(f"`{p}`" for p in protocols) + ".")
 
 
 def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Path) -> list[str]:
@@ -229,7 +236,8 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     parts = [Path(intro).read_text().rstrip() if intro else "# Results",
              "## Summary: SGCL against GCC at the table budget",
              "SGCL − GCC seed by seed on every column (frozen: classification and similarity search; fine-tuned "
-             "apart), as in the sections below. Each interval is the 90 % Student-t interval of the mean difference "
+             "apart), as in the seed-by-seed tables of the classification, similarity and fine-tuning sections "
+             "below. Each interval is the 90 % Student-t interval of the mean difference "
              "over paired seeds (the encoders are the independent samples; CV repetitions of one encoder are not), "
              "so with few seeds only a large, consistent difference excludes 0; the paper's tests, on seeds × CV "
              "repetitions, are in \"SGCL against GCC\".",
@@ -247,6 +255,10 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              *comparison_sections(rows, present_modes, table_methods(rows, default_c), out, folder),
              *ablation_sections(rows, heatmap_dataset, out, folder),
              "## Runtime (seconds per mini-batch, one run)",
+             "Measured by `bash scripts/reproduce.sh runtime` at the SGCL paper's runtime batch (16), on one thread, "
+             "the methods alternating batch by batch so that the machine's load falls on all of them alike (the "
+             "ratio to `gcc` is what the run compares). Seconds per step at the tables' batch 256 with two data "
+             "workers, for `gcc` and `sgcl`, are in `docs/performance.md`.",
              rd.runtime_section(an.runtimes(rows), folder / "runtime.csv")]
     text = "\n\n".join(p for p in parts if p) + "\n"
     out.parent.mkdir(parents=True, exist_ok=True)
