@@ -97,7 +97,8 @@ def measure_pe(views: ViewBatch, k: int, batch: int, seed: int = 0, repeats: int
     seconds = {name: float(t.sum()) / count for name, t in best.items()}
     gaps = [subspace_gap(v.astype(float), lam.astype(float), ref_v, ref_lam)
             for (v, lam), (ref_v, ref_lam) in zip(outputs["batched"], outputs["dense"])]
-    incomplete = sum(not np.allclose(lam_a, ref_lam[: len(lam_a)], atol=1e-5) or len(lam_a) != (~np.isnan(ref_lam)).sum()
+    incomplete = sum(not np.allclose(lam_a, ref_lam[: len(lam_a)], atol=1e-5)
+                     or len(lam_a) != (~np.isnan(ref_lam)).sum()
                      for (lam_a, _), (_, ref_lam) in zip(outputs["arpack"], outputs["dense"]))
     return PEResult(count, repeats, float(views.num_nodes.mean()), int(views.num_nodes.max()), seconds["arpack"],
                     seconds["dense"], seconds["batched"], max(gaps), incomplete)

@@ -329,8 +329,8 @@ def significance(rows: Rows, method: str, mode: str, dataset: str, task: str, me
 
 
 def loose_mark(c: Comparison) -> str:
-    """``"† higher"`` / ``"† lower"`` when all p-values of ``c`` are below 0.05, else ``""`` (▲/▼ are the paper's
-    1e-6 only)."""
+    """``"† higher"`` / ``"† lower"`` when all p-values of ``c`` are below 0.05, else ``""`` (▲/▼ are the
+    paper's 1e-6 only)."""
     return f"{LOOSE} {'higher' if c.mean_diff > 0 else 'lower'}" if marker(c, LOOSE_ALPHA) else ""
 
 
@@ -584,7 +584,8 @@ def seed_differences(rows: Rows, method: str, modes: Sequence[str], tasks: Seque
             common = tuple(sorted(set(mine) & set(base)))
             if common:
                 diffs = tuple(mine[s] - base[s] for s in common)
-                out.append(SeedDifferences(Column(d, task, metric, mode), common, diffs, summarize(diffs, interval="t")))
+                out.append(SeedDifferences(Column(d, task, metric, mode), common, diffs,
+                                           summarize(diffs, interval="t")))
     return out
 
 

@@ -62,11 +62,11 @@ def classification_intro(rows: an.Rows, n_seeds: int) -> str:
         "Rows are methods, columns dataset × training mode; cells are mean ± std over seeds of each encoder's "
         f"score (mean over {cv or 'its CV'}), in %. Marker against the `gcc` row of the same mode (`gcc ⊕ "
         "structural` too; another `… ⊕ structural` row: against `gcc ⊕ structural`): ▲/▼ = Wilcoxon, "
-        "Mann–Whitney and t-test all p < 1e-6 (the paper's rule), † = all p < 0.05, the tests run, as in the paper, "
-        "on every CV repetition of every seed, paired with GCC's by (seed, repetition) — repetitions share splits "
-        "and bootstrap draws across methods. Repetitions of one encoder are not independent encoders, so the last "
-        "column of the statistics table also gives the Wilcoxon p of the seed means: with n seeds it cannot fall "
-        f"below 2/2^n (n = {n_seeds}: {min_wilcoxon_p(n_seeds):.3g}). ᶜ: a single seed (training-free rows, "
+        "Mann–Whitney and t-test all p < 1e-6 (the paper's rule), † = all p < 0.05, the tests run, as in the "
+        "paper, on every CV repetition of every seed, paired with GCC's by (seed, repetition) — repetitions share "
+        "splits and bootstrap draws across methods. Repetitions of one encoder are not independent encoders, so "
+        "the last column of the statistics table also gives the Wilcoxon p of the seed means: with n seeds it "
+        f"cannot fall below 2/2^n (n = {n_seeds}: {min_wilcoxon_p(n_seeds):.3g}). ᶜ: a single seed (training-free rows, "
         "one-seed presets); its ± is the std over that encoder's CV repetitions.")
 
 
@@ -96,7 +96,8 @@ def seed_difference_parts(rows: an.Rows, modes: Sequence[str], out: Path, folder
     if set(tasks) <= set(an.SIMILARITY):
         score = "one HITS@k per seed"
     else:
-        score = f"each seed's score is its mean over the {'folds' if set(tasks) <= set(an.FINETUNED) else 'CV repetitions'}"
+        over = "folds" if set(tasks) <= set(an.FINETUNED) else "CV repetitions"
+        score = f"each seed's score is its mean over the {over}"
     return [f"Seed by seed (`sgcl` and `gcc` encoders of the same seed; {score}), the mean difference with its 90 % "
             "Student-t interval over seeds:",
             f"![SGCL − GCC per seed]({_relative(png, out)})", text]
@@ -159,8 +160,10 @@ def finetune_intro(rows: an.Rows) -> str:
     protocols = sorted({r.protocol for r in rows.rows if r.task in an.FINETUNED})
     return ("Each fold fine-tunes a copy of the pre-trained encoder with a fresh linear head on the labels of the "
             "training folds (the encoder is not frozen); cells are mean ± std over seeds of each encoder's mean over "
-            "the folds (ᶜ: one seed, ± over its folds). `random init` fine-tunes the untrained encoder with the same "
-            "recipe: supervised training from scratch, the control that shows what pre-training adds. Protocol: " + "; ".join(f"`{p}`" for p in protocols) + ".")
+            "the folds (ᶜ: one seed, ± over its folds). `random init` fine-tunes the untrained encoder with the "
+            "same recipe: supervised training from scratch, the control that shows what pre-training adds. "
+            "Protocol: "
+            + "; ".join(f"`{p}`" for p in protocols) + ".")
 
 
 def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Path) -> list[str]:
@@ -178,8 +181,9 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "replaced by a random crop dropping as many nodes, `sgcl[permute=random]` with its frequency reorder replaced "
         "by a uniform permutation of the eigenvector columns; `sgcl-<stage>` rows (when present) train one stage "
         "alone, `sgcl-random-crop` / `sgcl-random-permute` one control alone. The table's markers test each row "
-        "against `gcc`; the statistics after it test `sgcl` against each random analogue. How often each stage and control "
-        "changes a view is measured in `docs/augmentations.md` (`python -m gcc_sgcl.bench --only augment`).",
+        "against `gcc`; the statistics after it test `sgcl` against each random analogue. How often each stage "
+        "and control changes a view is measured in `docs/augmentations.md` (`python -m gcc_sgcl.bench --only "
+        "augment`).",
         rd.grid_section(*an.score_grid(rows, ["e2e"], an.CLASSIFICATION, ablation), folder / "ablation.csv"),
         *swap_statistics(rows, trained, folder),
         f"## Pairwise augmentations on {rd.label(heatmap_dataset)} (E2E, % gain over GCC)",

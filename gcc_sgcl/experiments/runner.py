@@ -125,7 +125,8 @@ class Sweep(SweepConfig):
 
     def protocol(self) -> EvalConfig:
         """How every encoder of the sweep is evaluated."""
-        return EvalConfig(folds=self.folds, repeats=self.repeats, seed=self.eval_seed, svc=self.svc, jobs=self.eval_jobs)
+        return EvalConfig(folds=self.folds, repeats=self.repeats, seed=self.eval_seed, svc=self.svc,
+                          jobs=self.eval_jobs)
 
 
 def is_classical(method: str) -> bool:

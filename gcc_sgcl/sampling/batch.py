@@ -237,7 +237,8 @@ class ViewBatch:
         base = np.repeat(node_ptr[:-1], num_edges)
         seed_rows = np.flatnonzero(g.ndata[SEED].numpy())
         if len(seed_rows) != len(num_nodes):
-            raise ValueError(f"every view needs exactly one centre node (SEED), got {len(seed_rows)} for {len(num_nodes)}")
+            raise ValueError(f"every view needs exactly one centre node (SEED), got {len(seed_rows)} for "
+                             f"{len(num_nodes)}")
         nid = g.ndata[NID].numpy().astype(np.int64) if NID in g.ndata else positions(num_nodes)
         return cls(
             num_nodes=num_nodes, num_edges=num_edges, src=src - base, dst=dst - base, nid=nid,

@@ -78,7 +78,8 @@ def rwr_visits(
     return counts, node[keep]
 
 
-def view_node_sets(starts: np.ndarray, counts: np.ndarray, visits: np.ndarray, num_parent_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+def view_node_sets(starts: np.ndarray, counts: np.ndarray, visits: np.ndarray,
+                   num_parent_nodes: int) -> tuple[np.ndarray, np.ndarray]:
     """``(num_nodes, nodes)``: per row its start node, then the other distinct visited nodes in increasing order.
 
     >>> view_node_sets(np.array([5, 1]), np.array([3, 2]), np.array([2, 5, 2, 4, 0]), 6)

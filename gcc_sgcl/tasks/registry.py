@@ -2,8 +2,8 @@
 node → node classification, graph → graph classification, similarity → top-k similarity search.
 
 ``TASKS[kind].evaluate(emb, data, name, protocol)`` scores an embedding laid out as the kind says (one row per
-node of the kind's graphs, or per graph) against the loaded dataset ``data`` called ``name``; ``finetuned`` / ``finetuned_metric`` name the
-rows of fine-tuning on the kind's labels (``None`` for kinds without labels).
+node of the kind's graphs, or per graph) against the loaded dataset ``data`` called ``name``; ``finetuned`` /
+``finetuned_metric`` name the rows of fine-tuning on the kind's labels (``None`` for kinds without labels).
 
 >>> sorted(TASKS), TASKS["graph"].name, TASKS["similarity"].finetuned
 (['graph', 'node', 'similarity'], 'graph_classification', None)
