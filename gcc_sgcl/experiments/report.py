@@ -66,8 +66,8 @@ def classification_intro(rows: an.Rows, n_seeds: int) -> str:
         "paper, on every CV repetition of every seed, paired with GCC's by (seed, repetition) — repetitions share "
         "splits and bootstrap draws across methods. Repetitions of one encoder are not independent encoders, so "
         "the last column of the statistics table also gives the Wilcoxon p of the seed means: with n seeds it "
-        f"cannot fall below 2/2^n (n = {n_seeds}: {min_wilcoxon_p(n_seeds):.3g}). ᶜ: a single seed (training-free rows, "
-        "one-seed presets); its ± is the std over that encoder's CV repetitions.")
+        f"cannot fall below 2/2^n (n = {n_seeds}: {min_wilcoxon_p(n_seeds):.3g}). ᶜ: a single seed (training-free "
+        "rows, one-seed presets); its ± is the std over that encoder's CV repetitions.")
 
 
 def c_sections(table: list[ResultRow], default_c: float, choice: an.CChoice | None, folder: Path,
