@@ -206,7 +206,8 @@ def test_floor_verdict_lets_only_methods_with_enough_seeds_stand_for_pre_trainin
     rows = an.Rows([row("gcc", "x", 0.70, seed=s) for s in range(3)]
                    + [row("graphcl", "x", 0.99), row("structural", "x", 0.71, mode="none")])
     (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "graphcl"])
-    assert (v.best, v.verdict) == ("gcc", "is not above")
+    assert (v.best, v.seeds, v.verdict) == ("gcc", 3, "is not above")
+    assert "best pre-trained `gcc` (3 seeds) 70.00 is not above the best training-free row" in rd.floor_lines([v])
     (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "graphcl"], min_seeds=1)
     assert v.best == "graphcl"
 
@@ -558,6 +559,8 @@ def test_report_compares_fine_tuned_sgcl_and_gcc_seed_by_seed(tmp_path):
     tuned_part = text.split("## Fine-tuned encoders")[1].split("## Ablation")[0]
     assert "each seed's score is its mean over the folds" in tuned_part
     assert "| random init | 1 | 60.00 ± 1.00ᶜ |" in tuned_part  # the untrained encoder fine-tuned: training from scratch
+    assert "`random init` fine-tunes the untrained encoder" in tuned_part
+    assert "random init" not in finetune_intro(an.Rows([row("gcc", "x", 0.6, **tuned)]))  # said only with its rows
     assert "| IMDB-B | 2 | +2.00 +3.00 | +2.50 |" in tuned_part
     assert (tmp_path / "sgcl_minus_gcc_finetuned.csv").read_text().count("\n") == 3  # header + one line per seed
 

@@ -444,8 +444,9 @@ def statistics(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[st
 
 @dataclass(frozen=True)
 class FloorVerdict:
-    """On one column: the best pre-trained seed-mean against the best training-free one, and the unpaired tests
-    of their scores (every CV repetition of every seed; ``None`` with fewer than two on a side)."""
+    """On one column: the best pre-trained seed-mean (over ``seeds`` seeds) against the best training-free one,
+    and the unpaired tests of their scores (every CV repetition of every seed; ``None`` with fewer than two on a
+    side)."""
 
     column: Column
     best: str
@@ -453,6 +454,7 @@ class FloorVerdict:
     floor: str
     floor_score: float
     comparison: Comparison | None = None
+    seeds: int = 1
 
     @property
     def verdict(self) -> str:
@@ -494,7 +496,8 @@ def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str], metho
                 a = all_scores(rows, best, mode, d, task, metric)
                 b = all_scores(rows, floor, CLASSICAL_MODE, d, task, metric)
                 c = compare(a, b, paired=False) if min(len(a), len(b)) >= 2 else None
-                out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], floor, floors[floor], c))
+                out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], floor, floors[floor], c,
+                                        counts[best]))
     return out
 
 

@@ -135,7 +135,8 @@ def floor_lines(verdicts: list[FloorVerdict]) -> str:
     above" / "is not above" where no test can run."""
     return "\n".join(
         f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}): best pre-trained `{v.best}` "
-        f"{100 * v.score:.2f} {v.verdict} the best training-free row `{v.floor}` {100 * v.floor_score:.2f}"
+        f"({count(v.seeds, 'seed')}) {100 * v.score:.2f} {v.verdict} the best training-free row `{v.floor}` "
+        f"{100 * v.floor_score:.2f}"
         + (f" (Mann–Whitney p {_p(v.comparison.p_mannwhitney)}, Welch t p {_p(v.comparison.p_ttest)})."
            if v.comparison is not None else " (one score on a side: untested).") for v in verdicts)
 

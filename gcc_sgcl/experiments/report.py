@@ -121,8 +121,8 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         rd.grid_section(*an.score_grid(rows, modes, an.CLASSIFICATION, listed), folder / "classification.csv"),
         "### Does pre-training beat structure alone?",
         f"Best seed-mean of the presets in the table above with at least {an.FLOOR_MIN_SEEDS} seeds on the column "
-        "(ablation, pair presets, bracketed variants, joined rows and random init left out) against the best "
-        "training-free row, per column:",
+        "(where none has that many, those with the most; ablation, pair presets, bracketed variants, joined rows "
+        "and random init left out) against the best training-free row, per column:",
         rd.floor_lines(an.floor_verdicts(rows, modes, an.CLASSIFICATION, presets)) or "_no training-free rows_",
         "### Does pre-training add anything on top of structure?",
         "`<method> ⊕ structural`: the encoder's embedding joined to the training-free structural vector (each block "
@@ -157,12 +157,14 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
 
 def finetune_intro(rows: an.Rows) -> str:
     """How the table's fine-tuned rows were fine-tuned (their stored protocols)."""
-    protocols = sorted({r.protocol for r in rows.rows if r.task in an.FINETUNED})
+    tuned = [r for r in rows.rows if r.task in an.FINETUNED]
+    protocols = sorted({r.protocol for r in tuned})
+    scratch = any(r.method == an.RANDOM_INIT for r in tuned)
+    scratch_text = ("`random init` fine-tunes the untrained encoder with the same recipe: supervised training from "
+                    "scratch, the control that shows what pre-training adds. " if scratch else "")
     return ("Each fold fine-tunes a copy of the pre-trained encoder with a fresh linear head on the labels of the "
             "training folds (the encoder is not frozen); cells are mean ± std over seeds of each encoder's mean over "
-            "the folds (ᶜ: one seed, ± over its folds). `random init` fine-tunes the untrained encoder with the "
-            "same recipe: supervised training from scratch, the control that shows what pre-training adds. "
-            "Protocol: "
+            "the folds (ᶜ: one seed, ± over its folds). " + scratch_text + "Protocol: "
             + "; ".join(f"`{p}`" for p in protocols) + ".")
 
 
