@@ -93,7 +93,8 @@ sgcl_method() {
     python -m gcc_sgcl.experiments sgcl-method --rows "$ROWS" --grid "${C_GRID[@]}"
   fi
 }
-finetune() { run finetune --methods gcc "$1" --seeds "${@:2}" --datasets "${FT_DATA[@]}" "${FT[@]}"; }
+# Fine-tune on the fine-tuned columns with the profile's recipe: finetune <methods...> --seeds <seeds...> [flags].
+finetune() { run finetune --datasets "${FT_DATA[@]}" "${FT[@]}" --methods "$@"; }
 SINGLES=(sgcl-crop sgcl-reorder sgcl-mask sgcl-align sgcl-similar sgcl-diverse)
 PAIRS=()
 stages_list=(crop reorder mask align similar diverse)
@@ -119,10 +120,10 @@ for stage in $stages; do
     main)      sgcl=$(sgcl_method) || exit 1; echo "sgcl row: $sgcl"
                for seed in "${SEEDS8[@]}"; do  # a seed's fine-tuning right after its frozen rows
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --with-structural
-                 finetune "$sgcl" "$seed"  # while the seed's encoders are on disk
+                 finetune gcc "$sgcl" --seeds "$seed"  # while the seed's encoders are on disk
                done ;;
     random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0  # untrained encoders,
-               run finetune --methods gcc --seeds "${SEEDS3[@]}" --datasets "${FT_DATA[@]}" --steps 0 "${FT[@]}" ;;  # frozen and fine-tuned
+               finetune gcc --seeds "${SEEDS3[@]}" --steps 0 ;;  # frozen and fine-tuned
     k64)       sgcl=$(sgcl_method) || exit 1
                run run --methods "$(variant "$sgcl" k=64)" --seeds 0 --datasets "${ALL[@]}" ;;
     moco)      sgcl=$(sgcl_method) || exit 1
@@ -135,7 +136,7 @@ for stage in $stages; do
     pairs)     run run --methods "${SINGLES[@]}" "${PAIRS[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1
-               finetune "$sgcl" "${SEEDS8[@]}" ;;
+               finetune gcc "$sgcl" --seeds "${SEEDS8[@]}" ;;
     runtime)   dry && { echo "(plan: runtime measures ${RT[*]} per method in one run)"; continue; }
                sgcl=$(sgcl_method) || exit 1
                python -m gcc_sgcl.experiments runtime --methods gcc "$sgcl" "$(variant "$sgcl" crop=random)" \

@@ -230,11 +230,9 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
             return f"- {what}: no paired seeds yet."
         modes = {d.column.mode for d in items}
 
-        def name(d: SeedDifferences) -> str:
-            return _column_name(d.column, modes)
-
         def listed(found: list[SeedDifferences]) -> str:
-            return ", ".join(f"{name(d)} ({100 * d.summary.mean:+.2f} pp)" for d in found) or "no column"
+            return ", ".join(f"{_column_name(d.column, modes)} ({100 * d.summary.mean:+.2f} pp)"
+                             for d in found) or "no column"
 
         sides = [interval_side(d.summary) for d in items]
 
@@ -242,7 +240,7 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
             return [d for d, s in zip(items, sides) if s == side]
 
         ahead, behind, within = on("interval above 0"), on("interval below 0"), on("interval contains 0")
-        single = [name(d) for d in on("one seed, no interval")]
+        single = [_column_name(d.column, modes) for d in on("one seed, no interval")]
         seeds = sorted({len(d.seeds) for d in items})
         span = f"{seeds[0]}–{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
         return (f"- {what} ({span} paired seeds, {count(len(items), 'column')}): {method} − GCC's 90 % interval "
