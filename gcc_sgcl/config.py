@@ -469,6 +469,8 @@ class EvalConfig:
     svc: str = setting("gcc", "graph classification's SVC: gcc = C=100000, gamma=1/n_features (GCC); grid = C by "
                               "inner grid search in each training fold; c1 = C=1, gamma=scale")
     jobs: int = setting(1, "processes fitting the CV folds (0: every available core); scores do not depend on it")
+    fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs, so "
+                                           "one killed part-way resumes at its missing folds (none: no cache)")
 
 
 @dataclass
@@ -559,6 +561,9 @@ class SweepConfig:
     svc: str = setting(default_of(EvalConfig, "svc"), "graph classification's SVC protocol (see the tasks' --svc)")
     eval_jobs: int = setting(0, "processes fitting the CV folds and the fine-tuning folds (0: every available "
                                 "core; the sweep evaluates between pre-training runs, so the cores are free)")
+    fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs, so "
+                                           "a sweep killed mid-evaluation resumes at its missing folds (default: "
+                                           "<output-dir>/folds)")
     with_structural: bool = setting(False, "also evaluate each pre-trained embedding joined to the training-free "
                                            "structural vector (rows of method '<method> ⊕ structural')")
     reuse: list[str] = setting([], "exported encoders (folders with checkpoint.pt, e.g. saved/pretrained/<name>) "

@@ -15,6 +15,8 @@
 #                                                # one) to saved/carry, replacing it, and commit it; the next
 #                                                # machine's sweep uses or resumes them (saved/carry/*/* --reuse;
 #                                                # a sweep running beside the stash skips the folders it replaced)
+#                                                # Commit saved/folds with it: the fold predictions of an evaluation
+#                                                # cut off part-way, which the next sweep resumes from
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds, frozen and
@@ -36,7 +38,7 @@ if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
   SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2); MOCO=(--batch-size 8 --moco-queue 64)
   FT=(--epochs 2 --max-folds 2 --view-copies 2); RT=(--batches 5); INTRO=(); SHIPPED=(); SHIP=saved/smoke/pretrained; TAG=synthetic_30x32
-  CARRY=saved/smoke/carry
+  CARRY=saved/smoke/carry; FOLDS=saved/smoke/folds
   CURVE_STEPS=(0 10 30); CURVE_DATA=("${NODE[@]}" "${GRAPH[@]}")
 else
   CORPUS=(ca-grqc ca-hepth ca-hepph ca-condmat email-enron)
@@ -53,6 +55,7 @@ else
   SHIP=saved/pretrained; TAG=snap5_6000x256  # the shipped encoders: saved/pretrained/<preset>_e2e_<TAG>_s0
   SHIPPED=("$SHIP"/*_"$TAG"_s0)  # the shipped seed-0 encoders are those runs: not trained again
   CARRY=saved/carry  # encoders carried from an earlier machine (STASH=1), committed
+  FOLDS=saved/folds  # fold predictions of evaluations still running (COLLAB's SVC takes hours), committed with it
   CURVE_STEPS=(0 100 300 1000 3000 6000); CURVE_DATA=(usa_airport h-index imdb-binary imdb-multi rdt-b)
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
@@ -80,7 +83,7 @@ FT_DATA=("${NODE[@]}" "${GRAPH[@]:0:2}")
 run() { local reuse=("${SHIPPED[@]}"); shopt -s nullglob; reuse+=("$CARRY"/*/*); shopt -u nullglob
   [ ${#reuse[@]} -eq 0 ] || reuse=(--reuse "${reuse[@]}")
   python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
-  "${BUDGET[@]}" "${reuse[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan} \
+  --fold-cache "$FOLDS" "${BUDGET[@]}" "${reuse[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan} \
   ${STASH:+--stash "$CARRY.next"}; }
 # Stages that only export, time or report have nothing to plan or stash.
 dry() { [ -n "${PLAN:-}${STASH:-}" ]; }

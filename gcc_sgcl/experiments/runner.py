@@ -124,9 +124,10 @@ class Sweep(SweepConfig):
                 "repeats": self.repeats, "folds": self.folds, "eval_seed": self.eval_seed, "svc": self.svc}
 
     def protocol(self) -> EvalConfig:
-        """How every encoder of the sweep is evaluated."""
+        """How every encoder of the sweep is evaluated; fold predictions are kept in ``fold_cache`` (default
+        ``<output_dir>/folds``) until an evaluation's row is in, so a sweep killed mid-evaluation resumes there."""
         return EvalConfig(folds=self.folds, repeats=self.repeats, seed=self.eval_seed, svc=self.svc,
-                          jobs=self.eval_jobs)
+                          jobs=self.eval_jobs, fold_cache=self.fold_cache or str(Path(self.output_dir) / "folds"))
 
 
 def is_classical(method: str) -> bool:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import multiprocessing
 import os
+import shutil
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +29,7 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, add_arguments
+from gcc_sgcl.fileio import atomic_target
 
 RESULTS_FILE = "results.csv"
 # The CV fits small dense problems (thousands x 64) where a multi-threaded BLAS gains little; on the shared
@@ -200,17 +204,52 @@ def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | 
         return list(bar(pool.map(_run_task, range(n))))
 
 
-def fold_predictions(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]], jobs: int = 1
-                     ) -> list[np.ndarray]:
+def fold_predictions(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]], jobs: int = 1,
+                     cache: Path | None = None) -> list[np.ndarray]:
     """``fit_predict(train, test)`` of every fold, in order, ``jobs`` at a time (:func:`forked_map`); each fold's
-    fit is single-threaded and deterministic, so the result does not depend on ``jobs``."""
-    return forked_map(lambda i: fit_predict(*folds[i]), len(folds), jobs)
+    fit is single-threaded and deterministic, so the result does not depend on ``jobs``. With ``cache`` (a
+    folder of this evaluation, :func:`fold_cache`), each fold's predictions are written to ``cache/<i>.npy`` as
+    it finishes (atomically) and read back instead of fitted when already there, so an evaluation killed
+    part-way resumes at its missing folds."""
+    def task(i: int) -> np.ndarray:
+        path = None if cache is None else cache / f"{i}.npy"
+        if path is not None and path.is_file():
+            return np.load(path)
+        predictions = fit_predict(*folds[i])
+        if path is not None:
+            with atomic_target(path) as tmp, open(tmp, "wb") as f:
+                np.save(f, predictions)
+        return predictions
+
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        done = sum((cache / f"{i}.npy").is_file() for i in range(len(folds)))
+        if done:
+            print(f"{cache}: {done} of {len(folds)} folds stored, fitting the other {len(folds) - done}",
+                  file=sys.stderr, flush=True)
+    return forked_map(task, len(folds), jobs)
+
+
+def fold_cache(root: str | Path | None, features: np.ndarray | None, labels: np.ndarray, model: str, seed: int,
+               folds: int, repeats: int) -> Path | None:
+    """The folder under ``root`` (None: no cache) keeping the fold predictions of one evaluation: named by a
+    digest of everything the predictions depend on (the features' and labels' bytes, the classifier, the CV
+    seed, folds and repetitions), so another embedding or protocol never reads them."""
+    if root is None or features is None:
+        return None
+    digest = hashlib.sha256()
+    for array in (np.ascontiguousarray(features), np.ascontiguousarray(labels)):
+        digest.update(f"{array.dtype.str}{array.shape}".encode())
+        digest.update(array.tobytes())
+    digest.update(f"{model}|{seed}|{folds}|{repeats}".encode())
+    return Path(root) / digest.hexdigest()[:24]
 
 
 def cross_validated(
     task: str, dataset: str, metric: str, fit_predict: FitPredict,
     score: Callable[[np.ndarray, np.ndarray], float], labels: np.ndarray, model: str, *,
     folds: int = 10, repeats: int = 10, bootstrap: bool = True, seed: int = 0, jobs: int = 1,
+    cache: str | Path | None = None, features: np.ndarray | None = None,
 ) -> TaskResult:
     """The paper's protocol (appendix, "statistical experimental methodology"): ``repeats`` times, a new
     stratified ``folds``-fold split; on each fold ``fit_predict(train, test)`` fits a classifier on the training
@@ -221,7 +260,10 @@ def cross_validated(
     The splits and the bootstrap draws depend only on ``(labels, seed)``, so two encoders evaluated on the
     same dataset with the same seed meet identical folds and resamples: their ``scores`` pair up by position.
     ``model`` describes the classifier for the ``protocol`` field; ``jobs`` processes fit the folds
-    (:func:`fold_predictions`; the scores do not depend on it).
+    (:func:`fold_predictions`; the scores do not depend on it). With a ``cache`` root, the fold predictions of
+    ``features`` (what ``fit_predict`` was built on) are kept there while the evaluation runs
+    (:func:`fold_cache`), so a killed evaluation resumes at its missing folds; the folder is removed once every
+    fold is in.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -229,8 +271,14 @@ def cross_validated(
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
     scores = np.empty((repeats, folds))
     correct = np.zeros((repeats, len(labels)), dtype=bool)
+    if cache is not None and features is None:
+        raise ValueError("cross_validated: a fold cache needs the features the classifier is fitted on")
+    kept = fold_cache(cache, features, labels, model, seed, folds, repeats)
     splits = repeated_stratified_folds(labels, folds, repeats, seed)
-    predictions = iter(fold_predictions(fit_predict, [fold for repetition in splits for fold in repetition], jobs))
+    predictions = iter(fold_predictions(fit_predict, [fold for repetition in splits for fold in repetition], jobs,
+                                        kept))
+    if kept is not None:
+        shutil.rmtree(kept)
     for r, repetition in enumerate(splits):
         for f, (train, test) in enumerate(repetition):
             y_true, y_pred = labels[test], next(predictions)

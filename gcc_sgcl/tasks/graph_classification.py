@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -95,10 +96,12 @@ def evaluate_graph_classification(
     repeats: int = 10,
     bootstrap: bool = True,
     jobs: int = 1,
+    cache: str | Path | None = None,
 ) -> TaskResult:
     """Accuracy of an RBF SVC (protocol ``svc`` of :data:`SVC_PROTOCOLS`, default GCC's C=100000 and gamma =
     1 / n_features), ``repeats`` x stratified ``folds``-fold CV with bootstrapped test folds (see
-    ``common.cross_validated``; ``scores`` holds one value per repetition).
+    ``common.cross_validated``; ``scores`` holds one value per repetition). With a ``cache`` root the fold
+    predictions are kept there until every fold is in, so a killed evaluation resumes at its missing folds.
 
     >>> rng = np.random.default_rng(0)
     >>> y = np.repeat([0, 1], 50)
@@ -111,13 +114,15 @@ def evaluate_graph_classification(
     return cross_validated(
         TASK, dataset, "accuracy", svc_fit_predict(emb, labels, svc, seed), accuracy_score, labels,
         SVC_PROTOCOLS[svc].description, folds=folds, repeats=repeats, bootstrap=bootstrap, seed=seed, jobs=jobs,
+        cache=cache, features=emb,
     )
 
 
 def command_line() -> argparse.ArgumentParser:
     """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
     return task_parser(TASK, "Graph classification on saved embeddings (SVC, accuracy).", ("labels",),
-                       ("folds", "repeats", "bootstrap", "seed", "svc", "jobs"), {"svc": SVC_PROTOCOLS})
+                       ("folds", "repeats", "bootstrap", "seed", "svc", "jobs", "fold_cache"),
+                       {"svc": SVC_PROTOCOLS})
 
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
@@ -137,7 +142,8 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         check_rows(emb, where.load_path, name, len(data.graphs), f"graphs in {name}")
         emb, y = labelled_rows(emb, data.labels, f"graphs of {data.name}")
         return [evaluate_graph_classification(emb, y, folds=p.folds, seed=p.seed, svc=p.svc, dataset=data.name,
-                                              repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs)]
+                                              repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs,
+                                              cache=p.fold_cache)]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate)

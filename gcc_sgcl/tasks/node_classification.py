@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from functools import partial
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -46,9 +47,11 @@ def evaluate_node_classification(
     repeats: int = 10,
     bootstrap: bool = True,
     jobs: int = 1,
+    cache: str | Path | None = None,
 ) -> TaskResult:
     """Micro-F1 of one-vs-rest logistic regression, ``repeats`` x stratified ``folds``-fold CV with
-    bootstrapped test folds (see ``common.cross_validated``; ``scores`` holds one value per repetition).
+    bootstrapped test folds (see ``common.cross_validated``; ``scores`` holds one value per repetition). With a
+    ``cache`` root the fold predictions are kept there until every fold is in (a killed evaluation resumes).
 
     ``C=1000`` and one-vs-rest follow GCC (its ``TopKRanker`` predicts the top-1 class for single-label
     data, i.e. the argmax of the one-vs-rest scores, so micro-F1 equals accuracy here).
@@ -65,14 +68,14 @@ def evaluate_node_classification(
     return cross_validated(
         TASK, dataset, "micro_f1", estimator_fit_predict(estimator, np.asarray(emb), labels),
         partial(f1_score, average="micro"), labels, f"one-vs-rest logistic regression C={C:g}",
-        folds=folds, repeats=repeats, bootstrap=bootstrap, seed=seed, jobs=jobs,
+        folds=folds, repeats=repeats, bootstrap=bootstrap, seed=seed, jobs=jobs, cache=cache, features=emb,
     )
 
 
 def command_line() -> argparse.ArgumentParser:
     """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
     return task_parser(TASK, "Node classification on saved embeddings (logistic regression, micro-F1).",
-                       ("labels",), ("folds", "repeats", "bootstrap", "seed", "jobs"))
+                       ("labels",), ("folds", "repeats", "bootstrap", "seed", "jobs", "fold_cache"))
 
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
@@ -93,7 +96,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         check_ids(where.load_path, name, getattr(data, "ids", None))
         emb, y = labelled_rows(emb, data.labels, f"nodes of {data.name}")
         return [evaluate_node_classification(emb, y, folds=p.folds, seed=p.seed, dataset=data.name, repeats=p.repeats,
-                                             bootstrap=p.bootstrap, jobs=p.jobs)]
+                                             bootstrap=p.bootstrap, jobs=p.jobs, cache=p.fold_cache)]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate)

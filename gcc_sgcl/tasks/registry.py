@@ -38,12 +38,13 @@ class Task:
 
 def _node(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
     return [evaluate_node_classification(emb, data.labels, p.folds, p.seed, dataset=name, repeats=p.repeats,
-                                         bootstrap=p.bootstrap, jobs=p.jobs)]
+                                         bootstrap=p.bootstrap, jobs=p.jobs, cache=p.fold_cache)]
 
 
 def _graph(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
     return [evaluate_graph_classification(emb, data.labels, p.folds, p.seed, svc=p.svc, dataset=name,
-                                          repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs)]
+                                          repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs,
+                                          cache=p.fold_cache)]
 
 
 def _similarity(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
