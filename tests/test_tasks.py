@@ -77,8 +77,10 @@ def test_an_evaluation_killed_part_way_resumes_at_its_missing_folds_with_the_sam
     fresh = evaluate(fit)
     assert np.array_equal(resumed.scores, fresh.scores) and np.array_equal(resumed.correct, fresh.correct)
     assert list(tmp_path.iterdir()) == []  # removed once every fold is in
-    # another embedding, classifier, CV seed or repetition count never reads these predictions
-    others = {fold_cache(tmp_path, x + 1e-9, y, "logreg", 1, 4, 3), fold_cache(tmp_path, x, y, "svc", 1, 4, 3),
+    # another embedding, classifier, CV seed or repetition count never reads these predictions; the same one with
+    # other last bits (another CPU) does
+    assert fold_cache(tmp_path, x * (1 + 1e-14), y, "logreg", 1, 4, 3) == kept
+    others = {fold_cache(tmp_path, x + 0.01, y, "logreg", 1, 4, 3), fold_cache(tmp_path, x, y, "svc", 1, 4, 3),
               fold_cache(tmp_path, x, y, "logreg", 2, 4, 3), fold_cache(tmp_path, x, y, "logreg", 1, 4, 2)}
     assert len(others) == 4 and kept not in others
     with pytest.raises(ValueError, match="needs the features"):

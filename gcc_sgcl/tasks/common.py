@@ -230,17 +230,32 @@ def fold_predictions(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.n
     return forked_map(task, len(folds), jobs)
 
 
+FOLD_CACHE_BITS = 12  # features are digested at 2^-12 of each column's largest magnitude (see fold_cache)
+
+
 def fold_cache(root: str | Path | None, features: np.ndarray | None, labels: np.ndarray, model: str, seed: int,
                folds: int, repeats: int) -> Path | None:
     """The folder under ``root`` (None: no cache) keeping the fold predictions of one evaluation: named by a
-    digest of everything the predictions depend on (the features' and labels' bytes, the classifier, the CV
-    seed, folds and repetitions), so another embedding or protocol never reads them."""
+    digest of everything the predictions depend on (the features, the labels, the classifier, the CV seed, folds
+    and repetitions), so another embedding or protocol never reads them. The features enter rounded to
+    :data:`FOLD_CACHE_BITS` bits of each column's largest magnitude: the same embedding recomputed on another
+    CPU, whose last bits may differ (SIMD summation order), finds its folds; any real change of it does not.
+
+    >>> x = np.array([[1.0, -2.0], [3.0, 0.0]])
+    >>> fold_cache("c", x * (1 + 1e-15), [0, 1], "svc", 0, 2, 1) == fold_cache("c", x, [0, 1], "svc", 0, 2, 1)
+    True
+    >>> fold_cache("c", x + 0.01, [0, 1], "svc", 0, 2, 1) == fold_cache("c", x, [0, 1], "svc", 0, 2, 1)
+    False
+    """
     if root is None or features is None:
         return None
+    x = np.asarray(features, dtype=np.float64)
+    scale = np.abs(x).max(axis=0, initial=0.0)
+    grid = np.rint(x / np.where(scale > 0, scale, 1.0) * 2**FOLD_CACHE_BITS).astype(np.int64)
     digest = hashlib.sha256()
-    for array in (np.ascontiguousarray(features), np.ascontiguousarray(labels)):
-        digest.update(f"{array.dtype.str}{array.shape}".encode())
-        digest.update(array.tobytes())
+    for array in (grid, np.asarray(labels, dtype=np.int64)):
+        digest.update(f"{array.shape}".encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
     digest.update(f"{model}|{seed}|{folds}|{repeats}".encode())
     return Path(root) / digest.hexdigest()[:24]
 
