@@ -414,7 +414,7 @@ def from_args(klass: type[T], args: argparse.Namespace, prefix: str = "") -> T:
     >>> parser = argparse.ArgumentParser()
     >>> add_arguments(parser, EvalConfig)
     >>> from_args(EvalConfig, parser.parse_args(["--folds", "5", "--no-bootstrap"]))
-    EvalConfig(folds=5, repeats=10, bootstrap=False, seed=0, svc='gcc', jobs=1)
+    EvalConfig(folds=5, repeats=10, bootstrap=False, seed=0, svc='gcc', jobs=1, fold_cache=None)
     """
     return klass(**given_flags(klass, args, prefix))
 
