@@ -469,8 +469,9 @@ class EvalConfig:
     svc: str = setting("gcc", "graph classification's SVC: gcc = C=100000, gamma=1/n_features (GCC); grid = C by "
                               "inner grid search in each training fold; c1 = C=1, gamma=scale")
     jobs: int = setting(1, "processes fitting the CV folds (0: every available core); scores do not depend on it")
-    fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs, so "
-                                           "one killed part-way resumes at its missing folds (none: no cache)")
+    fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs (one "
+                                           "sub-folder per dataset), so one killed part-way resumes at its missing "
+                                           "folds (none: no cache)")
 
 
 @dataclass

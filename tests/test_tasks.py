@@ -5,8 +5,6 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import pytest
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
@@ -14,10 +12,7 @@ from gcc_sgcl.tasks.common import (
     bootstrap_indices,
     check_features,
     class_labels,
-    cross_validated,
     cv_jobs,
-    estimator_fit_predict,
-    fold_cache,
     fold_predictions,
     forked_jobs,
     repeated_stratified_folds,
@@ -51,46 +46,6 @@ def random_embeddings(n_per_class: int, n_classes: int, dim: int, seed: int) -> 
 # ---------------------------------------------------------------- shared helpers
 
 
-def test_an_evaluation_killed_part_way_resumes_at_its_missing_folds_with_the_same_result(tmp_path):
-    x, y = random_embeddings(20, 2, 4, seed=5)  # near chance: every fold's predictions matter
-    fit = estimator_fit_predict(LogisticRegression(), x, y)
-    calls, kill_at = [], [4]
-
-    def counted(train, test):
-        calls.append(len(test))
-        if len(calls) in kill_at:
-            raise InterruptedError  # the kill, after three folds were stored
-        return fit(train, test)
-
-    def evaluate(fit_predict, cache=None):
-        return cross_validated("t", "d", "accuracy", fit_predict, accuracy_score, y, "logreg", folds=4, repeats=3,
-                               seed=1, cache=cache, features=x)
-
-    with pytest.raises(InterruptedError):
-        evaluate(counted, tmp_path)
-    kept = fold_cache(tmp_path, x, y, "logreg", 1, 4, 3)
-    assert sorted(p.name for p in kept.iterdir()) == ["0.npy", "1.npy", "2.npy"]
-    calls.clear()
-    kill_at.clear()
-    resumed = evaluate(counted, tmp_path)
-    assert len(calls) == 12 - 3  # only the missing folds were fitted
-    fresh = evaluate(fit)
-    assert np.array_equal(resumed.scores, fresh.scores) and np.array_equal(resumed.correct, fresh.correct)
-    assert list(tmp_path.iterdir()) == []  # removed once every fold is in
-    # another embedding, classifier, CV seed or repetition count never reads these predictions; the same one with
-    # other last bits (another CPU) does
-    assert fold_cache(tmp_path, x * (1 + 1e-14), y, "logreg", 1, 4, 3) == kept
-    others = {fold_cache(tmp_path, x + 0.01, y, "logreg", 1, 4, 3), fold_cache(tmp_path, x, y, "svc", 1, 4, 3),
-              fold_cache(tmp_path, x, y, "logreg", 2, 4, 3), fold_cache(tmp_path, x, y, "logreg", 1, 4, 2)}
-    assert len(others) == 4 and kept not in others
-    with pytest.raises(ValueError, match="needs the features"):
-        cross_validated("t", "d", "accuracy", fit, accuracy_score, y, "logreg", folds=4, repeats=3, cache=tmp_path)
-    for task in (evaluate_graph_classification, evaluate_node_classification):  # the task entry points use it
-        cached = task(x, y, folds=4, repeats=2, jobs=2, cache=tmp_path / "folds")
-        plain = task(x, y, folds=4, repeats=2)
-        assert np.array_equal(cached.scores, plain.scores) and list((tmp_path / "folds").iterdir()) == []
-
-
 def test_every_repetition_is_a_stratified_partition_and_repetitions_differ():
     labels = np.repeat(np.arange(4), [10, 20, 30, 40])
     repetitions = repeated_stratified_folds(labels, folds=10, repeats=3, seed=3)
@@ -110,7 +65,7 @@ def test_folds_fitted_in_parallel_processes_give_the_same_scores_and_predictions
         two = evaluate(x, y, folds=5, repeats=3, jobs=2)
         assert np.array_equal(one.scores, two.scores) and np.array_equal(one.correct, two.correct)
     folds = [(np.arange(k), np.arange(k, k + 2)) for k in range(1, 6)]
-    assert [p.tolist() for p in fold_predictions(lambda train, test: test * len(train), folds, jobs=2)] == \
+    assert [f.predictions.tolist() for f in fold_predictions(lambda train, test: test * len(train), folds, jobs=2)] == \
         [[k * k, (k + 1) * k] for k in range(1, 6)]
     with pytest.raises(ZeroDivisionError):  # a worker's error reaches the caller
         fold_predictions(lambda train, test: 1 / 0, folds, jobs=2)

@@ -34,7 +34,8 @@ class ResultRow:
     ``steps`` is the pre-training budget (0: an untrained encoder, the "random init" row); ``svc`` the
     graph-classification SVC protocol of the sweep (:data:`gcc_sgcl.tasks.graph_classification.SVC_PROTOCOLS`);
     ``pretrain_seconds`` is set on the first row of an encoder that the runner pre-trained itself;
-    ``eval_seconds`` is the time of the whole evaluation, repeated on each of its metric rows.
+    ``eval_seconds`` is the time of the whole evaluation, repeated on each of its metric rows (one resumed from
+    stored folds adds their fit seconds over its processes to this run's time, :mod:`gcc_sgcl.tasks.folds`).
     """
 
     method: str

@@ -41,6 +41,7 @@ from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch, offsets
 from gcc_sgcl.sampling.spectral import eigen_arrays
 from gcc_sgcl.tasks.common import TaskResult
+from gcc_sgcl.tasks.folds import cache_folder
 from gcc_sgcl.tasks.registry import TASKS
 
 CLASSICAL_MODE = "none"
@@ -123,11 +124,15 @@ class Sweep(SweepConfig):
         return {"steps": self.steps, "batch_size": self.batch_size, "corpus": "+".join(self.corpus),
                 "repeats": self.repeats, "folds": self.folds, "eval_seed": self.eval_seed, "svc": self.svc}
 
-    def protocol(self) -> EvalConfig:
-        """How every encoder of the sweep is evaluated; fold predictions are kept in ``fold_cache`` (default
-        ``<output_dir>/folds``) until an evaluation's row is in, so a sweep killed mid-evaluation resumes there."""
+    def protocol(self, label: str = "", mode: str = "", seed: int = 0) -> EvalConfig:
+        """How every encoder of the sweep is evaluated; the fold predictions of the rows of (``label``, ``mode``,
+        ``seed``) are kept in ``<fold_cache>/<label>-<mode>-s<seed>-<steps>x<batch_size>/<dataset>`` (default
+        ``fold_cache``: ``<output_dir>/folds``) until every fold is in, so a sweep killed mid-evaluation resumes
+        there (:mod:`gcc_sgcl.tasks.folds`)."""
+        root = cache_folder(self.fold_cache or Path(self.output_dir) / "folds",
+                            f"{label}-{mode}-s{seed}-{self.steps}x{self.batch_size}")
         return EvalConfig(folds=self.folds, repeats=self.repeats, seed=self.eval_seed, svc=self.svc,
-                          jobs=self.eval_jobs, fold_cache=self.fold_cache or str(Path(self.output_dir) / "folds"))
+                          jobs=self.eval_jobs, fold_cache=str(root))
 
 
 def is_classical(method: str) -> bool:
@@ -209,12 +214,12 @@ def quintile_scores(lam: np.ndarray, correct: np.ndarray) -> tuple[list[float], 
 
 
 def evaluate_dataset(name: str, data: Any, emb: np.ndarray, lam: np.ndarray | None,
-                     sweep: Sweep) -> list[tuple[TaskResult, dict[str, Any]]]:
+                     protocol: EvalConfig) -> list[tuple[TaskResult, dict[str, Any]]]:
     """The task of dataset ``name`` (loaded as ``data``; :data:`gcc_sgcl.tasks.registry.TASKS`) on ``emb``: each
     metric's result, with the accuracy of each λ2 quintile of the examples for classification (``lam``: the λ2
     of each example's view) as extra row fields."""
     fields = []
-    for result in TASKS[dataset_kind(name)].evaluate(emb, data, name, sweep.protocol()):
+    for result in TASKS[dataset_kind(name)].evaluate(emb, data, name, protocol):
         extra: dict[str, Any] = {}
         if result.correct is not None and lam is not None:
             scores, bounds = quintile_scores(lam, result.correct)
@@ -441,8 +446,10 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
                     if name not in structural_of:
                         structural_of[name] = embed_dataset(STRUCTURAL, name, sweep.data_dir)
                     features = joined(emb, structural_of[name])
-                results = evaluate_dataset(name, data[name], features, lambda2_of[name], sweep)
-                seconds, now = time.time() - start, datetime.now().isoformat(timespec="seconds")
+                results = evaluate_dataset(name, data[name], features, lambda2_of[name],
+                                           sweep.protocol(label, mode, seed))
+                resumed = max((result.resumed_seconds for result, _ in results), default=0.0)
+                seconds, now = time.time() - start + resumed, datetime.now().isoformat(timespec="seconds")
                 rows = [ResultRow.from_result(
                     result, **extra, **budget, method=label, mode=mode, seed=seed, config=config, commit=commit,
                     time=now, pretrain_seconds=pretrain_s, eval_seconds=seconds, columns=int(features.shape[1]),

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import multiprocessing
 import os
-import shutil
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,7 +28,7 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, add_arguments
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.tasks.folds import FoldResult, cache_meta, close_cache, load_fold, open_cache, save_fold
 
 RESULTS_FILE = "results.csv"
 # The CV fits small dense problems (thousands x 64) where a multi-threaded BLAS gains little; on the shared
@@ -63,6 +62,7 @@ class TaskResult:
     evaluated examples (nodes, graphs or query pairs). ``correct`` (classification only) is the
     ``(repeats, n)`` boolean out-of-fold record: whether example ``i``'s prediction in repetition ``r`` (made
     when ``i`` was in the test fold, before any bootstrap) was right; it is not written to the CSV.
+    ``resumed_seconds`` estimates the time an interrupted earlier run spent on the folds this one read back.
     """
 
     task: str
@@ -76,6 +76,7 @@ class TaskResult:
     protocol: str
     seed: int
     correct: np.ndarray | None = field(default=None, repr=False, compare=False)
+    resumed_seconds: float = field(default=0.0, repr=False, compare=False)
 
     def row(self) -> dict[str, object]:
         """The CSV fields this result owns (``time`` and ``load_path`` are added by the writer)."""
@@ -205,59 +206,22 @@ def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | 
 
 
 def fold_predictions(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]], jobs: int = 1,
-                     cache: Path | None = None) -> list[np.ndarray]:
-    """``fit_predict(train, test)`` of every fold, in order, ``jobs`` at a time (:func:`forked_map`); each fold's
-    fit is single-threaded and deterministic, so the result does not depend on ``jobs``. With ``cache`` (a
-    folder of this evaluation, :func:`fold_cache`), each fold's predictions are written to ``cache/<i>.npy`` as
-    it finishes (atomically) and read back instead of fitted when already there, so an evaluation killed
-    part-way resumes at its missing folds."""
-    def task(i: int) -> np.ndarray:
-        path = None if cache is None else cache / f"{i}.npy"
-        if path is not None and path.is_file():
-            return np.load(path)
-        predictions = fit_predict(*folds[i])
-        if path is not None:
-            with atomic_target(path) as tmp, open(tmp, "wb") as f:
-                np.save(f, predictions)
-        return predictions
+                     cache: Path | None = None) -> list[FoldResult]:
+    """``fit_predict(train, test)`` of every fold, in order, with its fit's seconds, ``jobs`` at a time
+    (:func:`forked_map`); each fold's fit is single-threaded and deterministic, so the predictions do not depend
+    on ``jobs``. With ``cache`` (an evaluation's folder opened by :func:`~gcc_sgcl.tasks.folds.open_cache`), a
+    fold stored there is read back instead of fitted, and each fitted fold is written there as it finishes."""
+    def task(i: int) -> FoldResult:
+        stored = None if cache is None else load_fold(cache, i, len(folds[i][1]))
+        if stored is not None:
+            return stored
+        start = time.perf_counter()
+        result = FoldResult(fit_predict(*folds[i]), time.perf_counter() - start)
+        if cache is not None:
+            save_fold(cache, i, result)
+        return result
 
-    if cache is not None:
-        cache.mkdir(parents=True, exist_ok=True)
-        done = sum((cache / f"{i}.npy").is_file() for i in range(len(folds)))
-        if done:
-            print(f"{cache}: {done} of {len(folds)} folds stored, fitting the other {len(folds) - done}",
-                  file=sys.stderr, flush=True)
     return forked_map(task, len(folds), jobs)
-
-
-FOLD_CACHE_BITS = 12  # features are digested at 2^-12 of each column's largest magnitude (see fold_cache)
-
-
-def fold_cache(root: str | Path | None, features: np.ndarray | None, labels: np.ndarray, model: str, seed: int,
-               folds: int, repeats: int) -> Path | None:
-    """The folder under ``root`` (None: no cache) keeping the fold predictions of one evaluation: named by a
-    digest of everything the predictions depend on (the features, the labels, the classifier, the CV seed, folds
-    and repetitions), so another embedding or protocol never reads them. The features enter rounded to
-    :data:`FOLD_CACHE_BITS` bits of each column's largest magnitude: the same embedding recomputed on another
-    CPU, whose last bits may differ (SIMD summation order), finds its folds; any real change of it does not.
-
-    >>> x = np.array([[1.0, -2.0], [3.0, 0.0]])
-    >>> fold_cache("c", x * (1 + 1e-15), [0, 1], "svc", 0, 2, 1) == fold_cache("c", x, [0, 1], "svc", 0, 2, 1)
-    True
-    >>> fold_cache("c", x + 0.01, [0, 1], "svc", 0, 2, 1) == fold_cache("c", x, [0, 1], "svc", 0, 2, 1)
-    False
-    """
-    if root is None or features is None:
-        return None
-    x = np.asarray(features, dtype=np.float64)
-    scale = np.abs(x).max(axis=0, initial=0.0)
-    grid = np.rint(x / np.where(scale > 0, scale, 1.0) * 2**FOLD_CACHE_BITS).astype(np.int64)
-    digest = hashlib.sha256()
-    for array in (grid, np.asarray(labels, dtype=np.int64)):
-        digest.update(f"{array.shape}".encode())
-        digest.update(np.ascontiguousarray(array).tobytes())
-    digest.update(f"{model}|{seed}|{folds}|{repeats}".encode())
-    return Path(root) / digest.hexdigest()[:24]
 
 
 def cross_validated(
@@ -275,10 +239,11 @@ def cross_validated(
     The splits and the bootstrap draws depend only on ``(labels, seed)``, so two encoders evaluated on the
     same dataset with the same seed meet identical folds and resamples: their ``scores`` pair up by position.
     ``model`` describes the classifier for the ``protocol`` field; ``jobs`` processes fit the folds
-    (:func:`fold_predictions`; the scores do not depend on it). With a ``cache`` root, the fold predictions of
+    (:func:`fold_predictions`; the scores do not depend on it). With a ``cache`` folder, the fold predictions of
     ``features`` (what ``fit_predict`` was built on) are kept there while the evaluation runs
-    (:func:`fold_cache`), so a killed evaluation resumes at its missing folds; the folder is removed once every
-    fold is in.
+    (:mod:`gcc_sgcl.tasks.folds`), so a killed evaluation resumes at its missing folds; the folder is removed
+    once every fold is in, and ``resumed_seconds`` estimates the wall time the folds read back took (their fit
+    seconds over the processes).
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -288,12 +253,16 @@ def cross_validated(
     correct = np.zeros((repeats, len(labels)), dtype=bool)
     if cache is not None and features is None:
         raise ValueError("cross_validated: a fold cache needs the features the classifier is fitted on")
-    kept = fold_cache(cache, features, labels, model, seed, folds, repeats)
     splits = repeated_stratified_folds(labels, folds, repeats, seed)
-    predictions = iter(fold_predictions(fit_predict, [fold for repetition in splits for fold in repetition], jobs,
-                                        kept))
+    flat = [fold for repetition in splits for fold in repetition]
+    kept = None if cache is None else Path(cache)
     if kept is not None:
-        shutil.rmtree(kept)
+        stored = open_cache(kept, features, cache_meta(labels, splits, model, seed))
+        if stored:
+            print(f"{kept}: {stored} of {len(flat)} folds stored, fitting the others", file=sys.stderr, flush=True)
+    fitted = fold_predictions(fit_predict, flat, jobs, kept)
+    resumed = sum(f.seconds for f in fitted if f.stored) / forked_jobs(jobs, len(flat))
+    predictions = iter(f.predictions for f in fitted)
     for r, repetition in enumerate(splits):
         for f, (train, test) in enumerate(repetition):
             y_true, y_pred = labels[test], next(predictions)
@@ -304,6 +273,8 @@ def cross_validated(
             scores[r, f] = score(y_true, y_pred)
     per_repeat = scores.mean(axis=1)
     resampled = ", bootstrapped test folds" if bootstrap else ""
+    if kept is not None:
+        close_cache(kept)
     return TaskResult(
         task=task,
         dataset=dataset,
@@ -316,6 +287,7 @@ def cross_validated(
         protocol=f"{model}, {repeats}x repeated stratified {folds}-fold CV{resampled}",
         seed=seed,
         correct=correct,
+        resumed_seconds=resumed,
     )
 
 

@@ -32,6 +32,7 @@ from gcc_sgcl.tasks.common import (
     run_datasets,
     task_parser,
 )
+from gcc_sgcl.tasks.folds import cache_folder
 
 TASK = "graph_classification"
 C_GRID = (0.001, 0.01, 0.1, 1, 10, 100, 1000)
@@ -100,8 +101,8 @@ def evaluate_graph_classification(
 ) -> TaskResult:
     """Accuracy of an RBF SVC (protocol ``svc`` of :data:`SVC_PROTOCOLS`, default GCC's C=100000 and gamma =
     1 / n_features), ``repeats`` x stratified ``folds``-fold CV with bootstrapped test folds (see
-    ``common.cross_validated``; ``scores`` holds one value per repetition). With a ``cache`` root the fold
-    predictions are kept there until every fold is in, so a killed evaluation resumes at its missing folds.
+    ``common.cross_validated``; ``scores`` holds one value per repetition). With a ``cache`` folder the
+    fold predictions are kept there until every fold is in, so a killed evaluation resumes at its missing folds.
 
     >>> rng = np.random.default_rng(0)
     >>> y = np.repeat([0, 1], 50)
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         emb, y = labelled_rows(emb, data.labels, f"graphs of {data.name}")
         return [evaluate_graph_classification(emb, y, folds=p.folds, seed=p.seed, svc=p.svc, dataset=data.name,
                                               repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs,
-                                              cache=p.fold_cache)]
+                                              cache=cache_folder(p.fold_cache, data.name))]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate)

@@ -33,6 +33,7 @@ from gcc_sgcl.tasks.common import (
     run_datasets,
     task_parser,
 )
+from gcc_sgcl.tasks.folds import cache_folder
 
 TASK = "node_classification"
 
@@ -51,7 +52,7 @@ def evaluate_node_classification(
 ) -> TaskResult:
     """Micro-F1 of one-vs-rest logistic regression, ``repeats`` x stratified ``folds``-fold CV with
     bootstrapped test folds (see ``common.cross_validated``; ``scores`` holds one value per repetition). With a
-    ``cache`` root the fold predictions are kept there until every fold is in (a killed evaluation resumes).
+    ``cache`` folder the fold predictions are kept there until every fold is in (a killed evaluation resumes).
 
     ``C=1000`` and one-vs-rest follow GCC (its ``TopKRanker`` predicts the top-1 class for single-label
     data, i.e. the argmax of the one-vs-rest scores, so micro-F1 equals accuracy here).
@@ -96,7 +97,8 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         check_ids(where.load_path, name, getattr(data, "ids", None))
         emb, y = labelled_rows(emb, data.labels, f"nodes of {data.name}")
         return [evaluate_node_classification(emb, y, folds=p.folds, seed=p.seed, dataset=data.name, repeats=p.repeats,
-                                             bootstrap=p.bootstrap, jobs=p.jobs, cache=p.fold_cache)]
+                                             bootstrap=p.bootstrap, jobs=p.jobs,
+                                             cache=cache_folder(p.fold_cache, data.name))]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate)

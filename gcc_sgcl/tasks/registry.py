@@ -18,6 +18,7 @@ import numpy as np
 
 from gcc_sgcl.config import EvalConfig
 from gcc_sgcl.tasks.common import TaskResult
+from gcc_sgcl.tasks.folds import cache_folder
 from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
 from gcc_sgcl.tasks.node_classification import evaluate_node_classification
 from gcc_sgcl.tasks.similarity_search import evaluate_similarity_search
@@ -38,13 +39,14 @@ class Task:
 
 def _node(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
     return [evaluate_node_classification(emb, data.labels, p.folds, p.seed, dataset=name, repeats=p.repeats,
-                                         bootstrap=p.bootstrap, jobs=p.jobs, cache=p.fold_cache)]
+                                         bootstrap=p.bootstrap, jobs=p.jobs,
+                                         cache=cache_folder(p.fold_cache, name))]
 
 
 def _graph(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
     return [evaluate_graph_classification(emb, data.labels, p.folds, p.seed, svc=p.svc, dataset=name,
                                           repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs,
-                                          cache=p.fold_cache)]
+                                          cache=cache_folder(p.fold_cache, name))]
 
 
 def _similarity(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:

@@ -1,0 +1,114 @@
+"""The fold cache: an evaluation killed part-way resumes at its missing folds, with the result of an uninterrupted
+run, and never reads the folds of another evaluation."""
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score
+
+from gcc_sgcl.tasks.common import cross_validated, estimator_fit_predict, repeated_stratified_folds
+from gcc_sgcl.tasks.folds import (
+    FoldResult,
+    cache_meta,
+    close_cache,
+    load_fold,
+    open_cache,
+    save_fold,
+)
+from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
+from gcc_sgcl.tasks.node_classification import evaluate_node_classification
+
+
+def near_chance(n_per_class: int = 20, dim: int = 4, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Features independent of two balanced classes: every fold's predictions matter to the score."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(2 * n_per_class, dim)), rng.permutation(np.repeat([0, 1], n_per_class))
+
+
+class Killed(Exception):
+    """The kill of a run, raised by a fit."""
+
+
+def test_an_evaluation_killed_part_way_resumes_at_its_missing_folds_with_the_same_result(tmp_path):
+    x, y = near_chance()
+    fit = estimator_fit_predict(LogisticRegression(), x, y)
+    calls, kill_at = [], [4]
+
+    def counted(train, test):
+        calls.append(len(test))
+        if len(calls) in kill_at:
+            raise Killed  # after three folds were stored
+        return fit(train, test)
+
+    def evaluate(fit_predict, cache=None, jobs=1):
+        return cross_validated("t", "d", "accuracy", fit_predict, accuracy_score, y, "logreg", folds=4, repeats=3,
+                               seed=1, jobs=jobs, cache=cache, features=x)
+
+    folder = tmp_path / "d"
+    with pytest.raises(Killed):
+        evaluate(counted, folder)
+    assert sorted(p.name for p in folder.glob("*.npz")) == ["0.npz", "1.npz", "2.npz"]
+    calls.clear()
+    kill_at.clear()
+    resumed = evaluate(counted, folder)
+    assert len(calls) == 12 - 3  # only the missing folds were fitted
+    fresh = evaluate(fit)
+    assert np.array_equal(resumed.scores, fresh.scores) and np.array_equal(resumed.correct, fresh.correct)
+    assert resumed.resumed_seconds > 0 and fresh.resumed_seconds == 0
+    assert not folder.exists()  # removed once every fold is in
+    kill_at.append(len(calls) + 6)  # a second kill, then a resume in two forked processes
+    with pytest.raises(Killed):
+        evaluate(counted, folder)
+    assert np.array_equal(evaluate(fit, folder, jobs=2).correct, fresh.correct) and not folder.exists()
+    with pytest.raises(ValueError, match="needs the features"):
+        cross_validated("t", "d", "accuracy", fit, accuracy_score, y, "logreg", folds=4, repeats=3, cache=folder)
+
+
+def test_stored_folds_are_kept_only_for_the_same_evaluation(tmp_path):
+    x, y = near_chance(100, 8)
+    x = x.astype(np.float32)
+    splits = repeated_stratified_folds(y, 4, 2, 1)
+    meta = cache_meta(y, splits, "logreg", 1)
+
+    def stored_after(features, labels=y, model="logreg", seed=1, repeats=2):
+        folder = tmp_path / "d"
+        open_cache(folder, x, meta)
+        save_fold(folder, 0, FoldResult(np.zeros(len(splits[0][0][1])), 1.0))
+        return open_cache(folder, features, cache_meta(labels, repeated_stratified_folds(labels, 4, repeats, seed),
+                                                       model, seed))
+
+    # the same embedding recomputed on another CPU (every entry one float32 step away) finds its fold
+    assert stored_after(np.nextafter(x, np.float32(np.inf))) == 1
+    # another embedding (shifted or rescaled), classifier, CV seed, repetition count or labelling does not
+    assert stored_after(x + 0.01) == 0 and stored_after(2 * x) == 0 and stored_after(x[:-1]) == 0
+    assert stored_after(x, model="svc") == 0 and stored_after(x, seed=2) == 0 and stored_after(x, repeats=3) == 0
+    assert stored_after(x, labels=y[::-1].copy()) == 0
+    assert list((tmp_path / "d").glob("*.npz")) == []  # a mismatch empties the folder
+
+
+def test_a_fold_file_that_is_gone_or_wrong_is_fitted_again(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    save_fold(folder, 0, FoldResult(np.arange(3), 2.5))
+    assert load_fold(folder, 0, 3).predictions.tolist() == [0, 1, 2] and load_fold(folder, 0, 3).seconds == 2.5
+    assert load_fold(folder, 0, 4) is None and load_fold(folder, 1, 3) is None  # wrong size, missing
+    (folder / "1.npz").write_bytes(b"truncated")
+    assert load_fold(folder, 1, 3) is None
+    close_cache(folder)  # another sweep finished the same evaluation: writing and removing are no-ops
+    save_fold(folder, 2, FoldResult(np.arange(3), 1.0))
+    close_cache(folder)
+    assert not folder.exists()
+
+
+def test_the_task_entry_points_read_and_clear_the_cache(tmp_path):
+    x, y = near_chance()
+    for task in (evaluate_graph_classification, evaluate_node_classification):
+        plain = task(x, y, folds=4, repeats=2)
+        model = plain.protocol.rsplit(", 2x repeated", 1)[0]
+        splits = repeated_stratified_folds(y, 4, 2, 0)
+        folder = tmp_path / task.__name__
+        open_cache(folder, x, cache_meta(y, splits, model, 0))
+        wrong = 1 - y[splits[0][0][1]]  # a stored first fold whose every prediction is wrong
+        save_fold(folder, 0, FoldResult(wrong, 1.0))
+        cached = task(x, y, folds=4, repeats=2, jobs=2, cache=folder)
+        assert cached.scores[0] < plain.scores[0] and cached.scores[1] == plain.scores[1]
+        assert not cached.correct[0, splits[0][0][1]].any() and not folder.exists()
