@@ -81,7 +81,7 @@ def test_stored_folds_are_kept_only_for_the_same_evaluation(tmp_path):
     # another embedding (shifted or rescaled), classifier, CV seed, repetition count or labelling does not
     assert stored_after(x + 0.01) == 0 and stored_after(2 * x) == 0 and stored_after(x[:-1]) == 0
     assert stored_after(x, model="svc") == 0 and stored_after(x, seed=2) == 0 and stored_after(x, repeats=3) == 0
-    assert stored_after(x, labels=y[::-1].copy()) == 0
+    assert stored_after(x, labels=y[::-1].copy()) == 0 and stored_after(x, labels=y + 1) == 0  # same splits
     assert list((tmp_path / "d").glob("*.npz")) == []  # a mismatch empties the folder
 
 
@@ -93,6 +93,10 @@ def test_a_fold_file_that_is_gone_or_wrong_is_fitted_again(tmp_path):
     assert load_fold(folder, 0, 4) is None and load_fold(folder, 1, 3) is None  # wrong size, missing
     (folder / "1.npz").write_bytes(b"truncated")
     assert load_fold(folder, 1, 3) is None
+    (folder / "notes.txt").write_text("not the cache's")
+    close_cache(folder)  # only the cache's own files go
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+    (folder / "notes.txt").unlink()
     close_cache(folder)  # another sweep finished the same evaluation: writing and removing are no-ops
     save_fold(folder, 2, FoldResult(np.arange(3), 1.0))
     close_cache(folder)

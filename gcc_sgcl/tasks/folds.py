@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -56,7 +55,8 @@ def cache_meta(labels: np.ndarray, splits: Sequence[Sequence[tuple[np.ndarray, n
     for repetition in splits:
         for _, test in repetition:
             digest.update(np.asarray(test, dtype=np.int64).tobytes() + b"|")
-    return {"version": VERSION, "model": model, "seed": seed, "repeats": len(splits),
+    return {"version": VERSION, "model": model, "seed": seed, "classes": np.unique(labels).tolist(),
+            "repeats": len(splits),
             "folds": len(splits[0]) if splits else 0, "sklearn": sklearn.__version__, "splits": digest.hexdigest()}
 
 
@@ -123,10 +123,15 @@ def save_fold(folder: Path, i: int, result: FoldResult) -> None:
 
 
 def close_cache(folder: Path) -> None:
-    """Remove the cache folder (every fold is in), and its parent if that is left empty (the sweep's folder of one
-    row label, mode, seed and budget); nothing happens if it is gone already."""
-    shutil.rmtree(folder, ignore_errors=True)
-    try:
-        folder.parent.rmdir()
-    except OSError:
-        pass
+    """Remove the files the cache owns (meta, features, folds, interrupted temporaries) and then the folder and its
+    parent if they are left empty (the sweep's folder of one row label, mode, seed and budget); any other file
+    is left alone, and nothing happens if the folder is gone already."""
+    for pattern in (META, FEATURES, "*.npz", ".*.tmp"):
+        for path in folder.glob(pattern):
+            if pattern != "*.npz" or path.stem.isdigit():
+                path.unlink(missing_ok=True)
+    for empty in (folder, folder.parent):
+        try:
+            empty.rmdir()
+        except OSError:
+            return
