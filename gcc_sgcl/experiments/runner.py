@@ -124,7 +124,7 @@ class Sweep(SweepConfig):
         return {"steps": self.steps, "batch_size": self.batch_size, "corpus": "+".join(self.corpus),
                 "repeats": self.repeats, "folds": self.folds, "eval_seed": self.eval_seed, "svc": self.svc}
 
-    def protocol(self, label: str = "", mode: str = "", seed: int = 0) -> EvalConfig:
+    def protocol(self, label: str, mode: str, seed: int) -> EvalConfig:
         """How every encoder of the sweep is evaluated; the fold predictions of the rows of (``label``, ``mode``,
         ``seed``) are kept in ``<fold_cache>/<label>-<mode>-s<seed>-<steps>x<batch_size>/<dataset>`` (default
         ``fold_cache``: ``<output_dir>/folds``) until every fold is in, so a sweep killed mid-evaluation resumes

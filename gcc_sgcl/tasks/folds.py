@@ -51,12 +51,12 @@ def cache_folder(root: str | Path | None, name: str) -> Path | None:
 def cache_meta(labels: np.ndarray, splits: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]], model: str,
                seed: int) -> dict[str, Any]:
     """What an evaluation's fold predictions depend on besides the features (see the module docstring)."""
-    digest = hashlib.sha256(np.unique(np.asarray(labels), return_inverse=True)[1].astype(np.int64).tobytes())
+    classes, inverse = np.unique(np.asarray(labels), return_inverse=True)
+    digest = hashlib.sha256(inverse.astype(np.int64).tobytes())
     for repetition in splits:
         for _, test in repetition:
             digest.update(np.asarray(test, dtype=np.int64).tobytes() + b"|")
-    return {"version": VERSION, "model": model, "seed": seed, "classes": np.unique(labels).tolist(),
-            "repeats": len(splits),
+    return {"version": VERSION, "model": model, "seed": seed, "classes": classes.tolist(), "repeats": len(splits),
             "folds": len(splits[0]) if splits else 0, "sklearn": sklearn.__version__, "splits": digest.hexdigest()}
 
 
@@ -75,20 +75,14 @@ def same_features(stored: np.ndarray, features: np.ndarray) -> bool:
     return bool(np.allclose(a, b, rtol=0.0, atol=FEATURE_RTOL * scale))
 
 
-def _read_meta(folder: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads((folder / META).read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def open_cache(folder: Path, features: np.ndarray, meta: dict[str, Any]) -> int:
     """Make ``folder`` the cache of the evaluation of ``features`` described by ``meta``: its stored folds are
     kept when its meta and features match (:func:`same_features`), else it is emptied and both are written.
     Returns the number of folds kept."""
     if folder.exists():
         try:
-            kept = _read_meta(folder) == meta and same_features(np.load(folder / FEATURES), features)
+            stored_meta, stored_features = json.loads((folder / META).read_text()), np.load(folder / FEATURES)
+            kept = stored_meta == meta and same_features(stored_features, features)
         except (OSError, ValueError):
             kept = False
         if kept:
