@@ -421,6 +421,35 @@ def test_plan_lists_the_missing_rows_how_each_encoder_is_obtained_and_estimates_
     assert states == {0: "to pre-train", 1: f"copied from {shipped}", 2: "to pre-train"}
 
 
+def test_plan_credits_the_cv_folds_an_evaluation_cut_off_part_way_has_stored(sweep_dir):
+    """An evaluation with folds in the sweep's fold cache is estimated for its missing folds only (the stored rows'
+    median times the share missing; with no timed row, the stored folds' mean fit time), and the plan says how many
+    folds are stored."""
+    from gcc_sgcl.experiments.plan import Timings, evaluation_seconds, format_plan, plan_sweep
+    from gcc_sgcl.tasks.common import cv_jobs
+    from gcc_sgcl.tasks.folds import FoldResult, cache_folder, close_cache, open_cache, save_fold
+
+    _, sweep, _ = sweep_dir
+    wider = Sweep(**{**sweep.__dict__, "methods": ["structural"], "seeds": [0, 1, 2]})
+    (before,) = plan_sweep(wider)
+    assert before.folds == (0, 0)
+    job, graphs = ("structural", "none", 2), ("synthetic-graphs", "structural", "structural")
+    folder = cache_folder(wider.protocol("structural", "none", 2).fold_cache, "synthetic-graphs")
+    open_cache(folder, np.zeros((4, 2)), {"repeats": 2, "folds": 3})
+    for i in range(3):
+        save_fold(folder, i, FoldResult(np.zeros(5), 10.0))
+    try:
+        (after,) = plan_sweep(wider)
+        median_s = Timings(RowStore(wider.rows).load(), wider.budget()).evaluation(*graphs[::2], "structural")
+        assert after.folds == (3, 6) and "(3 of 6 CV folds stored)" in format_plan([after])
+        assert np.isclose(before.eval_minutes - after.eval_minutes, median_s / 2 / 60)
+        untimed = Timings([], wider.budget())
+        assert evaluation_seconds(wider, untimed, job, graphs)[0] == 10.0 * 3 / cv_jobs(wider.eval_jobs)
+        assert evaluation_seconds(wider, untimed, job, ("synthetic-roles", "structural", "structural"))[0] is None
+    finally:
+        close_cache(folder)
+
+
 def test_evaluation_estimates_are_each_methods_own_before_the_pooled_median():
     """GCC's SVC takes longer on some embeddings than on others: a method's estimate is its own median; a method
     never evaluated on the dataset gets the median over every method."""

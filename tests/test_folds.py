@@ -7,8 +7,10 @@ from sklearn.metrics import accuracy_score
 
 from gcc_sgcl.tasks.common import cross_validated, estimator_fit_predict, repeated_stratified_folds
 from gcc_sgcl.tasks.folds import (
+    CacheProgress,
     FoldResult,
     cache_meta,
+    cache_progress,
     close_cache,
     load_fold,
     open_cache,
@@ -47,6 +49,9 @@ def test_an_evaluation_killed_part_way_resumes_at_its_missing_folds_with_the_sam
     with pytest.raises(Killed):
         evaluate(counted, folder)
     assert sorted(p.name for p in folder.glob("*.npz")) == ["0.npz", "1.npz", "2.npz"]
+    progress = cache_progress(folder)
+    assert (progress.stored, progress.total) == (3, 12) and progress.seconds > 0
+    assert cache_progress(tmp_path / "elsewhere") == cache_progress(None) == CacheProgress()
     calls.clear()
     kill_at.clear()
     resumed = evaluate(counted, folder)

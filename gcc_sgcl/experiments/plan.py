@@ -9,6 +9,9 @@ any method of the mode; an evaluation, the median over rows of the same dataset,
 to the structural vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and
 folds, SVC protocol, fine-tuning epochs, folds and view copies), whatever the pre-training budget, for the same
 method if it has any (GCC's SVC converges at a speed that depends on the features), else for every method. An
+evaluation cut off part-way (its CV folds kept in the sweep's fold cache, :mod:`gcc_sgcl.tasks.folds`) is
+estimated for its missing folds only: that median times the share of folds missing, or, with no timed row, the
+stored folds' mean fit time times the folds missing over the processes fitting them (embedding not counted). An
 estimate with nothing to go on is unknown, and the totals say so.
 """
 from __future__ import annotations
@@ -37,6 +40,8 @@ from gcc_sgcl.experiments.runner import (
     pending_finetune,
     run_folder,
 )
+from gcc_sgcl.tasks.common import cv_jobs
+from gcc_sgcl.tasks.folds import CacheProgress, cache_folder, cache_progress
 
 FINETUNED = "fine-tuned"
 
@@ -44,7 +49,8 @@ FINETUNED = "fine-tuned"
 @dataclass(frozen=True)
 class PlannedJob:
     """One (method, mode, seed) with missing rows: how its encoder is obtained (``encoder``), how many
-    evaluations are missing and the estimated minutes of each part (None: no stored timing to go on)."""
+    evaluations are missing, the estimated minutes of each part (None: no stored timing to go on) and the CV folds
+    its evaluations cut off part-way have stored (``folds``: stored, in all)."""
 
     method: str
     mode: str
@@ -53,6 +59,7 @@ class PlannedJob:
     evaluations: int
     pretrain_minutes: float | None
     eval_minutes: float | None
+    folds: tuple[int, int] = (0, 0)
 
 
 def encoder_state(cfg: Config | None, exported: Sequence[str | Path] = ()) -> tuple[str, float]:
@@ -137,19 +144,41 @@ def _total(parts: Iterable[float | None]) -> float | None:
     return None if any(p is None for p in parts) else sum(parts)
 
 
-def _job(sweep: Sweep, timings: Timings, method: str, mode: str, seed: int, kinds: list[tuple[str, str]]
-         ) -> PlannedJob:
+Evaluation = tuple[str, str, str]  # (dataset, row label, evaluation kind)
+
+
+def evaluation_seconds(sweep: Sweep, timings: Timings, job: Job, evaluation: Evaluation
+                       ) -> tuple[float | None, CacheProgress]:
+    """Estimated seconds of one of ``job``'s evaluations still to run, and how far its fold cache has got (see the
+    module docstring)."""
+    name, label, kind = evaluation
+    seconds = timings.evaluation(name, kind, job[0])
+    if kind == FINETUNED:
+        return seconds, CacheProgress()
+    progress = cache_progress(cache_folder(sweep.protocol(label, job[1], job[2]).fold_cache, name))
+    if progress.stored and progress.total:
+        missing = max(progress.total - progress.stored, 0)
+        seconds = (seconds * missing / progress.total if seconds is not None
+                   else progress.seconds / progress.stored * missing / cv_jobs(sweep.eval_jobs))
+    return seconds, progress
+
+
+def _job(sweep: Sweep, timings: Timings, job: Job, evaluations: list[Evaluation]) -> PlannedJob:
+    method, mode, seed = job
     cfg = None if mode == CLASSICAL_MODE else sweep.encoder_config(method, mode, seed)
     state, left = encoder_state(cfg, sweep.carried())
     estimate = timings.pretrain(method, mode) if left > 0 else 0.0
-    evals = _total(timings.evaluation(name, kind, method) for name, kind in kinds)
-    return PlannedJob(method, mode, seed, state, len(kinds), None if estimate is None else estimate * left / 60,
-                      None if evals is None else evals / 60)
+    estimates = [evaluation_seconds(sweep, timings, job, e) for e in evaluations]
+    evals = _total(seconds for seconds, _ in estimates)
+    folds = (sum(p.stored for _, p in estimates), sum(p.total for _, p in estimates if p.stored))
+    return PlannedJob(method, mode, seed, state, len(evaluations), None if estimate is None else estimate * left / 60,
+                      None if evals is None else evals / 60, folds)
 
 
-def _kinds(job: Job, names: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """(dataset, evaluation kind) of each row label the runner would add for ``job``."""
-    return [(name, evaluation_kind(job[0], job[1], label)) for name, labels in names.items() for label in labels]
+def _evaluations(job: Job, names: dict[str, list[str]]) -> list[Evaluation]:
+    """(dataset, row label, evaluation kind) of each row label the runner would add for ``job``."""
+    return [(name, label, evaluation_kind(job[0], job[1], label)) for name, labels in names.items()
+            for label in labels]
 
 
 def local_now() -> datetime:
@@ -196,10 +225,11 @@ class Deadline:
     def minutes(self, job: Job, names: dict[str, list[str]]) -> tuple[float | None, float, bool]:
         """For ``job`` producing the rows ``names`` (dataset → row labels): its pre-training minutes (0: none to
         do, None: unknown), the total minutes of the known parts, and whether every part is known."""
-        kinds = [(name, FINETUNED) for name in names] if self.finetune else _kinds(job, names)
-        pretrain = _job(self.sweep, self.timings, *job, []).pretrain_minutes
-        parts = [pretrain] + [None if (s := self.timings.evaluation(n, k, job[0])) is None else s / 60
-                              for n, k in kinds]
+        evaluations = ([(name, name, FINETUNED) for name in names] if self.finetune
+                       else _evaluations(job, names))
+        pretrain = _job(self.sweep, self.timings, job, []).pretrain_minutes
+        parts = [pretrain] + [None if (s := evaluation_seconds(self.sweep, self.timings, job, e)[0]) is None
+                              else s / 60 for e in evaluations]
         return pretrain, sum(p for p in parts if p is not None), all(p is not None for p in parts)
 
     def __call__(self, job: Job, names: dict[str, list[str]]) -> bool:
@@ -223,7 +253,8 @@ def plan_sweep(sweep: Sweep) -> list[PlannedJob]:
     store = RowStore(sweep.rows)
     timings = Timings(store.load(), sweep.budget())
     present = [n for n in sweep.datasets if dataset_present(n, sweep.data_dir)]
-    return [_job(sweep, timings, *job, _kinds(job, names)) for job, names in pending(sweep, store, present) if names]
+    return [_job(sweep, timings, job, _evaluations(job, names)) for job, names in pending(sweep, store, present)
+            if names]
 
 
 def plan_finetune(sweep: Sweep, settings: FinetuneConfig) -> list[PlannedJob]:
@@ -231,10 +262,10 @@ def plan_finetune(sweep: Sweep, settings: FinetuneConfig) -> list[PlannedJob]:
     store = RowStore(sweep.rows)
     timings = Timings(store.load(), finetune_budget(sweep, settings))
     present = [n for n in sweep.datasets if dataset_present(n, sweep.data_dir)]
-    by_job: dict[tuple[str, str, int], list[tuple[str, str]]] = defaultdict(list)
+    by_job: dict[Job, list[Evaluation]] = defaultdict(list)
     for job, name in pending_finetune(sweep, settings, store, present):
-        by_job[job].append((name, FINETUNED))
-    return [_job(sweep, timings, *job, kinds) for job, kinds in by_job.items()]
+        by_job[job].append((name, name, FINETUNED))
+    return [_job(sweep, timings, job, evaluations) for job, evaluations in by_job.items()]
 
 
 def _minutes(value: float | None) -> str:
@@ -242,13 +273,15 @@ def _minutes(value: float | None) -> str:
 
 
 def format_plan(jobs: Sequence[PlannedJob]) -> str:
-    """The plan as a table with a totals line (hours; unknown estimates are counted and named)."""
+    """The plan as a table with a totals line (hours; unknown estimates are counted and named); a job whose
+    evaluations have CV folds stored says how many."""
     if not jobs:
         return "nothing to do: every row of this sweep is stored"
     width, state = max(len(j.method) for j in jobs), max(len(j.encoder) for j in jobs)
     lines = [f"{'method':<{width}}  mode  seed  {'encoder':<{state}}  evals  pre-train  evaluate"]
     lines += [f"{j.method:<{width}}  {j.mode:<4}  {j.seed:>4}  {j.encoder:<{state}}  {j.evaluations:>5}  "
-              f"{_minutes(j.pretrain_minutes):>9}  {_minutes(j.eval_minutes):>8}" for j in jobs]
+              f"{_minutes(j.pretrain_minutes):>9}  {_minutes(j.eval_minutes):>8}"
+              + (f"  ({j.folds[0]} of {j.folds[1]} CV folds stored)" if j.folds[0] else "") for j in jobs]
     train = [j for j in jobs if j.pretrain_minutes != 0.0]
     hours = [_total(j.pretrain_minutes for j in train), _total(j.eval_minutes for j in jobs)]
     known = [sum(j.pretrain_minutes or 0.0 for j in train) / 60, sum(j.eval_minutes or 0.0 for j in jobs) / 60]

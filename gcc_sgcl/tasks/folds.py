@@ -38,6 +38,16 @@ class FoldResult:
     stored: bool = False
 
 
+@dataclass(frozen=True)
+class CacheProgress:
+    """How far the evaluation cached in a folder has got: folds stored, folds in all, and the seconds the stored
+    folds' fits took."""
+
+    stored: int = 0
+    total: int = 0
+    seconds: float = 0.0
+
+
 def cache_folder(root: str | Path | None, name: str) -> Path | None:
     """The cache folder of the evaluation called ``name`` under ``root`` (None: no cache), its name kept to
     letters, digits and ``._+=,-``.
@@ -96,14 +106,15 @@ def open_cache(folder: Path, features: np.ndarray, meta: dict[str, Any]) -> int:
     return 0
 
 
-def load_fold(folder: Path, i: int, size: int) -> FoldResult | None:
-    """Fold ``i``'s stored result if it is there, readable and holds ``size`` predictions; else None."""
+def load_fold(folder: Path, i: int, size: int | None = None) -> FoldResult | None:
+    """Fold ``i``'s stored result if it is there, readable and holds ``size`` predictions (None: any number); else
+    None."""
     try:
         with np.load(folder / f"{i}.npz") as stored:
             predictions, seconds = stored["predictions"], float(stored["seconds"])
     except (OSError, ValueError, KeyError):
         return None
-    return FoldResult(predictions, seconds, stored=True) if predictions.shape == (size,) else None
+    return FoldResult(predictions, seconds, stored=True) if size is None or predictions.shape == (size,) else None
 
 
 def save_fold(folder: Path, i: int, result: FoldResult) -> None:
@@ -114,6 +125,19 @@ def save_fold(folder: Path, i: int, result: FoldResult) -> None:
             np.savez(f, predictions=result.predictions, seconds=result.seconds)
     except FileNotFoundError:
         pass
+
+
+def cache_progress(folder: Path | None) -> CacheProgress:
+    """How far the evaluation cached in ``folder`` has got (nothing: no folder, or its meta unreadable). Whether
+    the stored folds match the next run's features is only known when that run opens the cache."""
+    try:
+        meta = json.loads((folder / META).read_text()) if folder is not None else {}
+        total = int(meta["repeats"]) * int(meta["folds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return CacheProgress()
+    folds = [load_fold(folder, int(path.stem)) for path in folder.glob("*.npz") if path.stem.isdigit()]
+    seconds = [f.seconds for f in folds if f is not None]
+    return CacheProgress(len(seconds), total, sum(seconds))
 
 
 def close_cache(folder: Path) -> None:
