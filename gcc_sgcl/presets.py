@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 from typing import Any
 
 from gcc_sgcl.augment.crop import CROPS
@@ -97,6 +98,17 @@ def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None
     cfg.validate()
     _check_variant(method, bracketed, cfg)
     return cfg
+
+
+@functools.lru_cache(maxsize=None)
+def reads_c(method: str) -> bool:
+    """Whether ``method``'s views pass SGCL's similar/diverse filter, the one stage that reads ``c``.
+
+    >>> reads_c("sgcl"), reads_c("sgcl-crop+similar"), reads_c("sgcl-crop"), reads_c("graphcl")
+    (True, True, False, False)
+    """
+    augment = make_config(method).augment
+    return augment.use_filter and not augment.baseline
 
 
 def _check_variant(method: str, bracketed: dict[str, dict[str, Any]], cfg: Config) -> None:

@@ -22,7 +22,8 @@
 # "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds, frozen and
 # fine-tuned: supervised training from scratch), moco (3 seeds),
 # classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (the chosen sgcl
-# with its crop / reorder swapped for the random analogue, as the appendix's ablation table), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B),
+# with its crop / reorder swapped for the random analogue, as the appendix's ablation table), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B; the
+# similar / diverse filters at the chosen sgcl's c),
 # finetune (GCC's recipe), runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
 # skipped, finished runs reused, an interrupted run resumes from its checkpoint: re-running after a kill
 # continues where it stopped. saved/ does not outlive a session on the project's machines, so the main stage
@@ -136,7 +137,11 @@ for stage in $stages; do
                run run --methods "$(variant "$sgcl" crop=random)" "$(variant "$sgcl" permute=random)" \
                  --seeds "${SEEDS3[@]}" --datasets "${ABL[@]}" ;;
     baselines) run run --methods graphcl grace mvgrl gca --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
-    pairs)     run run --methods "${SINGLES[@]}" "${PAIRS[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
+    pairs)     sgcl=$(sgcl_method) || exit 1; heat=()  # the similar / diverse filters at the sgcl row's c
+               for m in "${SINGLES[@]}" "${PAIRS[@]}"; do
+                 case $m in *similar*|*diverse*) heat+=("$m${sgcl#sgcl}") ;; *) heat+=("$m") ;; esac
+               done
+               run run --methods "${heat[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1
                finetune gcc "$sgcl" --seeds "${SEEDS8[@]}" ;;

@@ -379,9 +379,11 @@ def test_c_is_chosen_on_the_shared_columns_and_the_chosen_variant_becomes_the_sg
     assert relabelled.seeds("sgcl[c=0.3] ⊕ structural", "e2e", "x", "graph_classification", "accuracy") == {0: 0.8}
     same = an.relabel_c(rows, 0.3, 0.3)
     assert [r.method for r in same] == [r.method for r in rows]
-    variants = [row(m, "x", 0.5) for m in ("sgcl[c=0.2,crop=random]", "sgcl[k=64]", "sgcl[permute=random]", "gcc")]
+    variants = [row(m, "x", 0.5) for m in ("sgcl[c=0.2,crop=random]", "sgcl[k=64]", "sgcl[permute=random]", "gcc",
+                                            "sgcl-similar", "sgcl-crop+diverse[c=0.2]", "sgcl-crop", "structural")]
     assert [r.method for r in an.relabel_c(variants, 0.3, 0.2)] == [
-        "sgcl[crop=random]", "sgcl[c=0.3,k=64]", "sgcl[c=0.3,permute=random]", "gcc"]
+        "sgcl[crop=random]", "sgcl[c=0.3,k=64]", "sgcl[c=0.3,permute=random]", "gcc",
+        "sgcl-similar[c=0.3]", "sgcl-crop+diverse", "sgcl-crop", "structural"]  # the filters at the chosen c
     tie = an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6), "sgcl[c=0.25]": (0.6, 0.7)})), default_c=0.3)
     assert tie.best_c == 0.3
     assert an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6)})), default_c=0.3) is None

@@ -20,6 +20,7 @@ import numpy as np
 from gcc_sgcl.config import canonical_method, compose_method, parse_method, variant_settings
 from gcc_sgcl.experiments.rows import ResultRow
 from gcc_sgcl.experiments.stats import DOWN, UP, Comparison, Summary, compare, marker, summarize
+from gcc_sgcl.presets import reads_c
 
 T = TypeVar("T")
 
@@ -233,17 +234,20 @@ def is_swapped(method: str) -> bool:
 
 
 def relabel_c(rows: Sequence[ResultRow], default_c: float, best_c: float | None) -> list[ResultRow]:
-    """``rows`` with every SGCL variant that does not name its ``c`` (plain ``sgcl``, ``sgcl[k=64]``, …) named
-    with ``default_c``, and then those at ``best_c`` named without it (also inside ``… ⊕ structural`` names):
-    the tables' ``sgcl`` row is SGCL at the chosen ``c``, ``sgcl[crop=random]`` its ablation, and the default-c
-    row sits beside them."""
+    """``rows`` with every method that reads ``c`` (SGCL and the single-stage and pair presets with the similar or
+    diverse filter, :func:`~gcc_sgcl.presets.reads_c`) and does not name its ``c`` (plain ``sgcl``,
+    ``sgcl[k=64]``, ``sgcl-similar``, …) named with ``default_c``, and then those at ``best_c`` named without it
+    (also inside ``… ⊕ structural`` names): the tables' ``sgcl`` row is SGCL at the chosen ``c``,
+    ``sgcl[crop=random]`` its ablation, ``sgcl-similar`` the filter alone at that ``c``, and the default-c rows
+    sit beside them."""
     def name(method: str) -> str:
         head, sep, tail = method.partition(JOINED)
         try:
             base, values = parse_method(head)
+            filtered = reads_c(base)
         except ValueError:  # not a method name
             return method
-        if base != SGCL:
+        if not filtered:
             return method
         values = {"c": default_c, **values}
         if best_c is not None and values["c"] == best_c:

@@ -135,8 +135,8 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         *seed_difference_parts(rows, modes, out, folder),
         rd.statistics_section(an.statistics(rows, "sgcl", modes, an.CLASSIFICATION), "sgcl",
                               folder / "statistics.csv"),
-        "Per-augmentation evidence (E2E, seed-paired mean differences to GCC, pp; the single-stage presets run at "
-        "the default c):",
+        "Per-augmentation evidence (E2E, seed-paired mean differences to GCC, pp; the similar and diverse presets "
+        "run at the `sgcl` row's c):",
         rd.evidence_lines(an.evidence(rows, "e2e")) or "_none_",
         "## Top-k similarity search (HITS@20 / HITS@40)",
         "Cells are mean ± std over seeds (markers as in the classification table, the tests on seeds alone: a "
@@ -190,7 +190,8 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         *swap_statistics(rows, trained, folder),
         f"## Pairwise augmentations on {rd.label(heatmap_dataset)} (E2E, % gain over GCC)",
         "Cells (a, b) and (b, a): `sgcl-a+b`, the two stages applied in the pipeline's (the paper's) order; diagonal: "
-        "`sgcl-a` alone (similar and diverse are alternative filters, never paired). Gain = (the cell's mean over its "
+        "`sgcl-a` alone (similar and diverse are alternative filters, never paired; they filter at the `sgcl` row's "
+        "c). Gain = (the cell's mean over its "
         "seeds − `gcc`'s mean over all its seeds) / `gcc`'s mean, in %, with the classification table's markers "
         "against `gcc` (tests on the CV repetitions of the seeds both have). The paper pre-trains these encoders on "
         "DBLP (SNAP) alone; that graph is not in this data root, so they use the tables' corpus and budget.",
