@@ -426,8 +426,8 @@ def test_plan_credits_the_cv_folds_an_evaluation_cut_off_part_way_has_stored(swe
     median times the share missing; with no timed row, the stored folds' mean fit time), and the plan says how many
     folds are stored."""
     from gcc_sgcl.experiments.plan import Timings, evaluation_seconds, format_plan, plan_sweep
-    from gcc_sgcl.tasks.common import cv_jobs
-    from gcc_sgcl.tasks.folds import FoldResult, cache_folder, close_cache, open_cache, save_fold
+    from gcc_sgcl.tasks.common import forked_jobs
+    from gcc_sgcl.tasks.folds import CacheProgress, FoldResult, cache_folder, close_cache, open_cache, save_fold
 
     _, sweep, _ = sweep_dir
     wider = Sweep(**{**sweep.__dict__, "methods": ["structural"], "seeds": [0, 1, 2]})
@@ -435,7 +435,7 @@ def test_plan_credits_the_cv_folds_an_evaluation_cut_off_part_way_has_stored(swe
     assert before.folds == (0, 0)
     job, graphs = ("structural", "none", 2), ("synthetic-graphs", "structural", "structural")
     folder = cache_folder(wider.protocol("structural", "none", 2).fold_cache, "synthetic-graphs")
-    open_cache(folder, np.zeros((4, 2)), {"repeats": 2, "folds": 3})
+    open_cache(folder, np.zeros((4, 2)), {"repeats": 2, "folds": 3, "seed": wider.eval_seed})
     for i in range(3):
         save_fold(folder, i, FoldResult(np.zeros(5), 10.0))
     try:
@@ -444,7 +444,10 @@ def test_plan_credits_the_cv_folds_an_evaluation_cut_off_part_way_has_stored(swe
         assert after.folds == (3, 6) and "(3 of 6 CV folds stored)" in format_plan([after])
         assert np.isclose(before.eval_minutes - after.eval_minutes, median_s / 2 / 60)
         untimed = Timings([], wider.budget())
-        assert evaluation_seconds(wider, untimed, job, graphs)[0] == 10.0 * 3 / cv_jobs(wider.eval_jobs)
+        rounds = -(-3 // forked_jobs(wider.eval_jobs, 3))  # 3 missing folds, fitted in parallel
+        assert evaluation_seconds(wider, untimed, job, graphs)[0] == 10.0 * rounds
+        other = Sweep(**{**wider.__dict__, "repeats": 3})  # its run would empty the folder: no credit
+        assert evaluation_seconds(other, untimed, job, graphs) == (None, CacheProgress())
         assert evaluation_seconds(wider, untimed, job, ("synthetic-roles", "structural", "structural"))[0] is None
     finally:
         close_cache(folder)

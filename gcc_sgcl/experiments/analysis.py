@@ -20,7 +20,6 @@ import numpy as np
 from gcc_sgcl.config import canonical_method, compose_method, parse_method, variant_settings
 from gcc_sgcl.experiments.rows import ResultRow
 from gcc_sgcl.experiments.stats import DOWN, UP, Comparison, Summary, compare, marker, summarize
-from gcc_sgcl.presets import reads_c
 
 T = TypeVar("T")
 
@@ -240,6 +239,8 @@ def relabel_c(rows: Sequence[ResultRow], default_c: float, best_c: float | None)
     (also inside ``… ⊕ structural`` names): the tables' ``sgcl`` row is SGCL at the chosen ``c``,
     ``sgcl[crop=random]`` its ablation, ``sgcl-similar`` the filter alone at that ``c``, and the default-c rows
     sit beside them."""
+    from gcc_sgcl.presets import reads_c  # here: the presets import the augmentations (torch, DGL)
+
     def name(method: str) -> str:
         head, sep, tail = method.partition(JOINED)
         try:

@@ -9,13 +9,15 @@ any method of the mode; an evaluation, the median over rows of the same dataset,
 to the structural vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and
 folds, SVC protocol, fine-tuning epochs, folds and view copies), whatever the pre-training budget, for the same
 method if it has any (GCC's SVC converges at a speed that depends on the features), else for every method. An
-evaluation cut off part-way (its CV folds kept in the sweep's fold cache, :mod:`gcc_sgcl.tasks.folds`) is
-estimated for its missing folds only: that median times the share of folds missing, or, with no timed row, the
-stored folds' mean fit time times the folds missing over the processes fitting them (embedding not counted). An
+evaluation cut off part-way (its CV folds kept in the sweep's fold cache under the sweep's repetitions, folds and
+CV seed, :mod:`gcc_sgcl.tasks.folds`) is estimated for its missing folds only: that median (embedding included)
+times the share of folds missing, or, with no timed row of the dataset and kind for any method, the stored folds'
+mean fit time times the rounds of parallel fits the missing folds need (embedding not counted). An
 estimate with nothing to go on is unknown, and the totals say so.
 """
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections import defaultdict
@@ -40,7 +42,7 @@ from gcc_sgcl.experiments.runner import (
     pending_finetune,
     run_folder,
 )
-from gcc_sgcl.tasks.common import cv_jobs
+from gcc_sgcl.tasks.common import forked_jobs
 from gcc_sgcl.tasks.folds import CacheProgress, cache_folder, cache_progress
 
 FINETUNED = "fine-tuned"
@@ -155,11 +157,14 @@ def evaluation_seconds(sweep: Sweep, timings: Timings, job: Job, evaluation: Eva
     seconds = timings.evaluation(name, kind, job[0])
     if kind == FINETUNED:
         return seconds, CacheProgress()
-    progress = cache_progress(cache_folder(sweep.protocol(label, job[1], job[2]).fold_cache, name))
+    protocol = sweep.protocol(label, job[1], job[2])
+    progress = cache_progress(cache_folder(protocol.fold_cache, name), repeats=protocol.repeats,
+                              folds=protocol.folds, seed=protocol.seed)
     if progress.stored and progress.total:
         missing = max(progress.total - progress.stored, 0)
+        rounds = math.ceil(missing / forked_jobs(protocol.jobs, max(missing, 1)))
         seconds = (seconds * missing / progress.total if seconds is not None
-                   else progress.seconds / progress.stored * missing / cv_jobs(sweep.eval_jobs))
+                   else progress.seconds / progress.stored * rounds)
     return seconds, progress
 
 

@@ -127,13 +127,16 @@ def save_fold(folder: Path, i: int, result: FoldResult) -> None:
         pass
 
 
-def cache_progress(folder: Path | None) -> CacheProgress:
-    """How far the evaluation cached in ``folder`` has got (nothing: no folder, or its meta unreadable). Whether
-    the stored folds match the next run's features is only known when that run opens the cache."""
+def cache_progress(folder: Path | None, **expected: Any) -> CacheProgress:
+    """How far the evaluation cached in ``folder`` has got; nothing when there is no folder, its meta is
+    unreadable, or a meta field differs from ``expected`` (e.g. ``repeats=10``: the next run would empty it).
+    Whether the stored folds match the next run's features is only known when that run opens the cache."""
     try:
         meta = json.loads((folder / META).read_text()) if folder is not None else {}
         total = int(meta["repeats"]) * int(meta["folds"])
     except (OSError, ValueError, KeyError, TypeError):
+        return CacheProgress()
+    if any(meta.get(field) != value for field, value in expected.items()):
         return CacheProgress()
     folds = [load_fold(folder, int(path.stem)) for path in folder.glob("*.npz") if path.stem.isdigit()]
     seconds = [f.seconds for f in folds if f is not None]
