@@ -364,6 +364,20 @@ def _grid_rows(scores: dict[str, tuple[float, float]]) -> list[ResultRow]:
     return [row(m, d, v, steps=3000) for m, pair in scores.items() for d, v in zip(("x", "y"), pair)]
 
 
+def test_the_heatmaps_filter_cells_are_the_rows_at_the_chosen_c():
+    """The pairs stage runs the similar / diverse presets at the tables' c: after the relabelling the heat-map's
+    filter cells hold those rows, not the default-c ones, and the other cells are untouched."""
+    rows = [row("gcc", "x", 0.6), row("sgcl-similar", "x", 0.3), row("sgcl-similar[c=0.4]", "x", 0.9),
+            row("sgcl-crop+diverse[c=0.4]", "x", 0.66), row("sgcl-crop", "x", 0.54)]
+    heat = an.heatmap_gains(an.Rows(an.relabel_c(rows, 0.3, 0.4)), "x", "e2e")
+    crop, similar, diverse = (an.STAGES.index(s) for s in ("crop", "similar", "diverse"))
+    assert heat.gain[similar, similar] == pytest.approx(50.0)  # (0.9 - 0.6) / 0.6, the c = 0.4 row
+    assert heat.gain[crop, diverse] == heat.gain[diverse, crop] == pytest.approx(10.0)
+    assert heat.gain[crop, crop] == pytest.approx(-10.0)
+    unlabelled = an.heatmap_gains(an.Rows(rows), "x", "e2e")  # before the grid is complete: the default c
+    assert unlabelled.gain[similar, similar] == pytest.approx(-50.0) and np.isnan(unlabelled.gain[crop, diverse])
+
+
 def test_c_is_chosen_on_the_shared_columns_and_the_chosen_variant_becomes_the_sgcl_row():
     rows = _grid_rows({"sgcl": (0.70, 0.60), "sgcl[c=0.2]": (0.72, 0.61), "sgcl[c=0.45]": (0.69, 0.80)})
     rows += [row("sgcl[c=0.2]", "z", 0.99, steps=3000),  # z: not every grid point has it, not used
