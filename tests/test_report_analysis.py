@@ -153,7 +153,7 @@ def test_a_joined_encoder_is_tested_against_gcc_joined_to_the_same_vector():
     assert (stat.ci_low, stat.ci_high) == pytest.approx((table_cell.ci_low, table_cell.ci_high))
 
 
-def test_heatmap_cells_gain_over_every_gcc_seed_and_carry_the_paired_marker():
+def test_heatmap_cells_gain_over_gcc_on_their_own_seeds_and_carry_the_paired_marker():
     rows = []
     for seed in range(3):
         base = repeats(0.6 + 0.01 * seed, n=10)
@@ -161,19 +161,19 @@ def test_heatmap_cells_gain_over_every_gcc_seed_and_carry_the_paired_marker():
         if seed < 2:  # two seeds × 10 repetitions, all higher: † (the exact Wilcoxon's p >= 2/2^20 > 1e-6)
             up = [v + 0.03 + 1e-4 * ((i * 7) % 5) for i, v in enumerate(base)]
             rows.append(row("sgcl-crop+mask", "x", float(np.mean(up)), seed=seed, scores=up))
-    rows.append(row("sgcl-mask", "x", 0.5, seed=4, scores=repeats(0.5, n=10)))  # no shared seed: no test
-    rows.append(row("sgcl-align", "x", 0.9, seed=0, scores=repeats(0.9, n=10)))  # one seed: no marker, as the table
+    rows.append(row("sgcl-mask", "x", 0.5, seed=4, scores=repeats(0.5, n=10)))  # no shared seed: no gain, no test
+    rows.append(row("sgcl-align", "x", 0.9, seed=2, scores=repeats(0.9, n=10)))  # one seed: no marker, as the table
     heat = an.heatmap_gains(an.Rows(rows), "x", "e2e")
-    crop, mask = an.STAGES.index("crop"), an.STAGES.index("mask")
-    gcc_mean = np.mean([r.mean for r in rows if r.method == "gcc"])
+    crop, mask, align = an.STAGES.index("crop"), an.STAGES.index("mask"), an.STAGES.index("align")
+    gcc = {r.seed: r.mean for r in rows if r.method == "gcc"}
     pair_mean = np.mean([r.mean for r in rows if r.method == "sgcl-crop+mask"])
+    shared = np.mean([gcc[0], gcc[1]])  # not gcc's mean over all three seeds, which is higher
     for i, j in ((crop, mask), (mask, crop)):
-        assert heat.gain[i, j] == pytest.approx(100 * (pair_mean - gcc_mean) / gcc_mean)
+        assert heat.gain[i, j] == pytest.approx(100 * (pair_mean - shared) / shared)
         assert (heat.seeds[i, j], heat.marks[i, j]) == (2, an.LOOSE)
-    assert heat.gain[mask, mask] == pytest.approx(100 * (0.5 - gcc_mean) / gcc_mean)
-    assert (heat.seeds[mask, mask], heat.marks[mask, mask]) == (1, "")
-    align = an.STAGES.index("align")
-    assert (heat.seeds[align, align], heat.marks[align, align]) == (1, "") and heat.gain[align, align] > 40
+    assert np.isnan(heat.gain[mask, mask]) and (heat.seeds[mask, mask], heat.marks[mask, mask]) == (1, "")
+    assert heat.gain[align, align] == pytest.approx(100 * (0.9 - gcc[2]) / gcc[2])
+    assert (heat.seeds[align, align], heat.marks[align, align]) == (1, "")
     assert np.isnan(heat.gain[crop, crop]) and heat.seeds[crop, crop] == 0
     assert an.heatmap_gains(an.Rows(rows), "y", "e2e") is None
 
@@ -210,6 +210,19 @@ def test_floor_verdict_lets_only_methods_with_enough_seeds_stand_for_pre_trainin
     assert "best pre-trained `gcc` (3 seeds) 70.00 is not above the best training-free row" in rd.floor_lines([v])
     (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "graphcl"], min_seeds=1)
     assert v.best == "graphcl"
+
+
+def test_floor_verdict_against_random_init_compares_fine_tuned_rows_of_the_same_mode():
+    tuned = dict(task="graph_classification_finetuned")
+    rows = an.Rows([row("gcc", "x", 0.70, seed=s, scores=repeats(0.70, n=10), **tuned) for s in range(3)]
+                   + [row(an.RANDOM_INIT, "x", 0.75, seed=s, scores=repeats(0.75, n=10), **tuned) for s in range(3)]
+                   + [row("structural", "x", 0.60, mode="none", task="graph_classification")])
+    (v,) = an.floor_verdicts(rows, ["e2e"], an.FINETUNED, ["gcc", an.RANDOM_INIT], floor=an.RANDOM_INIT)
+    assert (v.best, v.floor, v.floor_score, v.verdict) == ("gcc", an.RANDOM_INIT, 0.75, "does NOT beat")
+    assert v.comparison.n == v.comparison.n_baseline == 30  # every fold of every seed on both sides
+    line = rd.floor_lines([v], "the untrained encoder")
+    assert "70.00 does NOT beat the untrained encoder `random init` 75.00" in line
+    assert an.floor_verdicts(rows, ["e2e"], an.FINETUNED, ["gcc"]) == []  # no training-free fine-tuned row
 
 
 def test_headline_counts_columns_where_sgcl_is_ahead_of_gcc():

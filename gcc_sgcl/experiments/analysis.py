@@ -449,9 +449,9 @@ def statistics(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[st
 
 @dataclass(frozen=True)
 class FloorVerdict:
-    """On one column: the best pre-trained seed-mean (over ``seeds`` seeds) against the best training-free one,
-    and the unpaired tests of their scores (every CV repetition of every seed; ``None`` with fewer than two on a
-    side)."""
+    """On one column: the best pre-trained seed-mean (over ``seeds`` seeds) against the best training-free one
+    (or another floor, such as random init), and the unpaired tests of their scores (every CV repetition or fold
+    of every seed; ``None`` with fewer than two on a side)."""
 
     column: Column
     best: str
@@ -483,26 +483,28 @@ def seed_means(rows: Rows, methods: Sequence[str], mode: str, dataset: str, task
 
 
 def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: Sequence[str],
-                   min_seeds: int = FLOOR_MIN_SEEDS) -> list[FloorVerdict]:
-    """Per column: the best seed-mean of ``methods`` (pre-trained) against the best training-free mean, with
-    Mann–Whitney and Welch's t-test on their scores. Only methods with at least ``min_seeds`` seeds on the
-    column compete (fewer when no method has that many: those with the most), so that a one-seed row's luck
-    does not stand for pre-training."""
+                   min_seeds: int = FLOOR_MIN_SEEDS, floor: str | None = None) -> list[FloorVerdict]:
+    """Per column: the best seed-mean of ``methods`` (pre-trained) against the best training-free mean (or, with
+    ``floor``, that method's mean in the same mode, e.g. random init), with Mann–Whitney and Welch's t-test on
+    their scores. Only methods with at least ``min_seeds`` seeds on the column compete (fewer when no method has
+    that many: those with the most), so that a one-seed row's luck does not stand for pre-training."""
     out = []
     for d, task, metric in rows.columns(tasks):
-        floors = seed_means(rows, rows.methods(classical=True), CLASSICAL_MODE, d, task, metric)
+        classical = seed_means(rows, rows.methods(classical=True), CLASSICAL_MODE, d, task, metric)
         for mode in modes:
-            trained = seed_means(rows, methods, mode, d, task, metric)
+            floor_mode = CLASSICAL_MODE if floor is None else mode
+            floors = classical if floor is None else seed_means(rows, [floor], mode, d, task, metric)
+            trained = seed_means(rows, [m for m in methods if m != floor], mode, d, task, metric)
             counts = {m: len(rows.seeds(m, mode, d, task, metric)) for m in trained}
             need = min(min_seeds, max(counts.values(), default=0))
             trained = {m: v for m, v in trained.items() if counts[m] >= need}
             if floors and trained:
-                best, floor = max(trained, key=trained.get), max(floors, key=floors.get)
+                best, lowest = max(trained, key=trained.get), max(floors, key=floors.get)
                 a = all_scores(rows, best, mode, d, task, metric)
-                b = all_scores(rows, floor, CLASSICAL_MODE, d, task, metric)
+                b = all_scores(rows, lowest, floor_mode, d, task, metric)
                 c = compare(a, b, paired=False) if min(len(a), len(b)) >= 2 else None
-                out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], floor, floors[floor], c,
-                                        counts[best]))
+                out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], lowest, floors[lowest],
+                                        c, counts[best]))
     return out
 
 
@@ -635,9 +637,9 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
 @dataclass(frozen=True)
 class HeatMap:
     """The pairwise heat-map on one dataset: per cell (stage ``a``, stage ``b``; the diagonal is ``sgcl-<a>``
-    alone) the % gain of its seed mean over ``gcc``'s mean over every ``gcc`` seed (NaN where not run), the seeds
-    it has, and its marker against ``gcc`` as in the tables (:func:`cell`: the paper's tests on the repetitions of
-    the seeds both have; none for a single seed)."""
+    alone) the % gain of its mean over ``gcc``'s on the seeds both have (NaN where not run or no seed is shared),
+    the seeds it has, and its marker against ``gcc`` as in the tables (:func:`cell`: the paper's tests on the
+    repetitions of the seeds both have; none for a single seed)."""
 
     gain: np.ndarray
     seeds: np.ndarray
@@ -653,16 +655,18 @@ def heatmap_gains(rows: Rows, dataset: str, mode: str) -> HeatMap | None:
     base = rows.seeds(BASELINE, mode, dataset, task, metric)
     if not base:
         return None
-    base_mean = float(np.mean(list(base.values())))
     gain = np.full((len(STAGES), len(STAGES)), np.nan)
     seeds = np.zeros_like(gain, dtype=int)
     marks = np.full(gain.shape, "", dtype=object)
     for i, a in enumerate(STAGES):
         for j, b in enumerate(STAGES):
             names = [f"sgcl-{a}"] if i == j else [f"sgcl-{a}+{b}", f"sgcl-{b}+{a}"]
-            found = next((c for n in names if (c := cell(rows, n, mode, dataset, task, metric, True))), None)
-            if found is not None:
-                gain[i, j] = 100 * (found.mean - base_mean) / base_mean
+            name = next((n for n in names if rows.seeds(n, mode, dataset, task, metric)), None)
+            if name is not None:
+                mine, theirs = paired(rows.seeds(name, mode, dataset, task, metric), base)
+                if mine:
+                    gain[i, j] = 100 * (np.mean(mine) - np.mean(theirs)) / np.mean(theirs)
+                found = cell(rows, name, mode, dataset, task, metric, True)
                 seeds[i, j], marks[i, j] = found.seeds, found.marker
     return HeatMap(gain, seeds, marks)
 

@@ -130,12 +130,12 @@ def statistics_section(stats: list[Statistic], method: str, csv_path: Path, agai
     return markdown_table(header, body) if body else "_fewer than two paired seeds_"
 
 
-def floor_lines(verdicts: list[FloorVerdict]) -> str:
-    """One sentence per floor verdict: "beats" / "does NOT beat" only when every test gives p < 0.05, "is
-    above" / "is not above" where no test can run."""
+def floor_lines(verdicts: list[FloorVerdict], floor: str = "the best training-free row") -> str:
+    """One sentence per floor verdict (``floor`` names what was beaten): "beats" / "does NOT beat" only when
+    every test gives p < 0.05, "is above" / "is not above" where no test can run."""
     return "\n".join(
         f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}): best pre-trained `{v.best}` "
-        f"({count(v.seeds, 'seed')}) {100 * v.score:.2f} {v.verdict} the best training-free row `{v.floor}` "
+        f"({count(v.seeds, 'seed')}) {100 * v.score:.2f} {v.verdict} {floor} `{v.floor}` "
         f"{100 * v.floor_score:.2f}"
         + (f" (Mann–Whitney p {_p(v.comparison.p_mannwhitney)}, Welch t p {_p(v.comparison.p_ttest)})."
            if v.comparison is not None else " (one score on a side: untested).") for v in verdicts)

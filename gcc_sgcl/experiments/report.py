@@ -149,6 +149,11 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         "## Fine-tuned encoders",
         *([finetune_intro(rows), rd.grid_section(*an.score_grid(rows, modes, an.FINETUNED, encoders + untrained),
                                                  folder / "finetuned.csv"),
+           "### Does pre-training help fine-tuning?",
+           f"Best seed-mean of the presets above with at least {an.FLOOR_MIN_SEEDS} seeds on the column against "
+           "`random init` fine-tuned with the same recipe (tests on every fold of every seed):",
+           rd.floor_lines(an.floor_verdicts(rows, modes, an.FINETUNED, presets, floor=an.RANDOM_INIT),
+                          "the untrained encoder") or "_no fine-tuned `random init` rows_",
            *seed_difference_parts(rows, modes, out, folder, an.FINETUNED, "sgcl_minus_gcc_finetuned"),
            rd.published_section(published_finetuned(rows), folder / "finetuned_published.csv")]
           if rows.datasets(an.FINETUNED) else ["_no fine-tuning rows_"]),
@@ -191,10 +196,11 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         f"## Pairwise augmentations on {rd.label(heatmap_dataset)} (E2E, % gain over GCC)",
         "Cells (a, b) and (b, a): `sgcl-a+b`, the two stages applied in the pipeline's (the paper's) order; diagonal: "
         "`sgcl-a` alone (similar and diverse are alternative filters, never paired; they filter at the `sgcl` row's "
-        "c). Gain = (the cell's mean over its "
-        "seeds − `gcc`'s mean over all its seeds) / `gcc`'s mean, in %, with the classification table's markers "
-        "against `gcc` (tests on the CV repetitions of the seeds both have). The paper pre-trains these encoders on "
-        "DBLP (SNAP) alone; that graph is not in this data root, so they use the tables' corpus and budget.",
+        "c). Gain = (the cell's mean − `gcc`'s mean) / `gcc`'s mean, in %, both over the seeds the cell shares "
+        "with `gcc` (as the per-stage evidence pairs them; – where it shares none), with the classification "
+        "table's markers against `gcc` (tests on the CV repetitions of those seeds). The paper pre-trains these "
+        "encoders on DBLP (SNAP) alone; that graph is not in this data root, so they use the tables' corpus and "
+        "budget.",
         f"![heat-map]({_relative(png, out)})",
         rd.heatmap_section(heat, title, png, folder / f"heatmap_{heatmap_dataset}.csv") if heat
         else f"_no {an.BASELINE} rows for {heatmap_dataset}_",
