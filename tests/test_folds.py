@@ -1,10 +1,13 @@
 """The fold cache: an evaluation killed part-way resumes at its missing folds, with the result of an uninterrupted
 run, and never reads the folds of another evaluation."""
+import os
+
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 
+from gcc_sgcl.engine.run_lock import LOCK_NAME, RunFolderLockedError
 from gcc_sgcl.tasks.common import cross_validated, estimator_fit_predict, repeated_stratified_folds
 from gcc_sgcl.tasks.folds import (
     CacheProgress,
@@ -12,6 +15,7 @@ from gcc_sgcl.tasks.folds import (
     cache_meta,
     cache_progress,
     close_cache,
+    held_cache,
     load_fold,
     open_cache,
     save_fold,
@@ -121,3 +125,34 @@ def test_the_task_entry_points_read_and_clear_the_cache(tmp_path):
         cached = task(x, y, folds=4, repeats=2, jobs=2, cache=folder)
         assert cached.scores[0] < plain.scores[0] and cached.scores[1] == plain.scores[1]
         assert not cached.correct[0, splits[0][0][1]].any() and not folder.exists()
+
+
+def test_a_second_evaluation_into_a_folder_in_use_stops_naming_it_and_leaves_the_folds_alone(tmp_path):
+    x, y = near_chance()
+    fit = estimator_fit_predict(LogisticRegression(), x, y)
+
+    def killed_after_two(train, test, calls=[]):
+        calls.append(1)
+        if len(calls) == 3:
+            raise Killed
+        return fit(train, test)
+
+    def evaluate(fit_predict, folder):
+        return cross_validated("t", "d", "accuracy", fit_predict, accuracy_score, y, "logreg", folds=4, repeats=2,
+                               seed=1, cache=folder, features=x)
+
+    folder = tmp_path / "row" / "d"
+    with pytest.raises(Killed):
+        evaluate(killed_after_two, folder)
+    stored = sorted(p.read_bytes() for p in folder.glob("*.npz"))
+    assert len(stored) == 2 and not (folder / LOCK_NAME).exists()  # a failed evaluation releases the folder
+    with held_cache(folder):  # the first evaluation, still running
+        # another model over the same folder would empty it; it stops before touching it
+        with pytest.raises(RunFolderLockedError, match=f"{folder} is in use by another evaluation "
+                                                       f"\\(PID {os.getpid()}.*its own --fold-cache"):
+            cross_validated("t", "d", "accuracy", fit, accuracy_score, y, "svc", folds=4, repeats=2, seed=1,
+                            cache=folder, features=x)
+        assert sorted(p.read_bytes() for p in folder.glob("*.npz")) == stored
+    assert folder.exists()  # still holds the folds
+    assert np.array_equal(evaluate(fit, folder).correct, evaluate(fit, None).correct)
+    assert not (tmp_path / "row").exists()  # folder, lock file and the row's folder are gone

@@ -1,4 +1,5 @@
-"""One run at a time per run folder: an exclusive ``flock`` on ``<run folder>/.lock``, which holds the PID.
+"""One process at a time per folder (a run's folder, an evaluation's fold cache): an exclusive ``flock`` on
+``<folder>/.lock``, which holds the PID.
 
 The kernel drops the lock when its holder exits, however it exits, so a lock file left by a killed run is
 simply taken over by the next one.
@@ -25,11 +26,13 @@ def _holder(fd: int) -> str:
 
 
 @contextmanager
-def run_folder_lock(folder: str | os.PathLike) -> Iterator[Path]:
+def run_folder_lock(folder: str | os.PathLike, user: str = "run",
+                    advice: str = "choose another --run-name / --output-dir") -> Iterator[Path]:
     """Hold ``folder``'s lock for the block (the folder is created); yields the lock file's path.
 
-    Raises :class:`RunFolderLockedError` at once, without waiting, when another process holds it. The lock
-    file is removed on release.
+    Raises :class:`RunFolderLockedError` at once, without waiting, when another process holds it; its message
+    names the folder, the holder (``user``, e.g. "run") and its PID, and ends with ``advice``. The lock file is
+    removed on release.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -42,8 +45,8 @@ def run_folder_lock(folder: str | os.PathLike) -> Iterator[Path]:
             holder = _holder(fd)
             os.close(fd)
             raise RunFolderLockedError(
-                f"{folder} is in use by another run (PID {holder}, lock file {path}); wait for it to end, or "
-                f"choose another --run-name / --output-dir"
+                f"{folder} is in use by another {user} (PID {holder}, lock file {path}); wait for it to end, or "
+                f"{advice}"
             ) from None
         try:
             if os.path.samestat(os.fstat(fd), os.stat(path)):

@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, add_arguments
-from gcc_sgcl.tasks.folds import FoldResult, cache_meta, close_cache, load_fold, open_cache, save_fold
+from gcc_sgcl.tasks.folds import FoldResult, cache_meta, close_cache, held_cache, load_fold, open_cache, save_fold
 
 RESULTS_FILE = "results.csv"
 # The CV fits small dense problems (thousands x 64) where a multi-threaded BLAS gains little; on the shared
@@ -256,11 +256,15 @@ def cross_validated(
     splits = repeated_stratified_folds(labels, folds, repeats, seed)
     flat = [fold for repetition in splits for fold in repetition]
     kept = None if cache is None else Path(cache)
-    if kept is not None:
-        stored = open_cache(kept, features, cache_meta(labels, splits, model, seed))
-        if stored:
-            print(f"{kept}: {stored} of {len(flat)} folds stored, fitting the others", file=sys.stderr, flush=True)
-    fitted = fold_predictions(fit_predict, flat, jobs, kept)
+    with held_cache(kept):
+        if kept is not None:
+            stored = open_cache(kept, features, cache_meta(labels, splits, model, seed))
+            if stored:
+                print(f"{kept}: {stored} of {len(flat)} folds stored, fitting the others", file=sys.stderr,
+                      flush=True)
+        fitted = fold_predictions(fit_predict, flat, jobs, kept)
+        if kept is not None:
+            close_cache(kept)
     resumed = sum(f.seconds for f in fitted if f.stored) / forked_jobs(jobs, len(flat))
     predictions = iter(f.predictions for f in fitted)
     for r, repetition in enumerate(splits):
@@ -273,8 +277,6 @@ def cross_validated(
             scores[r, f] = score(y_true, y_pred)
     per_repeat = scores.mean(axis=1)
     resampled = ", bootstrapped test folds" if bootstrap else ""
-    if kept is not None:
-        close_cache(kept)
     return TaskResult(
         task=task,
         dataset=dataset,

@@ -8,13 +8,17 @@ indices, scikit-learn's version and :data:`VERSION`), ``features.npy`` the featu
 predictions and fit seconds, each written atomically as the fold finishes. :func:`open_cache` keeps the stored
 folds only when the meta is equal and the features are equal up to float noise (the same embedding recomputed on
 the other CPU kind differs in its last bits); otherwise it empties the folder. Reads and removal are best-effort:
-a fold file that is gone or unreadable (another sweep finished the same evaluation) is fitted again.
+a fold file that is gone or unreadable is fitted again. One evaluation at a time uses a folder
+(:func:`held_cache`): a second one started meanwhile stops at once with an error naming the folder and the first
+one's PID, instead of emptying the first one's folds.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -22,6 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 import sklearn
 
+from gcc_sgcl.engine.run_lock import run_folder_lock
 from gcc_sgcl.fileio import atomic_target
 
 VERSION = 1  # raise when a classifier's fit changes in a way its description does not show
@@ -85,6 +90,20 @@ def same_features(stored: np.ndarray, features: np.ndarray) -> bool:
     return bool(np.allclose(a, b, rtol=0.0, atol=FEATURE_RTOL * scale))
 
 
+@contextmanager
+def held_cache(folder: Path | None) -> Iterator[None]:
+    """Hold the lock of the cache ``folder`` for the block (nothing for None): a second evaluation into the same
+    folder raises :class:`~gcc_sgcl.engine.run_lock.RunFolderLockedError` meanwhile. The folder and its parent
+    are removed afterwards if the block left them empty (:func:`close_cache`)."""
+    if folder is None:
+        yield
+        return
+    with run_folder_lock(folder, user="evaluation", advice="give each evaluation running at once its own "
+                                                           "--fold-cache"):
+        yield
+    _remove_empty(folder)
+
+
 def open_cache(folder: Path, features: np.ndarray, meta: dict[str, Any]) -> int:
     """Make ``folder`` the cache of the evaluation of ``features`` described by ``meta``: its stored folds are
     kept when its meta and features match (:func:`same_features`), else it is emptied and both are written.
@@ -145,12 +164,18 @@ def cache_progress(folder: Path | None, **expected: Any) -> CacheProgress:
 
 def close_cache(folder: Path) -> None:
     """Remove the files the cache owns (meta, features, folds, interrupted temporaries) and then the folder and its
-    parent if they are left empty (the sweep's folder of one row label, mode, seed and budget); any other file
-    is left alone, and nothing happens if the folder is gone already."""
+    parent if they are left empty (the sweep's folder of one row label, mode, seed and budget; under
+    :func:`held_cache` its lock file stays until the lock is released); any other file is left alone, and nothing
+    happens if the folder is gone already."""
     for pattern in (META, FEATURES, "*.npz", ".*.tmp"):
         for path in folder.glob(pattern):
             if pattern != "*.npz" or path.stem.isdigit():
                 path.unlink(missing_ok=True)
+    _remove_empty(folder)
+
+
+def _remove_empty(folder: Path) -> None:
+    """Remove ``folder`` and then its parent if each is empty (the parent: the sweep's folder of one row)."""
     for empty in (folder, folder.parent):
         try:
             empty.rmdir()
