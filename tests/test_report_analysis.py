@@ -248,8 +248,11 @@ def test_seed_differences_pair_seeds_and_leave_out_those_missing_on_one_side(tmp
     assert d.differences == pytest.approx((0.02, -0.05))
     assert d.summary.mean == pytest.approx(-0.015) and d.summary.ci_low < d.summary.mean < d.summary.ci_high
     (e,) = an.evidence(rows, "e2e")
-    assert (e.difference, e.seeds) == (pytest.approx(-0.015), 2)
-    assert "SGCL − GCC = -1.50 pp, 90 % interval contains 0 (2 paired seeds)" in rd.evidence_lines([e])
+    assert (e.difference, e.seeds, e.stages) == (pytest.approx(-0.015), 2, {})
+    assert rd.evidence_lines([e]) == ""  # no stage preset ran on x: its SGCL − GCC is in the table below
+    (e,) = an.evidence(an.Rows([*rows.rows, row("sgcl-crop", "x", 0.66, seed=1)]), "e2e")
+    assert rd.evidence_lines([e]) == ("- x: SGCL − GCC = -1.50 pp, 90 % interval contains 0 (2 paired seeds); "
+                                      "each stage alone − GCC: crop -4.00")
     text = rd.seed_differences_section([d], "sgcl", tmp_path / "d.png", tmp_path / "d.csv")
     assert "| x | 2 | +2.00 -5.00 | -1.50 | [" in text
     assert (tmp_path / "d.png").stat().st_size > 1000

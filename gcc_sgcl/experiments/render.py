@@ -200,11 +200,12 @@ def interval_side(summary: Summary) -> str:
 
 
 def evidence_lines(items: list[Evidence]) -> str:
-    """One sentence per dataset of per-stage evidence: SGCL − GCC with where its seed interval lies."""
+    """One sentence per dataset where a single-stage preset has rows: SGCL − GCC with where its seed interval
+    lies, and each stage alone − GCC (the other datasets' SGCL − GCC is in the seed-by-seed table)."""
     return "\n".join(
         f"- {label(e.dataset)}: SGCL − GCC = {100 * e.difference:+.2f} pp, 90 % "
         f"{interval_side(e.summary)} ({count(e.seeds, 'paired seed')}); each stage alone − GCC: "
-        + (", ".join(f"{stage} {100 * d:+.2f}" for stage, d in e.stages.items()) or "none run") for e in items)
+        + ", ".join(f"{stage} {100 * d:+.2f}" for stage, d in e.stages.items()) for e in items if e.stages)
 
 
 def _column_name(c: Column, modes: set[str]) -> str:
