@@ -1,6 +1,11 @@
 """The fold cache: an evaluation killed part-way resumes at its missing folds, with the result of an uninterrupted
 run, and never reads the folds of another evaluation."""
 import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +27,9 @@ from gcc_sgcl.tasks.folds import (
 )
 from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
 from gcc_sgcl.tasks.node_classification import evaluate_node_classification
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def near_chance(n_per_class: int = 20, dim: int = 4, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -148,11 +156,33 @@ def test_a_second_evaluation_into_a_folder_in_use_stops_naming_it_and_leaves_the
     assert len(stored) == 2 and not (folder / LOCK_NAME).exists()  # a failed evaluation releases the folder
     with held_cache(folder):  # the first evaluation, still running
         # another model over the same folder would empty it; it stops before touching it
-        with pytest.raises(RunFolderLockedError, match=f"{folder} is in use by another evaluation "
-                                                       f"\\(PID {os.getpid()}.*its own --fold-cache"):
+        message = f"{re.escape(str(folder))} is in use by another evaluation \\(PID {os.getpid()}.*its own --fold-cache"
+        with pytest.raises(RunFolderLockedError, match=message):
             cross_validated("t", "d", "accuracy", fit, accuracy_score, y, "svc", folds=4, repeats=2, seed=1,
                             cache=folder, features=x)
         assert sorted(p.read_bytes() for p in folder.glob("*.npz")) == stored
     assert folder.exists()  # still holds the folds
     assert np.array_equal(evaluate(fit, folder).correct, evaluate(fit, None).correct)
     assert not (tmp_path / "row").exists()  # folder, lock file and the row's folder are gone
+
+
+def test_cv_workers_forked_under_the_lock_do_not_keep_it_once_the_evaluation_is_killed(tmp_path):
+    folder = tmp_path / "d"
+    script = ("import sys, time\nfrom pathlib import Path\nfrom gcc_sgcl.tasks.common import forked_map\n"
+              "from gcc_sgcl.tasks.folds import held_cache\n"
+              "def fold(i):\n    print('fitting', flush=True)\n    time.sleep(60)\n"
+              f"with held_cache(Path({str(folder)!r})):\n    forked_map(fold, 2, jobs=2)\n")
+    evaluation = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                                  start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert evaluation.stdout.readline().strip() == "fitting"  # the workers are fitting, the lock is held
+        with pytest.raises(RunFolderLockedError):
+            with held_cache(folder):
+                pass
+        evaluation.kill()
+        evaluation.wait()
+        assert (folder / LOCK_NAME).exists()  # a killed holder leaves its file: the next evaluation takes it over
+        with held_cache(folder):  # while the orphaned workers still sleep
+            assert (folder / LOCK_NAME).read_text().strip() == str(os.getpid())
+    finally:
+        os.killpg(evaluation.pid, signal.SIGKILL)  # the orphaned workers

@@ -2,7 +2,9 @@
 ``<folder>/.lock``, which holds the PID.
 
 The kernel drops the lock when its holder exits, however it exits, so a lock file left by a killed run is
-simply taken over by the next one.
+simply taken over by the next one. A process forked while the lock is held (data loader and CV workers) closes
+its copy of the lock's descriptor at once: otherwise it would hold the lock too, and keep it after its parent was
+killed.
 """
 from __future__ import annotations
 
@@ -13,10 +15,24 @@ from contextlib import contextmanager
 from pathlib import Path
 
 LOCK_NAME = ".lock"
+_HELD: set[int] = set()  # descriptors of the locks this process holds
+
+
+def _close_inherited() -> None:
+    """In a forked child: close the copies of the parent's lock descriptors (the parent keeps its lock)."""
+    for fd in _HELD:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_inherited)
 
 
 class RunFolderLockedError(OSError):
-    """Another live process holds the run folder's lock; the message names the folder and its PID."""
+    """Another live process holds the folder's lock; the message names the folder and its PID."""
 
 
 def _holder(fd: int) -> str:
@@ -35,10 +51,13 @@ def run_folder_lock(folder: str | os.PathLike, user: str = "run",
     removed on release.
     """
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # a finishing holder removed the emptied folder after our mkdir
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -55,10 +74,13 @@ def run_folder_lock(folder: str | os.PathLike, user: str = "run",
             pass
         # the previous holder removed the file between our open and flock: lock the new one instead
         os.close(fd)
+    _HELD.add(fd)
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield path
     finally:
-        path.unlink(missing_ok=True)
-        os.close(fd)
+        if fd in _HELD:  # else a forked child leaves the block: the lock and its file are the parent's
+            _HELD.discard(fd)
+            path.unlink(missing_ok=True)
+            os.close(fd)

@@ -136,9 +136,9 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         rd.statistics_section(an.statistics(rows, "sgcl", modes, an.CLASSIFICATION), "sgcl",
                               folder / "statistics.csv"),
         "Per-augmentation evidence (E2E, seed-paired mean differences to GCC, pp; the similar and diverse presets "
-        "run at the `sgcl` row's c), on the datasets where a single-stage preset has rows (the sweep evaluates them "
-        "on the heat-map's dataset):",
-        rd.evidence_lines(an.evidence(rows, "e2e")) or "_no single-stage preset has rows yet_",
+        "run at the `sgcl` row's c), on the datasets where a single-stage preset shares a seed with `gcc` "
+        "(`scripts/reproduce.sh` evaluates them on the heat-map's dataset only):",
+        rd.evidence_lines(an.evidence(rows, "e2e")) or "_no single-stage preset shares an E2E seed with `gcc` yet_",
         "## Top-k similarity search (HITS@20 / HITS@40)",
         "Cells are mean ± std over seeds (markers as in the classification table, the tests on seeds alone: a "
         "similarity row has one score per seed); ᶜ: a single seed, whose ± is the bootstrap s.e. of HITS@k over the "

@@ -93,8 +93,8 @@ def same_features(stored: np.ndarray, features: np.ndarray) -> bool:
 @contextmanager
 def held_cache(folder: Path | None) -> Iterator[None]:
     """Hold the lock of the cache ``folder`` for the block (nothing for None): a second evaluation into the same
-    folder raises :class:`~gcc_sgcl.engine.run_lock.RunFolderLockedError` meanwhile. The folder and its parent
-    are removed afterwards if the block left them empty (:func:`close_cache`)."""
+    folder raises :class:`~gcc_sgcl.engine.run_lock.RunFolderLockedError` meanwhile. When the block succeeds, the
+    folder and its parent are removed afterwards if it left them empty (:func:`close_cache`)."""
     if folder is None:
         yield
         return
