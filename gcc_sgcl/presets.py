@@ -16,6 +16,7 @@ from gcc_sgcl.config import (
     GROUPS,
     STAGES,
     VARIANT_SETTINGS,
+    AugmentConfig,
     Config,
     build_parser,
     canonical_method,
@@ -100,6 +101,13 @@ def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None
     return cfg
 
 
+def _read_settings(augment: AugmentConfig) -> dict[str, bool]:
+    """Per bracketable augment setting, whether a stage of ``augment`` reads it (a baseline reads none of SGCL's)."""
+    sgcl = not augment.baseline
+    return {"c": sgcl and augment.use_filter, "crop_kind": sgcl and augment.use_crop,
+            "permute_kind": sgcl and augment.use_reorder}
+
+
 @functools.lru_cache(maxsize=None)
 def reads_c(method: str) -> bool:
     """Whether ``method``'s views pass SGCL's similar/diverse filter, the one stage that reads ``c``.
@@ -107,15 +115,14 @@ def reads_c(method: str) -> bool:
     >>> reads_c("sgcl"), reads_c("sgcl-crop+similar"), reads_c("sgcl-crop"), reads_c("graphcl")
     (True, True, False, False)
     """
-    augment = make_config(method).augment
-    return augment.use_filter and not augment.baseline
+    return _read_settings(make_config(method).augment)["c"]
 
 
 def _check_variant(method: str, bracketed: dict[str, dict[str, Any]], cfg: Config) -> None:
     """A ValueError naming a bracketed setting the method cannot use (no stage reads it) or an unknown kind."""
     a = cfg.augment
-    for field, used in (("c", a.use_filter), ("crop_kind", a.use_crop), ("permute_kind", a.use_reorder)):
-        if field in bracketed.get("augment", {}) and (not used or a.baseline):
+    for field, used in _read_settings(a).items():
+        if field in bracketed.get("augment", {}) and not used:
             raise ValueError(f"method {method!r}: its {field} has no effect (the method has no stage reading it)")
     for registry, kind in ((CROPS, a.crop_kind), (PERMUTE_KINDS, a.permute_kind)):
         if kind not in registry:
