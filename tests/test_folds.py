@@ -139,7 +139,9 @@ def test_a_second_evaluation_into_a_folder_in_use_stops_naming_it_and_leaves_the
     x, y = near_chance()
     fit = estimator_fit_predict(LogisticRegression(), x, y)
 
-    def killed_after_two(train, test, calls=[]):
+    calls = []
+
+    def killed_after_two(train, test):
         calls.append(1)
         if len(calls) == 3:
             raise Killed
