@@ -119,6 +119,14 @@ def evaluate_graph_classification(
     )
 
 
+def graph_classification_under(emb: np.ndarray, labels: np.ndarray, dataset: str, p: EvalConfig) -> TaskResult:
+    """:func:`evaluate_graph_classification` of ``dataset`` under the protocol ``p``, its folds cached in the
+    dataset's sub-folder of ``p.fold_cache``."""
+    return evaluate_graph_classification(emb, labels, folds=p.folds, seed=p.seed, svc=p.svc, dataset=dataset,
+                                         repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs,
+                                         cache=cache_folder(p.fold_cache, dataset))
+
+
 def command_line() -> argparse.ArgumentParser:
     """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
     return task_parser(TASK, "Graph classification on saved embeddings (SVC, accuracy).", ("labels",),
@@ -142,9 +150,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
         check_rows(emb, where.load_path, name, len(data.graphs), f"graphs in {name}")
         emb, y = labelled_rows(emb, data.labels, f"graphs of {data.name}")
-        return [evaluate_graph_classification(emb, y, folds=p.folds, seed=p.seed, svc=p.svc, dataset=data.name,
-                                              repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs,
-                                              cache=cache_folder(p.fold_cache, data.name))]
+        return [graph_classification_under(emb, y, data.name, p)]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate)

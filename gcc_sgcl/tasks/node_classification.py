@@ -73,6 +73,13 @@ def evaluate_node_classification(
     )
 
 
+def node_classification_under(emb: np.ndarray, labels: np.ndarray, dataset: str, p: EvalConfig) -> TaskResult:
+    """:func:`evaluate_node_classification` of ``dataset`` under the protocol ``p``, its folds cached in the
+    dataset's sub-folder of ``p.fold_cache``."""
+    return evaluate_node_classification(emb, labels, folds=p.folds, seed=p.seed, dataset=dataset, repeats=p.repeats,
+                                        bootstrap=p.bootstrap, jobs=p.jobs, cache=cache_folder(p.fold_cache, dataset))
+
+
 def command_line() -> argparse.ArgumentParser:
     """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
     return task_parser(TASK, "Node classification on saved embeddings (logistic regression, micro-F1).",
@@ -96,9 +103,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         check_rows(emb, where.load_path, name, data.graph.num_nodes(), f"nodes in {name}")
         check_ids(where.load_path, name, getattr(data, "ids", None))
         emb, y = labelled_rows(emb, data.labels, f"nodes of {data.name}")
-        return [evaluate_node_classification(emb, y, folds=p.folds, seed=p.seed, dataset=data.name, repeats=p.repeats,
-                                             bootstrap=p.bootstrap, jobs=p.jobs,
-                                             cache=cache_folder(p.fold_cache, data.name))]
+        return [node_classification_under(emb, y, data.name, p)]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate)

@@ -18,9 +18,8 @@ import numpy as np
 
 from gcc_sgcl.config import EvalConfig
 from gcc_sgcl.tasks.common import TaskResult
-from gcc_sgcl.tasks.folds import cache_folder
-from gcc_sgcl.tasks.graph_classification import evaluate_graph_classification
-from gcc_sgcl.tasks.node_classification import evaluate_node_classification
+from gcc_sgcl.tasks.graph_classification import graph_classification_under
+from gcc_sgcl.tasks.node_classification import node_classification_under
 from gcc_sgcl.tasks.similarity_search import evaluate_similarity_search
 
 
@@ -38,15 +37,11 @@ class Task:
 
 
 def _node(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
-    return [evaluate_node_classification(emb, data.labels, p.folds, p.seed, dataset=name, repeats=p.repeats,
-                                         bootstrap=p.bootstrap, jobs=p.jobs,
-                                         cache=cache_folder(p.fold_cache, name))]
+    return [node_classification_under(emb, data.labels, name, p)]
 
 
 def _graph(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
-    return [evaluate_graph_classification(emb, data.labels, p.folds, p.seed, svc=p.svc, dataset=name,
-                                          repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs,
-                                          cache=cache_folder(p.fold_cache, name))]
+    return [graph_classification_under(emb, data.labels, name, p)]
 
 
 def _similarity(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
