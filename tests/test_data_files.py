@@ -185,6 +185,8 @@ def test_kind_mismatches_and_labels_for_registered_names_are_refused(tmp_path):
     [
         ("bad.edgelist", "1 2\n3\n", r"bad.edgelist line 2: expected an edge 'u v'"),
         ("empty.csv", "# nothing\n", r"empty.csv: no edges"),
+        ("loops.edgelist", "1 1\n2 2\n", r"loops.edgelist: dataset 'loops' has no edges: all 2 nodes are isolated"),
+        ("void.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 0\n", r"void.mtx: dataset 'void' has no edges"),
         ("bad.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 3\n", r"bad.mtx line 3: index out"),
         ("bad.graphml", "<graphml><graph>", r"bad.graphml: not a valid GraphML file"),
         ("bad.gml", "graph [ node [ id 0 ] edge [ source 0 ]", r"bad.gml: not a valid GML file"),
@@ -203,6 +205,7 @@ def test_bad_graph_files_raise_an_error_naming_file_line_and_expectation(tmp_pat
     "text, message",
     [
         ("node label\n10241 1\n99 2\n", r"l.txt line 3: '99' is not a node id of"),
+        ("99 2\n10241 1\n", r"l.txt line 1: '99' is not a node id of"),
         ("10241 1\n10241 2\n", r"l.txt line 2: node '10241' labelled twice"),
         ("10241 1 extra\n", r"l.txt line 1: expected 'node label' \(two fields\)"),
         ("node label\n", r"l.txt: no labels"),
@@ -232,3 +235,42 @@ def test_usa_airport_by_path_equals_the_registered_dataset(shared_data):
     assert by_path.graph.num_nodes() == registered.graph.num_nodes() == 1190
     assert torch.equal(torch.stack(by_path.graph.edges()), torch.stack(registered.graph.edges()))
     assert np.array_equal(by_path.labels, registered.labels)
+
+
+def test_a_byte_order_mark_and_an_uppercase_gz_suffix_are_read(tmp_path):
+    bom = b"\xef\xbb\xbf"
+    edges = tmp_path / "excel.csv"
+    edges.write_bytes(bom + b"1,2\r\n2,3\r\n3,1\r\n3,4\r\n")
+    labels = tmp_path / "labels.txt"
+    labels.write_bytes(bom + b"1 a\r\n2 b\r\n3 a\r\n")
+    data = load_node_dataset(edges, labels=labels)
+    assert data.ids.tolist() == [1, 2, 3, 4] and data.labels.tolist() == [0, 1, 0, -1]
+    upper = tmp_path / "g.edgelist.GZ"
+    upper.write_bytes(gzip.compress(AIRPORT_EDGES.encode()))
+    assert load_node_dataset(upper).ids.tolist() == [10241, 10243, 10245, 10299, 10301]
+
+
+def test_an_edge_list_header_is_skipped_above_integer_ids_and_ids_keep_how_they_are_written(tmp_path):
+    data = load_node_dataset(_write(tmp_path / "h.csv", "source,target,weight\n1,2,0.5\n2,3,1\n"))
+    assert data.ids.tolist() == [1, 2, 3] and _id_edges(data) == {frozenset((1, 2)), frozenset((2, 3))}
+    words = load_node_dataset(_write(tmp_path / "w.csv", "src,dst\na,b\n"))  # a header cannot be told from an edge
+    assert words.ids.tolist() == ["src", "dst", "a", "b"]
+    padded = load_node_dataset(_write(tmp_path / "zip.edgelist", "01 1\n1 2\n"))
+    assert padded.ids.tolist() == ["01", "1", "2"] and padded.graph.num_edges() == 4
+
+
+def test_a_comma_separated_txt_is_an_edge_list_and_a_one_number_txt_a_gin_collection(tmp_path):
+    data = load_any(str(_write(tmp_path / "comma.txt", "1,2\n2,3\n3,4\n")))
+    assert isinstance(data, NodeLabelData) and data.ids.tolist() == [1, 2, 3, 4]
+    assert isinstance(load_any(str(_write(tmp_path / "gin.txt", "1\n2 0\n0 1 1\n0 1 0\n"))), GraphLabelData)
+
+
+def test_a_pairs_line_naming_an_unknown_node_is_an_error_also_on_the_first_line(tmp_path):
+    one = _write(tmp_path / "a.edgelist", "100 101\n101 102\n")
+    two = _write(tmp_path / "b.edgelist", "100 101\n")
+    for text, bad in (("999 100\n100 101\n", "'999' is not a node id of"),
+                      ("100 999\n100 101\n", "'999' is not a node id of")):
+        with pytest.raises(DataFormatError, match=f"p.txt line 1: {bad}"):
+            load_similarity_dataset((one, two), pairs=_write(tmp_path / "p.txt", text))
+    data = load_similarity_dataset((one, two), pairs=_write(tmp_path / "p.txt", "id_1 id_2\n100 101\n"))
+    assert data.pairs.tolist() == [[0, 1]]

@@ -122,7 +122,7 @@ def test_an_empty_edge_list_is_an_error_even_for_a_modified_copy(tmp_path, monke
     monkeypatch.setenv(ALLOW_MODIFIED_ENV, allow_modified)
     edges = _write(tmp_path, AIRPORT + "usa-airports.edgelist", "")
     _write(tmp_path, AIRPORT + "labels-usa-airports.txt", "node label\n1 0\n2 1\n3 0\n")
-    with pytest.raises(DataFormatError, match=f"{edges}.*no edges: all 3 labelled nodes are isolated"):
+    with pytest.raises(DataFormatError, match=f"{edges}.*no edges: all 3 nodes are isolated"):
         load_node_dataset("usa_airport", tmp_path)
 
 

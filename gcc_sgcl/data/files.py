@@ -16,8 +16,10 @@ TU                 a directory or ``.zip`` holding ``NAME_A.txt``, ...          
 Text formats may be gzipped (``name.edgelist.gz``). An edge list has one edge ``u v`` per line (fields
 separated by whitespace and/or commas, further columns ignored, ``#``/``%`` comment lines), ids integers or
 arbitrary strings; nodes are numbered in order of first appearance and ``ids[i]`` keeps node ``i``'s id.
-Node labels and pairs files have two such fields per line and name nodes by those ids; their first line may
-be a header (it is skipped when its first field is not a node id). Labels are ``0..C-1`` in sorted order of
+An edge list's first line is a header (skipped) when its two ids are not integers and all the others are.
+Node labels and pairs files have two such fields per line and name nodes by those ids; their first line is a
+header when no id on it could name a node (with integer ids: no id field is an integer), else an unknown id
+there stops the run like on any other line. Labels are ``0..C-1`` in sorted order of
 the distinct label values, ``-1`` for nodes (or graphs) a labels file does not name.
 """
 from __future__ import annotations
@@ -38,6 +40,7 @@ from gcc_sgcl.data.readers import (
     read_matrix_market,
     read_tu_graphs,
     read_two_columns,
+    split_fields,
     tu_name,
 )
 from gcc_sgcl.data.text import DataFormatError, LineReader, open_text
@@ -82,7 +85,7 @@ def file_format(path: Path) -> str:
     if suffix == ".txt":
         with open_text(path) as f:
             first = next(iter(LineReader(f, str(path), comments=("#", "%"))), [])
-        return "GIN" if len(first) == 1 else "edge list"
+        return "GIN" if len(split_fields(first)) == 1 else "edge list"
     if suffix not in _BY_SUFFIX:
         known = ", ".join(sorted({".txt", *_BY_SUFFIX}))
         raise DataFormatError(f"{path}: unknown graph file type {suffix or '(none)'!r}; expected one of {known} "
@@ -175,13 +178,23 @@ class _IdIndex:
         self._integer = np.issubdtype(ids.dtype, np.integer)
         self._position = {value: i for i, value in enumerate(ids.tolist())}
 
+    def _key(self, token: str) -> int | str | None:
+        if not self._integer:
+            return token
+        try:
+            return int(token)
+        except ValueError:
+            return None
+
     def get(self, token: str) -> int | None:
-        if self._integer:
-            try:
-                return self._position.get(int(token))
-            except ValueError:
-                return None
-        return self._position.get(token)
+        """The position of the item ``token`` names, or None."""
+        return self._position.get(self._key(token))
+
+    def header(self, token: str) -> bool:
+        """Whether ``token`` could not name any item, as on a header line (with integer ids: it is not an
+        integer; else: it is not an id)."""
+        key = self._key(token)
+        return key is None if self._integer else key not in self._position
 
 
 def _class_ids(values: list[str]) -> np.ndarray:
@@ -196,14 +209,14 @@ def read_labels_file(path: str | Path, ids: np.ndarray, of: str) -> np.ndarray:
     """Class of each of ``len(ids)`` items from lines ``id label`` (``ids[i]`` is item ``i``'s id; ``of`` names
     the graph or collection in errors): ``0..C-1``, or ``-1`` for items the file does not name.
 
-    A line naming an id twice, or an id not in ``ids`` (after a possible header line), raises a
-    :class:`DataFormatError` at that line.
+    A line naming an id twice, or an id not in ``ids``, raises a :class:`DataFormatError` at that line; the first
+    line is skipped when it is a header (:meth:`_IdIndex.header`).
     """
     path, index = Path(path), _IdIndex(ids)
     positions, values, first_line = [], [], True
     labelled = np.zeros(len(ids), dtype=bool)
     for node, label, r in read_two_columns(path, "'node label' (two fields)"):
-        position, header, first_line = index.get(node), first_line, False
+        position, header, first_line = index.get(node), first_line and index.header(node), False
         if position is None:
             if header:
                 continue
@@ -222,11 +235,13 @@ def read_labels_file(path: str | Path, ids: np.ndarray, of: str) -> np.ndarray:
 
 def read_pairs_file(path: str | Path, ids_1: np.ndarray, ids_2: np.ndarray, of_1: str, of_2: str) -> np.ndarray:
     """``(m, 2)`` int64 pairs (node of graph 1, node of graph 2) from lines ``id_1 id_2`` naming nodes by their
-    original ids; an id absent from its graph (after a possible header line) raises at that line."""
+    original ids; an id absent from its graph raises at that line, except on a header first line (no id on it
+    could name a node, :meth:`_IdIndex.header`)."""
     path, first, second = Path(path), _IdIndex(ids_1), _IdIndex(ids_2)
     pairs, first_line = [], True
     for a, b, r in read_two_columns(path, "a pair 'node_1 node_2' (two fields)"):
-        u, v, header, first_line = first.get(a), second.get(b), first_line, False
+        u, v = first.get(a), second.get(b)
+        header, first_line = first_line and first.header(a) and second.header(b), False
         if u is None or v is None:
             if header:
                 continue

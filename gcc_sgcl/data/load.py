@@ -96,6 +96,7 @@ def _load_path(path: Dataset, kind: str, labels: Dataset | None) -> NodeLabelDat
     ``labels`` file when given."""
     data = read_dataset_file(path)
     found = "node" if isinstance(data, NodeLabelData) else "graph"
+    check_has_edges(data, [Path(path)], data.name, found)
     if kind not in (found, "any"):
         what = {"node": "a single graph (a node dataset)", "graph": "a graph collection (a graph dataset)"}
         raise ValueError(f"{path} holds {what[found]}, not {what[kind]}")
@@ -120,7 +121,7 @@ def _load(name: str, kind: str, data_dir: DataDir, labels: Dataset | None = None
     paths = spec.locate(resolve_data_dir(data_dir))
     graphs, arrays = load_cached(name, paths, lambda: _encode(spec.parse(name, paths)))
     data = KINDS[kind].build(name, graphs, arrays)
-    check_has_edges(spec, data, paths)
+    check_has_edges(data, paths, spec.name, spec.kind)
     if os.environ.get(ALLOW_MODIFIED_ENV, "") in ("", "0"):
         check_expected_counts(spec, data, paths)
     return data
@@ -130,24 +131,24 @@ def _files(paths: Sequence[Path]) -> str:
     return ", ".join(str(p) for p in paths)
 
 
-def check_has_edges(spec: DatasetSpec, data: Any, paths: Sequence[Path]) -> None:
-    """Raise :class:`DataFormatError` naming ``paths`` when the parsed data has no edge where one is needed:
-    a node dataset (its labelled nodes would all be isolated), a pre-training or similarity graph, or a
-    whole graph collection (single graphs of a collection may be edgeless); or a similarity dataset has no
-    ground-truth pairs."""
+def check_has_edges(data: Any, paths: Sequence[Path], name: str, kind: str) -> None:
+    """Raise :class:`DataFormatError` naming ``paths`` when the parsed dataset ``name`` of ``kind`` has no edge
+    where one is needed: a node dataset (its nodes would all be isolated; self-loops are dropped), a
+    pre-training or similarity graph, or a whole graph collection (single graphs of a collection may be
+    edgeless); or a similarity dataset has no ground-truth pairs."""
     if isinstance(data, NodeLabelData) and data.graph.num_edges() == 0:
-        raise DataFormatError(f"{_files(paths)}: dataset {spec.name!r} has no edges: all "
-                              f"{data.graph.num_nodes()} labelled nodes are isolated (is the edge list empty?)")
+        raise DataFormatError(f"{_files(paths)}: dataset {name!r} has no edges: all {data.graph.num_nodes()} "
+                              f"nodes are isolated (is the edge list empty, or only self-loops?)")
     if isinstance(data, GraphLabelData) and not any(g.num_edges() for g in data.graphs):
-        raise DataFormatError(f"{_files(paths)}: dataset {spec.name!r} has no edges in any of its "
+        raise DataFormatError(f"{_files(paths)}: dataset {name!r} has no edges in any of its "
                               f"{len(data.graphs)} graphs")
     if isinstance(data, SimilarityPairData) and len(data.pairs) == 0:
-        raise DataFormatError(f"{_files(paths)}: dataset {spec.name!r} has no ground-truth pairs (no author "
+        raise DataFormatError(f"{_files(paths)}: dataset {name!r} has no ground-truth pairs (no author "
                               f"name is in both dicts with edges in both graphs)")
-    if spec.kind in ("pretrain", "similarity"):
+    if kind in ("pretrain", "similarity"):
         for i, g in enumerate(graphs_of(data)):
             if g.num_edges() == 0:
-                raise DataFormatError(f"{_files(paths)}: graph {i + 1} of dataset {spec.name!r} has no edges")
+                raise DataFormatError(f"{_files(paths)}: graph {i + 1} of dataset {name!r} has no edges")
 
 
 def check_expected_counts(spec: DatasetSpec, data: Any, paths: Sequence[Path]) -> None:

@@ -153,38 +153,58 @@ def read_edge_list(
     return np.concatenate(chunks).reshape(-1, 2)
 
 
-def _fields(tokens: list[str]) -> list[str]:
+def split_fields(tokens: list[str]) -> list[str]:
     """The fields of a line split on whitespace, further split on commas (``"a, b"``, ``"a,b"``, ``"a b"``)."""
     return [field for token in tokens for field in token.split(",") if field]
 
 
 def id_values(tokens: list[str]) -> np.ndarray:
-    """Id tokens as an array: int64 when every token is an integer, else str (ids kept as written).
+    """Id tokens as an array: int64 when every token is an integer written as Python writes it, else str (ids
+    kept as written, so ``"01"`` and ``"1"`` stay two ids).
 
-    >>> id_values(["3", "-1"]).tolist(), id_values(["3", "x"]).tolist()
-    ([3, -1], ['3', 'x'])
+    >>> id_values(["3", "-1"]).tolist(), id_values(["3", "x"]).tolist(), id_values(["01", "1"]).tolist()
+    ([3, -1], ['3', 'x'], ['01', '1'])
     """
     values = np.asarray(tokens, dtype=str)
     try:
-        return values.astype(np.int64)
+        ints = values.astype(np.int64)
     except (ValueError, OverflowError):
         return values
+    return ints if np.array_equal(ints.astype(str), values) else values
+
+
+def is_integer(token: str) -> bool:
+    """Whether ``token`` is an integer written as Python writes it (what :func:`id_values` reads as one).
+
+    >>> is_integer("-12"), is_integer("012"), is_integer("src")
+    (True, False, False)
+    """
+    try:
+        return str(int(token)) == token
+    except ValueError:
+        return False
 
 
 def read_id_edge_list(path: Path) -> np.ndarray:
     """``(k, 2)`` raw node ids of an edge list whose ids are integers or arbitrary strings (see
     :func:`id_values`): one edge ``u v`` per line, fields separated by whitespace and/or commas, further
-    columns (weights, times) ignored, lines starting with ``#`` or ``%`` skipped; plain or ``.gz``."""
+    columns (weights, times) ignored, lines starting with ``#`` or ``%`` skipped; plain or ``.gz``. The first
+    line is a header (``source,target``), and skipped, when its two ids are not integers and all the others are;
+    with string ids a header cannot be told from an edge, so it must be a comment."""
     with open_text(path) as f:
         r = LineReader(f, str(path), comments=("#", "%"))
         tokens = []
         for line in r:
-            fields = _fields(line)
+            fields = split_fields(line)
             if len(fields) < 2:
                 raise r.error(f"expected an edge 'u v' (two node ids, then optional columns), got {' '.join(line)!r}")
             tokens += fields[:2]
     if not tokens:
         raise DataFormatError(f"{path}: no edges; expected lines 'u v' (two node ids each)")
+    if len(tokens) > 2 and not any(map(is_integer, tokens[:2])):
+        below = id_values(tokens[2:])
+        if np.issubdtype(below.dtype, np.integer):
+            return below.reshape(-1, 2)
     return id_values(tokens).reshape(-1, 2)
 
 
@@ -194,7 +214,7 @@ def read_two_columns(path: Path, expected: str) -> Iterator[tuple[str, str, Line
     with open_text(path) as f:
         r = LineReader(f, str(path), comments=("#", "%"))
         for line in r:
-            fields = _fields(line)
+            fields = split_fields(line)
             if len(fields) != 2:
                 raise r.error(f"expected {expected}, got {' '.join(line)!r}")
             yield fields[0], fields[1], r

@@ -11,13 +11,17 @@ from pathlib import Path
 from typing import TextIO
 
 
+_ENCODING = "utf-8-sig"  # UTF-8, a leading byte-order mark dropped
+
+
 class DataFormatError(ValueError):
     """A data file does not follow its format; the message starts with ``<file> line <n>:``."""
 
 
 @contextmanager
 def open_text(path: Path, member: str | None = None) -> Iterator[TextIO]:
-    """Open ``path`` as text: a zip ``member`` when given, gunzipped when the name ends in ``.gz``.
+    """Open ``path`` as text: a zip ``member`` when given, gunzipped when the name ends in ``.gz`` (any case).
+    A UTF-8 byte-order mark (as Excel and Notepad write) is dropped.
 
     A damaged file (truncated or non-gzip ``.gz``, broken zip, bytes that are not UTF-8) raises a
     :class:`DataFormatError` naming it, also when the damage is met while reading.
@@ -30,13 +34,13 @@ def open_text(path: Path, member: str | None = None) -> Iterator[TextIO]:
                     raw = archive.open(member)
                 except KeyError:
                     raise DataFormatError(f"{path}: zip archive has no member {member!r}") from None
-                with io.TextIOWrapper(raw, encoding="utf-8") as f:
+                with io.TextIOWrapper(raw, encoding=_ENCODING) as f:
                     yield f
-        elif path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8") as f:
+        elif path.suffix.lower() == ".gz":
+            with gzip.open(path, "rt", encoding=_ENCODING) as f:
                 yield f
         else:
-            with open(path, encoding="utf-8") as f:
+            with open(path, encoding=_ENCODING) as f:
                 yield f
     except (EOFError, gzip.BadGzipFile, zlib.error, zipfile.BadZipFile, UnicodeDecodeError) as error:
         raise DataFormatError(f"{source}: {damage(error)}") from error
