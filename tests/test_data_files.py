@@ -206,6 +206,8 @@ def test_bad_graph_files_raise_an_error_naming_file_line_and_expectation(tmp_pat
     [
         ("node label\n10241 1\n99 2\n", r"l.txt line 3: '99' is not a node id of"),
         ("99 2\n10241 1\n", r"l.txt line 1: '99' is not a node id of"),
+        ("1_0241 2\n", r"l.txt line 1: '1_0241' is not a node id of"),
+        ("10241.0 2\n", r"l.txt line 1: '10241.0' is not a node id of"),
         ("10241 1\n10241 2\n", r"l.txt line 2: node '10241' labelled twice"),
         ("10241 1 extra\n", r"l.txt line 1: expected 'node label' \(two fields\)"),
         ("node label\n", r"l.txt: no labels"),
@@ -274,3 +276,22 @@ def test_a_pairs_line_naming_an_unknown_node_is_an_error_also_on_the_first_line(
             load_similarity_dataset((one, two), pairs=_write(tmp_path / "p.txt", text))
     data = load_similarity_dataset((one, two), pairs=_write(tmp_path / "p.txt", "id_1 id_2\n100 101\n"))
     assert data.pairs.tolist() == [[0, 1]]
+
+
+def test_labels_name_padded_string_ids_as_written_and_label_values_compare_as_numbers(tmp_path):
+    edges = _write(tmp_path / "pad.edgelist", "01 2\n2 3\n3 4\n")
+    with pytest.raises(DataFormatError, match=r"l.txt line 1: '1' is not a node id of"):
+        load_node_dataset(edges, labels=_write(tmp_path / "l.txt", "1 a\n2 b\n"))
+    data = load_node_dataset(edges, labels=_write(tmp_path / "l.txt", "node class\n01 9\n2 10\n3 09\n"))
+    assert data.ids.tolist() == ["01", "2", "3", "4"] and data.labels.tolist() == [0, 1, 0, -1]
+
+
+def test_graphml_and_gml_read_gzip_of_any_case_and_a_byte_order_mark(tmp_path):
+    g = nx.Graph([("a", "b"), ("b", "c")])
+    nx.write_graphml(g, tmp_path / "g.graphml")
+    nx.write_gml(g, tmp_path / "g.gml")
+    (tmp_path / "z.graphml.GZ").write_bytes(gzip.compress((tmp_path / "g.graphml").read_bytes()))
+    (tmp_path / "b.gml").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "g.gml").read_bytes())
+    for name in ("z.graphml.GZ", "b.gml"):
+        data = load_node_dataset(tmp_path / name)
+        assert _id_edges(data) == {frozenset("ab"), frozenset("bc")}

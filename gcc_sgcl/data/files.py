@@ -16,14 +16,16 @@ TU                 a directory or ``.zip`` holding ``NAME_A.txt``, ...          
 Text formats may be gzipped (``name.edgelist.gz``). An edge list has one edge ``u v`` per line (fields
 separated by whitespace and/or commas, further columns ignored, ``#``/``%`` comment lines), ids integers or
 arbitrary strings; nodes are numbered in order of first appearance and ``ids[i]`` keeps node ``i``'s id.
-An edge list's first line is a header (skipped) when its two ids are not integers and all the others are.
-Node labels and pairs files have two such fields per line and name nodes by those ids; their first line is a
-header when no id on it could name a node (with integer ids: no id field is an integer), else an unknown id
-there stops the run like on any other line. Labels are ``0..C-1`` in sorted order of
-the distinct label values, ``-1`` for nodes (or graphs) a labels file does not name.
+Ids are integers only when every one is written as Python writes an integer (``01`` and ``1`` are two string
+ids). An edge list's first line is a header (skipped) when its two ids are not numbers and all the others are
+integers. Node labels and pairs files have two such fields per line and name nodes by those ids (integer ids by
+value: ``03`` names node ``3``; string ids as written); their first line is a header when none of its ids is a
+node id or a number, else an unknown id there stops the run like on any other line. Labels are ``0..C-1`` in
+sorted order of the distinct label values, ``-1`` for nodes (or graphs) a labels file does not name.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,7 +36,7 @@ import numpy as np
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData
 from gcc_sgcl.data.graphs import graph_from_networkx, reindex_first_appearance, remap_labels, simple_undirected_graph
 from gcc_sgcl.data.readers import (
-    id_values,
+    is_number,
     read_gin_graphs,
     read_id_edge_list,
     read_matrix_market,
@@ -43,9 +45,10 @@ from gcc_sgcl.data.readers import (
     split_fields,
     tu_name,
 )
-from gcc_sgcl.data.text import DataFormatError, LineReader, open_text
+from gcc_sgcl.data.text import DataFormatError, LineReader, open_bytes, open_text
 
 UNLABELLED = -1
+_DECIMAL = re.compile(r"[+-]?[0-9]+")  # an integer id in a labels or pairs file, leading zeros allowed
 
 _BY_SUFFIX = {
     ".edgelist": "edge list", ".csv": "edge list", ".tsv": "edge list", ".el": "edge list",
@@ -117,10 +120,16 @@ def _read_networkx(read: Callable[[Path], nx.Graph], what: str) -> Callable[[Pat
     return read_file
 
 
+def _read_graphml(path: Path) -> nx.Graph:
+    with open_bytes(path) as f:
+        return nx.read_graphml(f)
+
+
 def _read_gml(path: Path) -> nx.Graph:
     """A GML graph whose nodes are their ``label`` when every node has a distinct one (networkx's reading,
     which round-trips ``nx.write_gml``), else their ``id``."""
-    g = nx.read_gml(path, label=None)
+    with open_text(path) as f:
+        g = nx.parse_gml(f, label=None)
     names = [g.nodes[v].get("label") for v in g]
     if None in names or len(set(names)) < len(names):
         return g
@@ -156,7 +165,7 @@ def _read_tu(path: Path) -> GraphLabelData:
 _READERS = {
     "edge list": _read_edge_list,
     "Matrix Market": _read_mtx,
-    "GraphML": _read_networkx(nx.read_graphml, "GraphML"),
+    "GraphML": _read_networkx(_read_graphml, "GraphML"),
     "GML": _read_networkx(_read_gml, "GML"),
     "DGL binary": _read_dgl,
     "GIN": _read_gin,
@@ -181,28 +190,25 @@ class _IdIndex:
     def _key(self, token: str) -> int | str | None:
         if not self._integer:
             return token
-        try:
-            return int(token)
-        except ValueError:
-            return None
+        return int(token) if _DECIMAL.fullmatch(token) else None
 
     def get(self, token: str) -> int | None:
         """The position of the item ``token`` names, or None."""
         return self._position.get(self._key(token))
 
     def header(self, token: str) -> bool:
-        """Whether ``token`` could not name any item, as on a header line (with integer ids: it is not an
-        integer; else: it is not an id)."""
-        key = self._key(token)
-        return key is None if self._integer else key not in self._position
+        """Whether ``token`` could be a header's column name: neither an id nor a number."""
+        return self.get(token) is None and not is_number(token)
 
 
 def _class_ids(values: list[str]) -> np.ndarray:
-    """Classes ``0..C-1`` in sorted order of the distinct values (numeric order when they are integers)."""
-    values = id_values(values)
-    if np.issubdtype(values.dtype, np.integer):
-        return remap_labels(values)
-    return np.unique(values, return_inverse=True)[1].astype(np.int64).ravel()
+    """Classes ``0..C-1`` in sorted order of the distinct values (numeric order, and ``09`` = ``9``, when they
+    are integers)."""
+    text = np.asarray(values, dtype=str)
+    try:
+        return remap_labels(text.astype(np.int64))
+    except (ValueError, OverflowError):
+        return np.unique(text, return_inverse=True)[1].astype(np.int64).ravel()
 
 
 def read_labels_file(path: str | Path, ids: np.ndarray, of: str) -> np.ndarray:

@@ -96,10 +96,10 @@ def _load_path(path: Dataset, kind: str, labels: Dataset | None) -> NodeLabelDat
     ``labels`` file when given."""
     data = read_dataset_file(path)
     found = "node" if isinstance(data, NodeLabelData) else "graph"
-    check_has_edges(data, [Path(path)], data.name, found)
     if kind not in (found, "any"):
         what = {"node": "a single graph (a node dataset)", "graph": "a graph collection (a graph dataset)"}
         raise ValueError(f"{path} holds {what[found]}, not {what[kind]}")
+    check_has_edges(data, [Path(path)], data.name, found)
     if labels is not None:
         if isinstance(data, NodeLabelData):
             data.labels = read_labels_file(labels, data.ids, f"{path}")

@@ -173,24 +173,25 @@ def id_values(tokens: list[str]) -> np.ndarray:
     return ints if np.array_equal(ints.astype(str), values) else values
 
 
-def is_integer(token: str) -> bool:
-    """Whether ``token`` is an integer written as Python writes it (what :func:`id_values` reads as one).
+def is_number(token: str) -> bool:
+    """Whether ``token`` reads as a number in any spelling (``1``, ``01``, ``1.0``, ``-2e3``): never a header.
 
-    >>> is_integer("-12"), is_integer("012"), is_integer("src")
-    (True, False, False)
+    >>> is_number("01"), is_number("1.5"), is_number("source")
+    (True, True, False)
     """
     try:
-        return str(int(token)) == token
+        float(token)
     except ValueError:
         return False
+    return True
 
 
 def read_id_edge_list(path: Path) -> np.ndarray:
     """``(k, 2)`` raw node ids of an edge list whose ids are integers or arbitrary strings (see
     :func:`id_values`): one edge ``u v`` per line, fields separated by whitespace and/or commas, further
     columns (weights, times) ignored, lines starting with ``#`` or ``%`` skipped; plain or ``.gz``. The first
-    line is a header (``source,target``), and skipped, when its two ids are not integers and all the others are;
-    with string ids a header cannot be told from an edge, so it must be a comment."""
+    line is a header (``source,target``), and skipped, when its two ids are not numbers and all the others are
+    integers; with string ids a header cannot be told from an edge, so it must be a comment."""
     with open_text(path) as f:
         r = LineReader(f, str(path), comments=("#", "%"))
         tokens = []
@@ -201,7 +202,7 @@ def read_id_edge_list(path: Path) -> np.ndarray:
             tokens += fields[:2]
     if not tokens:
         raise DataFormatError(f"{path}: no edges; expected lines 'u v' (two node ids each)")
-    if len(tokens) > 2 and not any(map(is_integer, tokens[:2])):
+    if len(tokens) > 2 and not any(map(is_number, tokens[:2])):
         below = id_values(tokens[2:])
         if np.issubdtype(below.dtype, np.integer):
             return below.reshape(-1, 2)

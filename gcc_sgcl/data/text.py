@@ -8,7 +8,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 
 _ENCODING = "utf-8-sig"  # UTF-8, a leading byte-order mark dropped
@@ -36,14 +36,16 @@ def open_text(path: Path, member: str | None = None) -> Iterator[TextIO]:
                     raise DataFormatError(f"{path}: zip archive has no member {member!r}") from None
                 with io.TextIOWrapper(raw, encoding=_ENCODING) as f:
                     yield f
-        elif path.suffix.lower() == ".gz":
-            with gzip.open(path, "rt", encoding=_ENCODING) as f:
-                yield f
         else:
-            with open(path, encoding=_ENCODING) as f:
+            with open_bytes(path) as raw, io.TextIOWrapper(raw, encoding=_ENCODING) as f:
                 yield f
     except (EOFError, gzip.BadGzipFile, zlib.error, zipfile.BadZipFile, UnicodeDecodeError) as error:
         raise DataFormatError(f"{source}: {damage(error)}") from error
+
+
+def open_bytes(path: Path) -> BinaryIO:
+    """``path`` opened for reading bytes, gunzipped when the name ends in ``.gz`` (any case)."""
+    return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
 
 
 def damage(error: Exception) -> str:
