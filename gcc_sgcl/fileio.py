@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
 
     The caller creates the file (``open``, ``torch.save``, ``np.save``, ...), so it gets the usual mode of
     the process's umask. A kill mid-write can leave the temporary file behind: its name is
-    ``.<target name>.<random>.tmp``, removed by :func:`remove_stale_temporaries`.
+    ``.<target name>.<pid>-<random>.tmp``, removed by :func:`remove_stale_temporaries` once that process is gone.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -31,7 +32,7 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
     (['a.txt'], 'done')
     """
     target = Path(target)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
     try:
         yield tmp
         with open(tmp, "rb") as f:
@@ -58,13 +59,28 @@ def copy_atomic(src: str | os.PathLike, target: str | os.PathLike) -> Path:
 
 def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
     """Remove the temporary files that interrupted atomic writes of ``target`` left in its folder (also the
-    ``<name><random>.tmp`` files of the ``tempfile.mkstemp`` saves of earlier versions); returns them.
-    Only safe while no other process writes ``target``."""
+    ``<name><random>.tmp`` files of the ``tempfile.mkstemp`` saves of earlier versions); returns them. A
+    temporary file of a process still running on this machine is its write in progress, and stays."""
     target = Path(target)
-    stale = sorted(target.parent.glob(f"*{glob.escape(target.name)}*.tmp"))
-    for tmp in stale:
-        tmp.unlink(missing_ok=True)
+    own = re.compile(rf"\.{re.escape(target.name)}\.(\d+)-[0-9a-f]{{32}}\.tmp")
+    stale = []
+    for tmp in sorted(target.parent.glob(f"*{glob.escape(target.name)}*.tmp")):
+        match = own.fullmatch(tmp.name)
+        if match is None or not _running(int(match.group(1))):
+            tmp.unlink(missing_ok=True)
+            stale.append(tmp)
     return stale
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def sha256_of(path: str | os.PathLike) -> str:

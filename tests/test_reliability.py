@@ -31,7 +31,7 @@ from gcc_sgcl.engine.checkpoint import CheckpointError, load_checkpoint, save_ch
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.engine.run_lock import LOCK_NAME, RunFolderLockedError, run_folder_lock
 from gcc_sgcl.experiments.plot_training import read_scalars
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
 from gcc_sgcl.tasks import node_classification
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -370,6 +370,24 @@ def test_generate_removes_the_temporary_file_of_a_killed_write_and_leaves_none(t
     generate_module.generate(tiny_run, ["usa_airport"], data_dir=str(tmp_path), progress=False)
     assert np.load(tiny_run / "usa_airport.npy").shape == (3, 16) and not stale.exists()
     assert [p.name for p in tiny_run.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_write_in_progress_of_a_running_process_is_not_taken_for_a_stale_temporary(tmp_path):
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as writer:
+        target = tmp_path / "emb.npy"
+        with atomic_target(target) as mine:
+            mine.write_bytes(b"partial")
+            live = _write(tmp_path, f".emb.npy.{writer.pid}-{'a' * 32}.tmp", b"partial")
+            dead = _write(tmp_path, f".emb.npy.{ended.pid}-{'b' * 32}.tmp", b"")
+            legacy = _write(tmp_path, "emb.npyx1y2.tmp", b"")
+            assert remove_stale_temporaries(target) == sorted([dead, legacy])
+            assert mine.exists() and live.exists()
+        writer.kill()
+        writer.wait()
+    assert target.read_bytes() == b"partial"
+    assert remove_stale_temporaries(target) == [live] and not live.exists()
 
 
 def test_checkpoints_are_created_with_the_umask_mode(tmp_path):
