@@ -15,6 +15,7 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -27,7 +28,7 @@ from gcc_sgcl.config import Config
 from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
 from gcc_sgcl.engine import generate
 from gcc_sgcl.models import GraphEncoder
-from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
+from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, sampling_threads
 
 GraphLike = Any
 """A ``dgl.DGLGraph``, a ``networkx.Graph``, a scipy sparse adjacency matrix or an ``(src, dst)`` pair of arrays."""
@@ -48,15 +49,55 @@ def as_dgl_graph(graph: GraphLike) -> dgl.DGLGraph:
     if sp.issparse(graph):
         return graph_from_scipy(graph)[0]
     if isinstance(graph, tuple) and len(graph) == 2:
-        src, dst = (np.asarray(a, dtype=np.int64).ravel() for a in graph)
+        src, dst = (np.asarray(a).ravel() for a in graph)
+        for name, ids in (("src", src), ("dst", dst)):
+            if ids.size and ids.dtype.kind not in "iu":
+                raise TypeError(f"(src, dst): {name} must hold integer node ids, got {ids.dtype} values")
+        src, dst = src.astype(np.int64), dst.astype(np.int64)
         return simple_undirected_graph(src, dst, int(max(src.max(initial=-1), dst.max(initial=-1)) + 1))
     raise TypeError(f"expected a DGLGraph, a networkx graph, a scipy sparse matrix or (src, dst), got {type(graph)}")
+
+
+def _positions(graph: GraphLike, n: int, nodes: Iterable | None) -> np.ndarray:
+    """The node positions ``0..n-1`` that ``nodes`` names: every node when None, the ``True`` entries of a boolean
+    mask of length ``n``, else the nodes of a networkx graph's ``nodes`` or the ids of any other input."""
+    if nodes is None:
+        return np.arange(n)
+    if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+        raise TypeError(f"nodes must be a sequence of nodes or a boolean mask, got {type(nodes).__name__}")
+    nodes = list(nodes)
+    if nodes and all(isinstance(v, (bool, np.bool_)) for v in nodes):
+        if len(nodes) != n:
+            raise ValueError(f"nodes: a boolean mask needs one entry per node ({n}), got {len(nodes)}")
+        return np.flatnonzero(nodes)
+    if isinstance(graph, nx.Graph):
+        position = {v: i for i, v in enumerate(graph.nodes)}
+        missing = [v for v in nodes if v not in position]
+        if missing:
+            raise ValueError(f"nodes: {missing[0]!r} is not a node of the networkx graph ({len(missing)} of the "
+                             f"{len(nodes)} given are not)")
+        return np.array([position[v] for v in nodes], dtype=np.int64)
+    items = np.asarray(nodes)
+    if items.size and (items.ndim != 1 or items.dtype.kind not in "iu"):
+        raise TypeError(f"nodes must be integer node ids in 0..{n - 1}, got {items.dtype} values of shape "
+                        f"{items.shape}")
+    items = items.astype(np.int64)
+    if items.size and (items.min() < 0 or items.max() >= n):
+        raise ValueError(f"nodes must be ids in 0..{n - 1}")
+    return items
+
+
+def _check_settings(batch_size: int, copies: int) -> None:
+    for name, value in (("batch_size", batch_size), ("copies", copies)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
 
 
 class Encoder:
     """A frozen pre-trained encoder. A node's row is the mean of the embeddings of ``copies`` independent RWR
     views of it, a graph's the mean over ``copies`` sign draws of its eigenvectors (GCC's ``generate.py``);
-    views are pure functions of ``seed`` and the node or graph index, so calls repeat exactly."""
+    views are pure functions of ``seed`` and the node or graph index, built single-threaded as ``generate``
+    builds them, so calls repeat exactly and give ``generate``'s rows."""
 
     def __init__(self, model: GraphEncoder, cfg: Config) -> None:
         self.model = model
@@ -69,20 +110,27 @@ class Encoder:
 
     def embed_nodes(self, graph: GraphLike, nodes: Sequence[int] | None = None, batch_size: int = 256,
                     seed: int = 0, copies: int = generate.INFERENCE_COPIES) -> np.ndarray:
-        """``(len(nodes), hidden)`` float32 embeddings of ``nodes`` (default: every node, row ``i`` = node ``i``)."""
+        """``(len(nodes), hidden)`` float32 embeddings of ``nodes`` (default: every node, row ``i`` = node ``i``):
+        nodes of a networkx graph's ``nodes``, ids ``0..n-1`` of any other input, or a boolean mask of length n."""
+        _check_settings(batch_size, copies)
         g = as_dgl_graph(graph)
-        items = np.arange(g.num_nodes()) if nodes is None else np.asarray(nodes, dtype=np.int64)
-        if items.size and (items.min() < 0 or items.max() >= g.num_nodes()):
-            raise ValueError(f"nodes must be ids in 0..{g.num_nodes() - 1}")
-        views = [NodeViewDataset(g, self.cfg.sampling, seed, c).__getitems__(items) for c in range(copies)]
-        return generate.embed_parts(self.model, [views], batch_size, progress=False)
+        items = _positions(graph, g.num_nodes(), nodes)
+        return self._embed(lambda c: NodeViewDataset(g, self.cfg.sampling, seed, c), items, batch_size, copies)
 
     def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
                      copies: int = generate.INFERENCE_COPIES) -> np.ndarray:
         """``(len(graphs), hidden)`` float32 embeddings of whole graphs."""
+        _check_settings(batch_size, copies)
         dataset = [as_dgl_graph(g) for g in graphs]
-        views = [GraphViewDataset(dataset, self.cfg.sampling, seed, c).__getitems__(np.arange(len(dataset)))
-                 for c in range(copies)]
+        return self._embed(lambda c: GraphViewDataset(dataset, self.cfg.sampling, seed, c), np.arange(len(dataset)),
+                           batch_size, copies)
+
+    def _embed(self, views_of: Callable[[int], NodeViewDataset | GraphViewDataset], items: np.ndarray, batch_size: int, copies: int) -> np.ndarray:
+        """The rows of ``items``: the mean over ``copies`` of the embeddings of ``views_of(copy)``'s views."""
+        if items.size == 0:
+            return np.zeros((0, self.hidden_size), dtype=np.float32)
+        with sampling_threads():
+            views = [views_of(c).__getitems__(items) for c in range(copies)]
         return generate.embed_parts(self.model, [views], batch_size, progress=False)
 
 

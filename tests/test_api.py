@@ -4,12 +4,16 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import torch
+from threadpoolctl import threadpool_info
 
 import gcc_sgcl
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset
+from gcc_sgcl.engine.device import DeviceError
 from gcc_sgcl.engine.generate import generate
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.presets import make_config
+from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +58,65 @@ def test_a_node_subset_gives_the_rows_of_the_whole_and_seeds_change_them(run):
 def test_bad_inputs_are_refused_with_a_clear_message(run):
     enc = gcc_sgcl.load_encoder(run)
     with pytest.raises(ValueError, match="nodes must be ids in 0..33"):
+        enc.embed_nodes(nx.to_scipy_sparse_array(nx.karate_club_graph()), nodes=[34])
+    with pytest.raises(ValueError, match="nodes: 34 is not a node of the networkx graph"):
         enc.embed_nodes(nx.karate_club_graph(), nodes=[34])
     with pytest.raises(TypeError, match="networkx graph"):
         enc.embed_nodes("karate")
     assert isinstance(gcc_sgcl.as_dgl_graph(sp.eye(3, format="csr")), dgl.DGLGraph)
+
+
+def test_views_are_built_single_threaded_as_generate_builds_them(run, monkeypatch):
+    """Eigenvectors of a view depend on the BLAS thread count; generate builds views with one thread."""
+    seen = []
+    for cls in (NodeViewDataset, GraphViewDataset):
+        def recording(self, items, build=cls.__getitems__):
+            seen.append((torch.get_num_threads(), max(p["num_threads"] for p in threadpool_info())))
+            return build(self, items)
+        monkeypatch.setattr(cls, "__getitems__", recording)
+    enc = gcc_sgcl.load_encoder(run)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        enc.embed_nodes(nx.karate_club_graph())
+        enc.embed_graphs([nx.cycle_graph(5)])
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
+    assert seen == [(1, 1)] * 4
+
+
+def test_nodes_are_networkx_nodes_a_mask_or_ids_and_empty_inputs_give_no_rows(run):
+    enc = gcc_sgcl.load_encoder(run)
+    g = nx.karate_club_graph()
+    whole = enc.embed_nodes(g)
+    tens = nx.relabel_nodes(g, {v: 10 * v for v in g})
+    np.testing.assert_allclose(enc.embed_nodes(tens, nodes=[10, 300]), whole[[1, 30]], atol=1e-5)
+    mask = np.zeros(34, dtype=bool)
+    mask[[5, 7, 9]] = True
+    np.testing.assert_allclose(enc.embed_nodes(g, nodes=mask), whole[[5, 7, 9]], atol=1e-5)
+    src, dst = np.array(g.edges()).T
+    np.testing.assert_allclose(enc.embed_nodes((src, dst), nodes=np.array([9, 2])), whole[[9, 2]], atol=1e-5)
+    assert enc.embed_nodes(g, nodes=[]).shape == (0, enc.hidden_size)
+    assert enc.embed_graphs([]).shape == (0, enc.hidden_size)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda enc, g: enc.embed_nodes(g, nodes=["n3"]), ValueError, r"nodes: 'n3' is not a node of the networkx graph"),
+    (lambda enc, g: enc.embed_nodes(g, nodes=np.ones(5, dtype=bool)), ValueError, r"one entry per node \(34\), got 5"),
+    (lambda enc, g: enc.embed_nodes(g, nodes=3), TypeError, r"nodes must be a sequence"),
+    (lambda enc, g: enc.embed_nodes(sp.eye(4, format="csr"), nodes=[1.5]), TypeError, r"integer node ids in 0..3"),
+    (lambda enc, g: enc.embed_nodes(sp.eye(4, format="csr"), nodes=[[1, 2]]), TypeError, r"of shape \(1, 2\)"),
+    (lambda enc, g: enc.embed_nodes(([0, 1.5], [1, 2])), TypeError, r"src must hold integer node ids"),
+    (lambda enc, g: enc.embed_nodes(g, copies=0), ValueError, r"copies must be >= 1, got 0"),
+    (lambda enc, g: enc.embed_graphs([g], batch_size=0), ValueError, r"batch_size must be >= 1, got 0"),
+])
+def test_bad_arguments_name_the_parameter(run, call, error, message):
+    with pytest.raises(error, match=message):
+        call(gcc_sgcl.load_encoder(run), nx.karate_club_graph())
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine where torch sees no CUDA device")
+def test_loading_on_an_absent_gpu_says_so_rather_than_calling_the_checkpoint_damaged(run):
+    with pytest.raises(DeviceError, match="torch sees no CUDA device on this machine; load on 'cpu'"):
+        gcc_sgcl.load_encoder(run, device="cuda")
