@@ -86,6 +86,32 @@ def test_resume_after_kill_continues_exactly(tmp_path, monkeypatch, mode):
         assert torch.equal(state_a["queue"]["ptr"], state_b["queue"]["ptr"])
 
 
+def test_a_resume_checks_the_corpus_graphs_not_how_the_corpus_is_named(tmp_path, monkeypatch):
+    corpus = tmp_path / "corp.edgelist"
+    nx.write_edgelist(nx.barabasi_albert_graph(300, 3, seed=0), corpus, data=False)
+    original_step = pretrain_module.Trainer.step
+
+    def killed_after_two(self, q, k):
+        if self.step_count == 3:
+            raise KeyboardInterrupt
+        return original_step(self, q, k)
+
+    monkeypatch.setattr(pretrain_module.Trainer, "step", killed_after_two)
+    cfg = _cfg(tmp_path, run_name="killed", corpus=[str(corpus)])
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(cfg, progress=False)
+    monkeypatch.undo()
+    kept = corpus.read_bytes()
+    nx.write_edgelist(nx.cycle_graph(3), corpus, data=False)
+    with pytest.raises(ValueError, match="the corpus graphs differ from those .*killed/checkpoint.pt was trained on"):
+        pretrain(cfg, resume=True, progress=False)
+    assert load_checkpoint(tmp_path / "killed")["step"] == 2
+    corpus.write_bytes(kept)
+    monkeypatch.chdir(tmp_path)  # the same file named by a relative path
+    resumed = pretrain(_cfg(tmp_path, run_name="killed", corpus=["corp.edgelist"]), resume=True, progress=False)
+    assert load_checkpoint(resumed)["step"] == 4
+
+
 def test_a_resumed_run_counts_the_wall_time_of_every_segment(tmp_path, monkeypatch):
     """The checkpoint's train_seconds adds the resumed segment to the killed one's (each step sleeps 0.2 s)."""
     original_step = pretrain_module.Trainer.step

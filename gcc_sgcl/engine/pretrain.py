@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import os
 import sys
 import time
@@ -133,6 +134,7 @@ class Trainer:
         )
         self.step_count = 0
         self.train_seconds: float | None = 0.0  # wall time of every segment so far; None: a checkpoint without it
+        self.corpus_sha256: str | None = None  # corpus_digest of the graphs trained on (None: not loaded yet)
         # what the forward passes call: the encoder itself, or its wrapper that averages gradients over ranks
         self.net = self.model if dist is None else wrap_ddp(self.model, dist)
 
@@ -153,6 +155,7 @@ class Trainer:
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "train_seconds": self.train_seconds,
+            "corpus_sha256": self.corpus_sha256,
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -165,6 +168,7 @@ class Trainer:
         self.scheduler.load_state_dict(state["scheduler"])
         self.step_count = state["step"]
         self.train_seconds = state.get("train_seconds")
+        self.corpus_sha256 = state.get("corpus_sha256")
 
     def step(self, graph_q, graph_k) -> dict[str, float]:
         """One optimisation step on a batch of (query, key) views; returns scalars to log."""
@@ -211,16 +215,28 @@ class Trainer:
         return stats
 
 
-def _check_resume_config(saved: dict, cfg: Config, path: Path) -> None:
+def corpus_digest(graphs: list[dgl.DGLGraph]) -> str:
+    """sha256 of the corpus graphs' node counts and edges, in order: what a resumed run must train on again."""
+    digest = hashlib.sha256()
+    for g in graphs:
+        src, dst = g.edges()
+        digest.update(np.int64(g.num_nodes()).tobytes())
+        digest.update(src.numpy().astype(np.int64).tobytes())
+        digest.update(dst.numpy().astype(np.int64).tobytes())
+    return digest.hexdigest()
+
+
+def _check_resume_config(saved: dict, cfg: Config, path: Path, corpus_by_digest: bool = False) -> None:
     # fields added to the config after the checkpoint was written take their defaults; where and at what pace
-    # the run goes (RUN_PLACE_FIELDS: data root, workers, threads, device, save/log frequency) may change
+    # the run goes (RUN_PLACE_FIELDS: data root, workers, threads, device, save/log frequency) may change; with
+    # corpus_by_digest the corpus is compared by its graphs' digest once loaded, not by how it is named
     before = Config.from_dict(saved)
     old, new = before.learning_settings(), cfg.learning_settings()
     diffs = [
         f"{group}.{key}: checkpoint {old[group][key]!r} vs now {value!r}"
         for group in ("sampling", "model", "train", "augment")
         for key, value in new[group].items()
-        if old[group][key] != value
+        if old[group][key] != value and not (corpus_by_digest and (group, key) == ("train", "corpus"))
     ]
     if before.method != cfg.method:
         diffs.insert(0, f"method: checkpoint {before.method!r} vs now {cfg.method!r}")
@@ -276,7 +292,7 @@ def _train(
     trainer = Trainer(cfg, dist)
     if resume:
         state = load_checkpoint(ckpt_path, trainer.device)
-        _check_resume_config(state["config"], cfg, ckpt_path)
+        _check_resume_config(state["config"], cfg, ckpt_path, state.get("corpus_sha256") is not None)
         trainer.load_state_dict(state)
     batch_size = t.effective_batch_size()
     rank, world_size = (0, 1) if dist is None else (dist.rank, dist.world_size)
@@ -294,6 +310,11 @@ def _train(
         from gcc_sgcl.data import load_pretrain_corpus
 
         graphs = load_pretrain_corpus(t.corpus, t.data_dir or None)
+    digest = corpus_digest(graphs)
+    if trainer.corpus_sha256 not in (None, digest):
+        raise ValueError(f"--resume: the corpus graphs differ from those {ckpt_path} was trained on (a corpus file "
+                         f"edited or replaced?): restore them, or start a new run with another --run-name")
+    trainer.corpus_sha256 = digest
     pipeline, global_embs = build_pipeline(cfg, graphs, progress and main)
     dataset = PretrainPairDataset(graphs, cfg.sampling, t.seed, t.steps * batch_size, pipeline, global_embs)
     loader = torch.utils.data.DataLoader(
