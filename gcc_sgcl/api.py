@@ -23,6 +23,7 @@ import dgl
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
+import torch
 
 from gcc_sgcl.config import Config
 from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
@@ -60,19 +61,29 @@ def as_dgl_graph(graph: GraphLike) -> dgl.DGLGraph:
 
 def _positions(graph: GraphLike, n: int, nodes: Iterable | None) -> np.ndarray:
     """The node positions ``0..n-1`` that ``nodes`` names: every node when None, the ``True`` entries of a boolean
-    mask of length ``n``, else the nodes of a networkx graph's ``nodes`` or the ids of any other input."""
+    numpy or torch mask of length ``n``, else the nodes of a networkx graph's ``nodes`` or the ids of any other
+    input."""
     if nodes is None:
         return np.arange(n)
-    if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+    if isinstance(nodes, torch.Tensor):
+        nodes = nodes.detach().cpu().numpy()
+    if isinstance(nodes, np.ndarray):
+        if nodes.dtype == bool:
+            if nodes.shape != (n,):
+                raise ValueError(f"nodes: a boolean mask needs one entry per node ({n}), got shape {nodes.shape}")
+            return np.flatnonzero(nodes)
+        if nodes.ndim != 1:
+            raise TypeError(f"nodes must be a 1-D sequence of nodes, got an array of shape {nodes.shape}")
+        nodes = nodes.tolist()
+    elif isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
         raise TypeError(f"nodes must be a sequence of nodes or a boolean mask, got {type(nodes).__name__}")
     nodes = list(nodes)
-    if nodes and all(isinstance(v, (bool, np.bool_)) for v in nodes):
-        if len(nodes) != n:
-            raise ValueError(f"nodes: a boolean mask needs one entry per node ({n}), got {len(nodes)}")
-        return np.flatnonzero(nodes)
     if isinstance(graph, nx.Graph):
         position = {v: i for i, v in enumerate(graph.nodes)}
-        missing = [v for v in nodes if v not in position]
+        try:
+            missing = [v for v in nodes if v not in position]
+        except TypeError as error:  # an unhashable value
+            raise TypeError(f"nodes must hold networkx nodes (hashable values): {error}") from None
         if missing:
             raise ValueError(f"nodes: {missing[0]!r} is not a node of the networkx graph ({len(missing)} of the "
                              f"{len(nodes)} given are not)")
@@ -83,14 +94,14 @@ def _positions(graph: GraphLike, n: int, nodes: Iterable | None) -> np.ndarray:
                         f"{items.shape}")
     items = items.astype(np.int64)
     if items.size and (items.min() < 0 or items.max() >= n):
-        raise ValueError(f"nodes must be ids in 0..{n - 1}")
+        raise ValueError(f"nodes must be ids in 0..{n - 1} (the graph has {n} nodes)")
     return items
 
 
 def _check_settings(batch_size: int, copies: int) -> None:
     for name, value in (("batch_size", batch_size), ("copies", copies)):
-        if value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
 class Encoder:
@@ -122,6 +133,9 @@ class Encoder:
         """``(len(graphs), hidden)`` float32 embeddings of whole graphs."""
         _check_settings(batch_size, copies)
         dataset = [as_dgl_graph(g) for g in graphs]
+        empty = [i for i, g in enumerate(dataset) if g.num_nodes() == 0]
+        if empty:
+            raise ValueError(f"graphs[{empty[0]}] has no nodes: a graph's embedding needs at least one")
         return self._embed(lambda c: GraphViewDataset(dataset, self.cfg.sampling, seed, c), np.arange(len(dataset)),
                            batch_size, copies)
 

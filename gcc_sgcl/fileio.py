@@ -2,7 +2,6 @@
 the package, so every layer can use it)."""
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 import re
@@ -58,22 +57,30 @@ def copy_atomic(src: str | os.PathLike, target: str | os.PathLike) -> Path:
 
 
 def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
-    """Remove the temporary files that interrupted atomic writes of ``target`` left in its folder (also the
-    ``<name><random>.tmp`` files of the ``tempfile.mkstemp`` saves of earlier versions); returns them. A
-    temporary file of a process still running on this machine is its write in progress, and stays."""
+    """Remove the temporary files that interrupted atomic writes of ``target`` left in its folder (also those of
+    earlier versions: ``.<name>.<random>.tmp`` and the ``<name><random>.tmp`` of ``tempfile.mkstemp``); returns
+    them. A temporary file of another process still running on this machine is its write in progress, and
+    stays; the calling process's own are stale (a killed run's PID is often reused, e.g. in containers)."""
     target = Path(target)
-    own = re.compile(rf"\.{re.escape(target.name)}\.(\d+)-[0-9a-f]{{32}}\.tmp")
+    name = re.escape(target.name)
+    current = re.compile(rf"\.{name}\.(\d+)-[0-9a-f]{{32}}\.tmp")
+    earlier = re.compile(rf"\.{name}\.[0-9a-f]+\.tmp|{name}\w+\.tmp")
     stale = []
-    for tmp in sorted(target.parent.glob(f"*{glob.escape(target.name)}*.tmp")):
-        match = own.fullmatch(tmp.name)
-        if match is None or not _running(int(match.group(1))):
-            tmp.unlink(missing_ok=True)
-            stale.append(tmp)
+    for tmp in sorted(target.parent.glob("*.tmp")):
+        writer = current.fullmatch(tmp.name)
+        if writer is None and earlier.fullmatch(tmp.name) is None:
+            continue  # another file's
+        if writer is not None and _running_elsewhere(int(writer.group(1))):
+            continue  # a write in progress
+        tmp.unlink(missing_ok=True)
+        stale.append(tmp)
     return stale
 
 
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` runs on this machine."""
+def _running_elsewhere(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine and is not this process."""
+    if pid == os.getpid():
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

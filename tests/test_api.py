@@ -97,19 +97,27 @@ def test_nodes_are_networkx_nodes_a_mask_or_ids_and_empty_inputs_give_no_rows(ru
     np.testing.assert_allclose(enc.embed_nodes(g, nodes=mask), whole[[5, 7, 9]], atol=1e-5)
     src, dst = np.array(g.edges()).T
     np.testing.assert_allclose(enc.embed_nodes((src, dst), nodes=np.array([9, 2])), whole[[9, 2]], atol=1e-5)
+    np.testing.assert_allclose(enc.embed_nodes(g, nodes=torch.tensor(mask)), whole[[5, 7, 9]], atol=1e-5)
+    np.testing.assert_allclose(enc.embed_nodes(tens, nodes=torch.tensor([10, 300])), whole[[1, 30]], atol=1e-5)
+    flags = nx.Graph([(True, False)])  # nodes that are booleans: a list names them, only an array is a mask
+    np.testing.assert_allclose(enc.embed_nodes(flags, nodes=[True]), enc.embed_nodes(flags)[[0]], atol=1e-5)
     assert enc.embed_nodes(g, nodes=[]).shape == (0, enc.hidden_size)
+    assert enc.embed_nodes(nx.Graph()).shape == (0, enc.hidden_size)
     assert enc.embed_graphs([]).shape == (0, enc.hidden_size)
 
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda enc, g: enc.embed_nodes(g, nodes=["n3"]), ValueError, r"nodes: 'n3' is not a node of the networkx graph"),
-    (lambda enc, g: enc.embed_nodes(g, nodes=np.ones(5, dtype=bool)), ValueError, r"one entry per node \(34\), got 5"),
+    (lambda enc, g: enc.embed_nodes(g, nodes=np.ones(5, dtype=bool)), ValueError, r"one entry per node \(34\), got shape \(5,\)"),
     (lambda enc, g: enc.embed_nodes(g, nodes=3), TypeError, r"nodes must be a sequence"),
     (lambda enc, g: enc.embed_nodes(sp.eye(4, format="csr"), nodes=[1.5]), TypeError, r"integer node ids in 0..3"),
     (lambda enc, g: enc.embed_nodes(sp.eye(4, format="csr"), nodes=[[1, 2]]), TypeError, r"of shape \(1, 2\)"),
+    (lambda enc, g: enc.embed_nodes(g, nodes=[[1, 2]]), TypeError, r"nodes must hold networkx nodes"),
+    (lambda enc, g: enc.embed_nodes(g, copies=1.5), ValueError, r"copies must be an integer >= 1, got 1.5"),
+    (lambda enc, g: enc.embed_graphs([g, nx.Graph()]), ValueError, r"graphs\[1\] has no nodes"),
     (lambda enc, g: enc.embed_nodes(([0, 1.5], [1, 2])), TypeError, r"src must hold integer node ids"),
-    (lambda enc, g: enc.embed_nodes(g, copies=0), ValueError, r"copies must be >= 1, got 0"),
-    (lambda enc, g: enc.embed_graphs([g], batch_size=0), ValueError, r"batch_size must be >= 1, got 0"),
+    (lambda enc, g: enc.embed_nodes(g, copies=0), ValueError, r"copies must be an integer >= 1, got 0"),
+    (lambda enc, g: enc.embed_graphs([g], batch_size=0), ValueError, r"batch_size must be an integer >= 1, got 0"),
 ])
 def test_bad_arguments_name_the_parameter(run, call, error, message):
     with pytest.raises(error, match=message):
@@ -118,5 +126,5 @@ def test_bad_arguments_name_the_parameter(run, call, error, message):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine where torch sees no CUDA device")
 def test_loading_on_an_absent_gpu_says_so_rather_than_calling_the_checkpoint_damaged(run):
-    with pytest.raises(DeviceError, match="torch sees no CUDA device on this machine; load on 'cpu'"):
+    with pytest.raises(DeviceError, match="torch sees no CUDA device on this machine; use 'cpu'"):
         gcc_sgcl.load_encoder(run, device="cuda")

@@ -110,6 +110,10 @@ def test_a_resume_checks_the_corpus_graphs_not_how_the_corpus_is_named(tmp_path,
     monkeypatch.chdir(tmp_path)  # the same file named by a relative path
     resumed = pretrain(_cfg(tmp_path, run_name="killed", corpus=["corp.edgelist"]), resume=True, progress=False)
     assert load_checkpoint(resumed)["step"] == 4
+    other = tmp_path / "other.edgelist"
+    nx.write_edgelist(nx.cycle_graph(5), other, data=False)
+    with pytest.raises(ValueError, match="train.corpus: checkpoint"):  # a finished run is not loaded, so named
+        pretrain(_cfg(tmp_path, run_name="killed", corpus=[str(other)]), resume=True, progress=False)
 
 
 def test_a_resumed_run_counts_the_wall_time_of_every_segment(tmp_path, monkeypatch):

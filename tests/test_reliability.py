@@ -372,22 +372,20 @@ def test_generate_removes_the_temporary_file_of_a_killed_write_and_leaves_none(t
     assert [p.name for p in tiny_run.iterdir() if p.name.endswith(".tmp")] == []
 
 
-def test_a_write_in_progress_of_a_running_process_is_not_taken_for_a_stale_temporary(tmp_path):
+def test_a_write_in_progress_of_another_running_process_is_not_taken_for_a_stale_temporary(tmp_path):
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()
+    target = tmp_path / "net.npy"
     with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as writer:
-        target = tmp_path / "emb.npy"
-        with atomic_target(target) as mine:
-            mine.write_bytes(b"partial")
-            live = _write(tmp_path, f".emb.npy.{writer.pid}-{'a' * 32}.tmp", b"partial")
-            dead = _write(tmp_path, f".emb.npy.{ended.pid}-{'b' * 32}.tmp", b"")
-            legacy = _write(tmp_path, "emb.npyx1y2.tmp", b"")
-            assert remove_stale_temporaries(target) == sorted([dead, legacy])
-            assert mine.exists() and live.exists()
+        live = _write(tmp_path, f".net.npy.{writer.pid}-{'a' * 32}.tmp", b"partial")
+        other = _write(tmp_path, f".social_net.npy.{ended.pid}-{'c' * 32}.tmp", b"")  # another file's
+        stale = [_write(tmp_path, f".net.npy.{pid}-{'b' * 32}.tmp", b"") for pid in (ended.pid, os.getpid())]
+        stale += [_write(tmp_path, ".net.npy.0123abcd.tmp", b""), _write(tmp_path, "net.npyx1y2.tmp", b"")]
+        assert remove_stale_temporaries(target) == sorted(stale)
+        assert live.exists() and other.exists()
         writer.kill()
         writer.wait()
-    assert target.read_bytes() == b"partial"
-    assert remove_stale_temporaries(target) == [live] and not live.exists()
+    assert remove_stale_temporaries(target) == [live] and other.exists()
 
 
 def test_checkpoints_are_created_with_the_umask_mode(tmp_path):

@@ -82,6 +82,8 @@ def graph_from_networkx(g: nx.Graph) -> tuple[dgl.DGLGraph, np.ndarray]:
     (3, 4, ['a', 'b', 'c'])
     """
     nodes = list(g.nodes)
+    if not nodes:  # networkx has no adjacency matrix of an empty graph
+        return simple_undirected_graph(np.empty(0, np.int64), np.empty(0, np.int64), 0), id_array(nodes)
     adj = nx.to_scipy_sparse_array(g, nodelist=nodes, weight=None, format="coo")
     return simple_undirected_graph(adj.row, adj.col, len(nodes)), id_array(nodes)
 

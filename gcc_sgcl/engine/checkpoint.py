@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from gcc_sgcl.engine.device import DeviceError
+from gcc_sgcl.engine.device import check_torch_device
 from gcc_sgcl.fileio import atomic_target
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -30,8 +30,8 @@ def save_checkpoint(state: dict[str, Any], path: str | os.PathLike) -> None:
 
 def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> dict[str, Any]:
     """Load a checkpoint file, or a run folder's ``checkpoint.pt``; a missing, empty, truncated or foreign
-    file raises an error naming it, a CUDA ``device`` torch does not see a
-    :class:`~gcc_sgcl.engine.device.DeviceError`."""
+    file raises an error naming it, a CUDA ``device`` torch cannot use a
+    :class:`~gcc_sgcl.engine.device.DeviceError` (:func:`~gcc_sgcl.engine.device.check_torch_device`)."""
     path = Path(path)
     if path.is_dir():
         path = path / CHECKPOINT_NAME
@@ -39,8 +39,7 @@ def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
         raise FileNotFoundError(f"no checkpoint at {path} (run `bash scripts/pretrain.sh <gpu> <method>` first)")
     if path.stat().st_size == 0:
         raise CheckpointError(f"{path}: empty checkpoint file (an interrupted copy?)")
-    if torch.device(device).type == "cuda" and not torch.cuda.is_available():
-        raise DeviceError(f"device {str(device)!r}: torch sees no CUDA device on this machine; load on 'cpu'")
+    check_torch_device(device)
     with open(path, "rb") as f:  # an unreadable file is reported as such, not as damage
         try:
             state = torch.load(f, map_location=device, weights_only=False)

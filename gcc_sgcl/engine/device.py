@@ -50,6 +50,21 @@ def resolve_device(gpu: str | int) -> str:
     return f"cuda:{gpu}"
 
 
+def check_torch_device(device: str | torch.device) -> None:
+    """Raise :class:`DeviceError` when ``device`` is a CUDA device torch cannot use on this machine.
+
+    >>> check_torch_device("cpu")
+    """
+    device = torch.device(device)
+    if device.type != "cuda":
+        return
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        raise DeviceError(f"device {str(device)!r}: torch sees no CUDA device on this machine; use 'cpu'")
+    if (device.index or 0) >= count:
+        raise DeviceError(f"device {str(device)!r} does not exist: torch sees {count} GPU(s)")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the device of ``<gpu>``; a device that cannot be used exits with status 2 and one line."""
     args = sys.argv[1:] if argv is None else argv

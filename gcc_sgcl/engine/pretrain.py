@@ -216,13 +216,13 @@ class Trainer:
 
 
 def corpus_digest(graphs: list[dgl.DGLGraph]) -> str:
-    """sha256 of the corpus graphs' node counts and edges, in order: what a resumed run must train on again."""
+    """sha256 of the corpus graphs' node and edge counts and edges, in order: what a resumed run must train on
+    again."""
     digest = hashlib.sha256()
     for g in graphs:
-        src, dst = g.edges()
-        digest.update(np.int64(g.num_nodes()).tobytes())
-        digest.update(src.numpy().astype(np.int64).tobytes())
-        digest.update(dst.numpy().astype(np.int64).tobytes())
+        digest.update(np.array([g.num_nodes(), g.num_edges()], dtype=np.int64))
+        for ends in g.edges(order="srcdst"):
+            digest.update(np.ascontiguousarray(ends.numpy(), dtype=np.int64))
     return digest.hexdigest()
 
 
@@ -292,7 +292,8 @@ def _train(
     trainer = Trainer(cfg, dist)
     if resume:
         state = load_checkpoint(ckpt_path, trainer.device)
-        _check_resume_config(state["config"], cfg, ckpt_path, state.get("corpus_sha256") is not None)
+        unfinished = state["step"] < t.steps  # its corpus is loaded, so checked by digest
+        _check_resume_config(state["config"], cfg, ckpt_path, unfinished and state.get("corpus_sha256") is not None)
         trainer.load_state_dict(state)
     batch_size = t.effective_batch_size()
     rank, world_size = (0, 1) if dist is None else (dist.rank, dist.world_size)
