@@ -122,7 +122,8 @@ class Encoder:
     def embed_nodes(self, graph: GraphLike, nodes: Sequence[int] | None = None, batch_size: int = 256,
                     seed: int = 0, copies: int = generate.INFERENCE_COPIES) -> np.ndarray:
         """``(len(nodes), hidden)`` float32 embeddings of ``nodes`` (default: every node, row ``i`` = node ``i``):
-        nodes of a networkx graph's ``nodes``, ids ``0..n-1`` of any other input, or a boolean mask of length n."""
+        nodes of a networkx graph's ``nodes``, ids ``0..n-1`` of any other input, or a boolean numpy / torch mask
+        of length n."""
         _check_settings(batch_size, copies)
         g = as_dgl_graph(graph)
         items = _positions(graph, g.num_nodes(), nodes)
@@ -139,7 +140,8 @@ class Encoder:
         return self._embed(lambda c: GraphViewDataset(dataset, self.cfg.sampling, seed, c), np.arange(len(dataset)),
                            batch_size, copies)
 
-    def _embed(self, views_of: Callable[[int], NodeViewDataset | GraphViewDataset], items: np.ndarray, batch_size: int, copies: int) -> np.ndarray:
+    def _embed(self, views_of: Callable[[int], NodeViewDataset | GraphViewDataset], items: np.ndarray,
+               batch_size: int, copies: int) -> np.ndarray:
         """The rows of ``items``: the mean over ``copies`` of the embeddings of ``views_of(copy)``'s views."""
         if items.size == 0:
             return np.zeros((0, self.hidden_size), dtype=np.float32)

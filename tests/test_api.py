@@ -108,7 +108,8 @@ def test_nodes_are_networkx_nodes_a_mask_or_ids_and_empty_inputs_give_no_rows(ru
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda enc, g: enc.embed_nodes(g, nodes=["n3"]), ValueError, r"nodes: 'n3' is not a node of the networkx graph"),
-    (lambda enc, g: enc.embed_nodes(g, nodes=np.ones(5, dtype=bool)), ValueError, r"one entry per node \(34\), got shape \(5,\)"),
+    (lambda enc, g: enc.embed_nodes(g, nodes=np.ones(5, dtype=bool)), ValueError,
+     r"one entry per node \(34\), got shape \(5,\)"),
     (lambda enc, g: enc.embed_nodes(g, nodes=3), TypeError, r"nodes must be a sequence"),
     (lambda enc, g: enc.embed_nodes(sp.eye(4, format="csr"), nodes=[1.5]), TypeError, r"integer node ids in 0..3"),
     (lambda enc, g: enc.embed_nodes(sp.eye(4, format="csr"), nodes=[[1, 2]]), TypeError, r"of shape \(1, 2\)"),
