@@ -177,6 +177,26 @@ def test_datasets_without_labels_a_missing_checkpoint_and_bad_folds_are_refused(
         finetune(run, "synthetic-graphs", FinetuneConfig(folds=3, max_folds=4, progress=False))
 
 
+def _gin_cycles(path: Path) -> Path:
+    """A GIN-format collection of 8 cycles of 3..10 nodes, labelled by size parity."""
+    lines = ["8"]
+    for n in range(3, 11):
+        lines.append(f"{n} {n % 2}")
+        lines += [f"0 2 {(i - 1) % n} {(i + 1) % n}" for i in range(n)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_file_dataset_is_named_by_its_stem_and_an_unlabelled_one_is_refused(run, tmp_path):
+    edges = tmp_path / "plain.edgelist"
+    edges.write_text("1 2\n2 3\n3 1\n3 4\n")
+    with pytest.raises(ValueError, match=r"plain.edgelist: fine-tuning needs every one of its 4 nodes labelled, 0 are"):
+        finetune(run, str(edges), QUIET)
+    results = main(["--load-path", str(run), "--dataset", str(_gin_cycles(tmp_path / "cycles.txt")), "--folds", "2",
+                    "--max-folds", "1", "--epochs", "1", "--view-copies", "1", "--no-progress"])
+    assert results[0].dataset == "cycles" and _last_row(run)["dataset"] == "cycles"
+
+
 def test_the_shell_script_fine_tunes_with_load_path_first(run, tmp_path):
     env = {**os.environ, "CI": "true"}
     out = subprocess.run(

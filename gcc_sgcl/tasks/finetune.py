@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.cli import check_writable_dir, user_errors
 from gcc_sgcl.config import Config, FinetuneConfig, InputConfig, add_arguments, default_of, from_args
-from gcc_sgcl.data.load import check_dataset_names
+from gcc_sgcl.data.load import check_dataset_names, dataset_name
 from gcc_sgcl.engine.generate import cached_views, load_encoder
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.batch import ViewBatch
@@ -139,6 +139,12 @@ def build_views(
 
     kind = labelled_kind(name)
     data = load_node_dataset(name, data_dir) if kind == "node" else load_graph_dataset(name, data_dir)
+    labelled = int((np.asarray(data.labels) >= 0).sum())
+    if labelled < len(data.labels):
+        items = "nodes" if kind == "node" else "graphs"
+        raise ValueError(f"{name}: fine-tuning needs every one of its {len(data.labels)} {items} labelled, "
+                         f"{labelled} are (a graph file given by path carries no labels; the frozen "
+                         f"{kind}_classification task takes --labels)")
     limit_threads()
     built = 1 if kind == "graph" else copies
     (views,) = cached_views(name, cfg.sampling, data_dir, seed, progress=progress, copies=built, data=data)
@@ -289,7 +295,7 @@ def finetune(
     labelled_kind(dataset)
     encoder, cfg = load_encoder(load_path, device)  # before the slow view building: a missing checkpoint fails fast
     views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress, min(ft.view_copies, ft.epochs))
-    return finetune_cv(encoder, cfg, views, labels, kind, dataset, ft)
+    return finetune_cv(encoder, cfg, views, labels, kind, dataset_name(dataset), ft)
 
 
 def command_line() -> argparse.ArgumentParser:
