@@ -90,6 +90,13 @@ def _running_elsewhere(pid: int) -> bool:
     return True
 
 
+def folder_of(load_path: str | os.PathLike) -> Path:
+    """The folder a ``--load-path`` names: itself, or a checkpoint file's folder (where ``generate`` writes the
+    embeddings, the tasks read them and log ``results.csv``)."""
+    path = Path(load_path)
+    return path.parent if path.is_file() else path
+
+
 def sha256_of(path: str | os.PathLike) -> str:
     """Hex sha256 of a file's bytes."""
     digest = hashlib.sha256()

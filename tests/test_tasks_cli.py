@@ -132,3 +132,14 @@ def test_results_csv_with_a_foreign_header_is_left_untouched(tmp_path):
     with pytest.raises(SystemExit, match="exists with header"):
         node_classification.main(argv, loader=node_loader)
     assert (tmp_path / RESULTS_FILE).read_text() == "dataset,score\nx,1\n"
+
+
+def test_a_checkpoint_file_as_load_path_reads_and_logs_in_its_folder(tmp_path):
+    """generate.sh writes next to a checkpoint file given as --load-path; the tasks read and log there too."""
+    (tmp_path / "checkpoint.pt").write_bytes(b"")
+    save_embeddings(tmp_path, "a", 40)
+    argv = ["--load-path", str(tmp_path / "checkpoint.pt"), "--hidden", str(HIDDEN), "--dataset", "a", "--folds", "2",
+            "--repeats", "1"]
+    assert graph_classification.main(argv, loader=graph_loader)[0].dataset == "a"
+    _, rows = read_csv(tmp_path / RESULTS_FILE)
+    assert [r["dataset"] for r in rows] == ["a"]

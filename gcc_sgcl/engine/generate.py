@@ -37,7 +37,7 @@ from gcc_sgcl.data.kinds import DatasetKind
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries, sha256_of
+from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries, sha256_of
 from gcc_sgcl.models import GraphEncoder, build_encoder
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
@@ -198,8 +198,7 @@ def generate(
         raise ValueError(f"several datasets would be written as {', '.join(repeated)}.npy; rename the files")
     loaded = {name: load_any(name, data_dir) for name in datasets if is_dataset_path(name)}  # read once, up front
     model, cfg = load_encoder(load_path, device)
-    load_dir = check_writable_dir(Path(load_path) if Path(load_path).is_dir() else Path(load_path).parent,
-                                  "--load-path")
+    load_dir = check_writable_dir(folder_of(load_path), "--load-path")
     build = cached_views if g.cache_views else dataset_views
     written = []
     for name, stem in zip(datasets, stems):

@@ -28,6 +28,7 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, add_arguments
+from gcc_sgcl.fileio import folder_of
 from gcc_sgcl.tasks.folds import FoldResult, cache_meta, close_cache, held_cache, load_fold, open_cache, save_fold
 
 RESULTS_FILE = "results.csv"
@@ -294,10 +295,11 @@ def cross_validated(
 
 
 def embeddings_path(load_path: str | Path, dataset: str) -> Path:
-    """``<load_path>/<dataset>.npy`` (a dataset given by path: ``<load_path>/<stem>.npy``)."""
+    """``<load_path>/<dataset>.npy`` (a dataset given by path: ``<load_path>/<stem>.npy``; a checkpoint file as
+    ``load_path``: its folder's)."""
     from gcc_sgcl.data import dataset_name
 
-    return Path(load_path) / f"{dataset_name(dataset)}.npy"
+    return folder_of(load_path) / f"{dataset_name(dataset)}.npy"
 
 
 def ids_path(load_path: str | Path, dataset: str) -> Path:
@@ -419,6 +421,6 @@ def run_datasets(
         results = evaluate(name)
         for result in results:
             print(result.line(), flush=True)
-        append_results_csv(Path(load_path) / RESULTS_FILE, results, load_path)
+        append_results_csv(folder_of(load_path) / RESULTS_FILE, results, load_path)
         everything.extend(results)
     return everything

@@ -32,6 +32,7 @@ from gcc_sgcl.cli import check_writable_dir, user_errors
 from gcc_sgcl.config import Config, FinetuneConfig, InputConfig, add_arguments, default_of, from_args
 from gcc_sgcl.data.load import check_dataset_names, dataset_name
 from gcc_sgcl.engine.generate import cached_views, load_encoder
+from gcc_sgcl.fileio import folder_of
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import copy_keys, limit_threads
@@ -314,8 +315,7 @@ def main(argv: list[str] | None = None) -> list[TaskResult]:
     with user_errors():
         settings = from_args(FinetuneConfig, a)
         check_dataset_names(where.dataset, tuple(TASKS), "--dataset")
-        load_dir = Path(where.load_path) if Path(where.load_path).is_dir() else Path(where.load_path).parent
-        check_writable_dir(load_dir, "--load-path")
+        load_dir = check_writable_dir(folder_of(where.load_path), "--load-path")
         print(f"finetune  load_path={where.load_path}")
         print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
         results = []
