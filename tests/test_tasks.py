@@ -318,3 +318,10 @@ def test_out_of_range_pairs_name_the_graph_and_its_size():
     emb_1, emb_2, pairs = matched_pairs(10, 4, seed=5)
     with pytest.raises(ValueError, match="graph_2 has 9 embedding rows"):
         pair_hits(emb_1, emb_2[:9], pairs, (20,))
+
+
+def test_similarity_cut_offs_below_one_are_refused():
+    emb = np.eye(4)
+    pairs = np.stack([np.arange(4), np.arange(4)], axis=1)
+    with pytest.raises(ValueError, match=r"--ks: every cut-off k must be >= 1, got \[20, 0\]"):
+        evaluate_similarity_search(emb, emb, pairs, ks=(20, 0))

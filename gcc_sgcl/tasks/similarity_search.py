@@ -99,6 +99,8 @@ def evaluate_similarity_search(
     >>> [r.mean for r in evaluate_similarity_search(e1, e2, pairs)]
     [1.0, 1.0]
     """
+    if any(k < 1 for k in ks):
+        raise ValueError(f"--ks: every cut-off k must be >= 1, got {list(ks)}")
     hits = pair_hits(emb_1, emb_2, pairs, ks)
     rng = np.random.default_rng(seed)
     n_candidates = len(np.unique(np.asarray(pairs)[:, 1]))
