@@ -143,3 +143,10 @@ def test_a_checkpoint_file_as_load_path_reads_and_logs_in_its_folder(tmp_path):
     assert graph_classification.main(argv, loader=graph_loader)[0].dataset == "a"
     _, rows = read_csv(tmp_path / RESULTS_FILE)
     assert [r["dataset"] for r in rows] == ["a"]
+
+
+def test_a_damaged_embeddings_file_is_named(tmp_path):
+    np.save(tmp_path / "a.npy", np.array([{"not": "an array"}], dtype=object))
+    argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "a"]
+    with pytest.raises(SystemExit, match=r"a\.npy: not a readable \.npy array"):
+        graph_classification.main(argv, loader=graph_loader)

@@ -340,7 +340,10 @@ def load_embeddings(load_path: str | Path, dataset: str, hidden: int) -> np.ndar
             f"embeddings file {path} not found; run `bash scripts/generate.sh <gpu> {load_path} {dataset}` "
             f"first"
         )
-    emb = np.load(path)
+    try:
+        emb = np.load(path)
+    except (ValueError, OSError, EOFError) as error:  # not an .npy, truncated, or object arrays
+        raise ValueError(f"{path}: not a readable .npy array ({error}); generate it again") from None
     if emb.ndim != 2:
         raise ValueError(f"{path}: expected a 2-D (rows, hidden) array, got shape {emb.shape}")
     if emb.shape[1] != hidden:
