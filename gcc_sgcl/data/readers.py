@@ -202,11 +202,11 @@ def read_id_edge_list(path: Path) -> np.ndarray:
             tokens += fields[:2]
     if not tokens:
         raise DataFormatError(f"{path}: no edges; expected lines 'u v' (two node ids each)")
-    if len(tokens) > 2 and not any(map(is_number, tokens[:2])):
-        below = id_values(tokens[2:])
-        if np.issubdtype(below.dtype, np.integer):
-            return below.reshape(-1, 2)
-    return id_values(tokens).reshape(-1, 2)
+    header = len(tokens) > 2 and not any(map(is_number, tokens[:2]))
+    ids = id_values(tokens[2:] if header else tokens)
+    if header and not np.issubdtype(ids.dtype, np.integer):  # string ids: the first line is an edge
+        ids = np.asarray(tokens, dtype=str)
+    return ids.reshape(-1, 2)
 
 
 def read_two_columns(path: Path, expected: str) -> Iterator[tuple[str, str, LineReader]]:
