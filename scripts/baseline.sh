@@ -4,9 +4,11 @@
 #   bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...> [flags...]
 # Datasets are registered names or graph file paths. Flags (from the first argument starting with '-') go to
 # the task, e.g. --folds 2 --repeats 1 --labels my_labels.txt; --data-dir DIR also to the embedding step.
-# Writes saved/classical/<method>/<dataset>.npy (relative to the caller's cwd) and appends the scores to
-# saved/classical/<method>/results.csv. <hidden> sizes prone and graphwave; structural and spectral have
-# fixed sizes, and each task is given the size actually written.
+# Writes saved/classical/<folder>/<dataset>.npy (relative to the caller's cwd) and appends the scores to
+# saved/classical/<folder>/results.csv, <folder> being <method>-<hidden> for prone and graphwave (which <hidden>
+# sizes) and <method> for structural and spectral (fixed sizes); each task is given the size actually written.
+# Every flag goes to every task, and a task refuses a flag it does not take (e.g. --ks, similarity search's):
+# give datasets of one kind per call when passing a task's own flags.
 source "$(dirname "$0")/_env.sh"
 if [ $# -lt 3 ]; then
   echo "usage: bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...> [flags...]" >&2
@@ -24,7 +26,17 @@ for i in "${!flags[@]}"; do
     --data-dir=*) data_dir=("${flags[$i]}") ;;
   esac
 done
-out="saved/classical/$method"
+folder=$(python - "$method" "$hidden" <<'PY'
+import sys
+from gcc_sgcl.classical import METHODS, method_folder
+method, hidden = sys.argv[1:]
+if method not in METHODS or not hidden.isdigit():
+    sys.exit(f"baseline.sh: need <hidden> a positive integer and <method> one of {', '.join(METHODS)}; "
+             f"got {hidden!r} and {method!r}")
+print(method_folder(method, int(hidden)))
+PY
+)
+out="saved/classical/$folder"
 for dataset in "${datasets[@]}"; do
   # the embedding CLI prints: <path> <columns> <kind> <seconds>, tab-separated
   line=$(python -m gcc_sgcl.classical --method "$method" --hidden "$hidden" --out-dir "$out" --dataset "$dataset" \

@@ -5,6 +5,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import dgl
 import networkx as nx
 import numpy as np
 import pytest
@@ -168,3 +169,24 @@ def test_view_cache_of_a_path_dataset_stays_in_the_cache_and_follows_the_content
     stored = sorted((tmp_path / "cache" / "views").iterdir())
     assert len(stored) == 2 and all(p.name.startswith("ring-") for p in stored)
     assert first[0][0].num_edges.sum() != second[0][0].num_edges.sum()
+
+
+def test_view_cache_of_a_registered_name_follows_the_graphs_read_not_the_name(tmp_path, monkeypatch):
+    """The same registered name read from two data roots holding different graphs (an edited copy) gets each its
+    own views; the same graphs get the stored ones."""
+    from gcc_sgcl.config import SamplingConfig
+    from gcc_sgcl.data.containers import NodeLabelData
+    from gcc_sgcl.engine.generate import cached_views
+
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
+    sampling = SamplingConfig(rw_hops=8, positional_embedding_size=4)
+
+    def views(g: nx.Graph):
+        data = NodeLabelData("synthetic-roles", dgl.to_bidirected(dgl.from_networkx(g)), np.zeros(12, dtype=np.int64))
+        return cached_views("synthetic-roles", sampling, progress=False, data=data)[0][0]
+
+    ring, path = views(nx.cycle_graph(12)), views(nx.path_graph(12))
+    assert ring.num_edges.sum() != path.num_edges.sum()
+    assert len(list((tmp_path / "cache" / "views").iterdir())) == 2
+    again = views(nx.cycle_graph(12))
+    assert np.array_equal(again.num_edges, ring.num_edges) and len(list((tmp_path / "cache" / "views").iterdir())) == 2

@@ -211,7 +211,11 @@ def test_baseline_script_runs_prone_end_to_end(tmp_path):
         cwd=tmp_path, env={**os.environ, "CI": "true"}, capture_output=True, text=True, timeout=600,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    emb = np.load(tmp_path / "saved/classical/prone/synthetic-roles.npy")
+    emb = np.load(tmp_path / "saved/classical/prone-64/synthetic-roles.npy")
     assert emb.shape == (1620, 64)
     assert "synthetic-roles" in out.stdout and "micro_f1" in out.stdout and "±" in out.stdout
-    assert (tmp_path / "saved/classical/prone/results.csv").is_file()
+    assert (tmp_path / "saved/classical/prone-64/results.csv").is_file()  # another size goes to another folder
+    bad = subprocess.run(["bash", str(ROOT / "scripts/baseline.sh"), "64", "pronee", "synthetic-roles"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert bad.returncode != 0 and "<method> one of structural, spectral, prone, graphwave" in bad.stderr
+    assert "'pronee'" in bad.stderr and not (tmp_path / "saved/classical/pronee").exists()

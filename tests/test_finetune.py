@@ -1,4 +1,5 @@
 """End-to-end fine-tuning: the learning-rate schedule, seeded folds, what is trained, the CLI and the script."""
+import copy
 import csv
 import dataclasses
 import hashlib
@@ -14,6 +15,7 @@ import torch
 
 from gcc_sgcl.config import FinetuneConfig
 from gcc_sgcl.presets import make_config
+import gcc_sgcl.tasks.finetune as finetune_module
 from gcc_sgcl.tasks.finetune import SignCopies, finetune, finetune_cv, finetune_fold, finetune_lr, main
 from gcc_sgcl.engine.generate import load_encoder
 from gcc_sgcl.engine.pretrain import pretrain
@@ -151,8 +153,53 @@ def test_a_learnable_toy_task_is_learned_well_above_chance(toy):
     result = finetune_cv(encoder, cfg, views, labels, "graph", "toy",
                          FinetuneConfig(folds=3, epochs=10, batch_size=16, progress=False))
     assert result.task == "graph_classification_finetuned" and result.metric == "accuracy"
-    assert result.scores.shape == (3,) and result.n == 60 and result.std_kind == "std over 3 folds"
+    assert result.scores.shape == (3,) and result.n == 60 and result.std_kind == "sample std over 3 folds"
+    assert result.std == pytest.approx(np.std(result.scores, ddof=1))  # as the frozen tasks' ± (sample std)
     assert result.mean >= 0.8  # chance is 1/3
+
+
+class Killed(Exception):
+    """The kill of a run, raised by a fold's training."""
+
+
+def test_a_fine_tuning_killed_part_way_resumes_at_its_missing_folds_with_the_same_scores(toy, tmp_path, monkeypatch):
+    encoder, cfg, views, labels = toy
+    settings = FinetuneConfig(folds=4, epochs=2, batch_size=16, progress=False)
+    fresh = finetune_cv(encoder, cfg, views, labels, "graph", "toy", settings)
+    real, trained, kill_at = finetune_module.finetune_fold, [], [3]
+
+    def counted(*args):
+        trained.append(args[-1])  # the fold
+        if len(trained) in kill_at:
+            raise Killed
+        return real(*args)
+
+    monkeypatch.setattr(finetune_module, "finetune_fold", counted)
+    folder = tmp_path / "toy"
+
+    def tune(model=encoder, ft=settings):
+        trained.clear()
+        return finetune_cv(model, cfg, views, labels, "graph", "toy", ft, cache=folder)
+
+    with pytest.raises(Killed):
+        tune()
+    assert sorted(p.name for p in folder.glob("*.npz")) == ["0.npz", "1.npz"]
+    kill_at.clear()
+    resumed = tune()
+    assert trained == [2, 3]  # only the missing folds were trained
+    assert np.array_equal(resumed.scores, fresh.scores) and resumed.resumed_seconds > 0 and fresh.resumed_seconds == 0
+    assert not folder.exists()  # removed once every fold is in
+    other = copy.deepcopy(encoder)
+    with torch.no_grad():
+        next(other.parameters()).add_(0.5)
+    for changed in (dict(ft=dataclasses.replace(settings, lr=0.001)), dict(model=other)):
+        kill_at[:] = [3]
+        with pytest.raises(Killed):
+            tune()
+        kill_at.clear()
+        tune(**changed)
+        assert trained == [0, 1, 2, 3], changed  # another run's folds are not reused
+        assert not folder.exists()
 
 
 def test_cli_appends_a_node_classification_row_and_leaves_the_checkpoint_unchanged(run, capsys):
@@ -164,8 +211,18 @@ def test_cli_appends_a_node_classification_row_and_leaves_the_checkpoint_unchang
     row = _last_row(run)
     assert row["task"] == "node_classification_finetuned" and row["metric"] == "micro_f1"
     assert row["n"] == "540" and row["n_scores"] == "1"  # one test fold of the 1620 nodes
-    assert row["std_kind"] == "std over the first 1 of 3 folds"
+    assert row["std_kind"] == "sample std over the first 1 of 3 folds"
+    assert not (run / "finetune-folds").exists()  # the fold cache is removed once its folds are in
     assert float(row["mean"]) == pytest.approx(results[0].mean, abs=5e-7)  # the CSV keeps 6 decimals
+
+
+def test_a_foreign_results_csv_is_refused_before_fine_tuning(run, tmp_path, monkeypatch):
+    (tmp_path / "checkpoint.pt").write_bytes((run / "checkpoint.pt").read_bytes())
+    (tmp_path / "results.csv").write_text("dataset,score\nx,1\n")
+    monkeypatch.setattr(finetune_module, "finetune", lambda *args: pytest.fail("fine-tuned despite the log"))
+    with pytest.raises(SystemExit, match="exists with header"):
+        main(["--load-path", str(tmp_path), "--dataset", "synthetic-graphs", "--no-progress"])
+    assert (tmp_path / "results.csv").read_text() == "dataset,score\nx,1\n"
 
 
 def test_datasets_without_labels_a_missing_checkpoint_and_bad_folds_are_refused(run, tmp_path):

@@ -2,6 +2,7 @@
 import os
 import signal
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -64,13 +65,15 @@ def test_folds_fitted_in_parallel_processes_give_the_same_scores_and_predictions
         one = evaluate(x, y, folds=5, repeats=3, jobs=1)
         two = evaluate(x, y, folds=5, repeats=3, jobs=2)
         assert np.array_equal(one.scores, two.scores) and np.array_equal(one.correct, two.correct)
-    folds = [(np.arange(k), np.arange(k, k + 2)) for k in range(1, 6)]
-    assert [f.predictions.tolist() for f in fold_predictions(lambda train, test: test * len(train), folds, jobs=2)] == \
-        [[k * k, (k + 1) * k] for k in range(1, 6)]
+    sizes = [2] * 5
+    assert [f.predictions.tolist() for f in fold_predictions(lambda i: np.arange(i, i + 2) * i, sizes, jobs=2)] == \
+        [[k * k, (k + 1) * k] for k in range(5)]
     with pytest.raises(ZeroDivisionError):  # a worker's error reaches the caller
-        fold_predictions(lambda train, test: 1 / 0, folds, jobs=2)
+        fold_predictions(lambda i: 1 / 0, sizes, jobs=2)
     with pytest.raises(BrokenProcessPool):  # a worker that dies (e.g. out of memory) does not hang the caller
-        fold_predictions(lambda train, test: os.kill(os.getpid(), signal.SIGKILL), folds, jobs=2)
+        fold_predictions(lambda i: os.kill(os.getpid(), signal.SIGKILL), sizes, jobs=2)
+    with pytest.raises(ValueError, match="fold cache needs"):
+        fold_predictions(lambda i: np.zeros(2), sizes, cache=Path("unused"))
     assert cv_jobs(0) >= 1 and cv_jobs(3) == 3
     assert forked_jobs(3, 2) == 2 and forked_jobs(2, 5) == 2 and forked_jobs(0, 1) == 1  # never more than tasks
     for bad in (lambda: cv_jobs(-1), lambda: forked_jobs(-1, 4)):

@@ -129,9 +129,16 @@ def test_results_csv_with_a_foreign_header_is_left_untouched(tmp_path):
     save_embeddings(tmp_path, "toy", N_NODES)
     (tmp_path / RESULTS_FILE).write_text("dataset,score\nx,1\n")
     argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "toy", "--folds", "3", "--repeats", "1"]
+    loaded = []
+
+    def counted_loader(*args, **kwargs):
+        loaded.append(args)
+        return node_loader(*args, **kwargs)
+
     with pytest.raises(SystemExit, match="exists with header"):
-        node_classification.main(argv, loader=node_loader)
+        node_classification.main(argv, loader=counted_loader)
     assert (tmp_path / RESULTS_FILE).read_text() == "dataset,score\nx,1\n"
+    assert not loaded  # refused before anything was read or evaluated
 
 
 def test_a_checkpoint_file_as_load_path_reads_and_logs_in_its_folder(tmp_path):
@@ -150,3 +157,12 @@ def test_a_damaged_embeddings_file_is_named(tmp_path):
     argv = ["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", "a"]
     with pytest.raises(SystemExit, match=r"a\.npy: not a readable \.npy array"):
         graph_classification.main(argv, loader=graph_loader)
+
+
+def test_a_registered_dataset_of_another_kind_is_refused_by_name_not_sent_to_generate(tmp_path):
+    for task, name, message in ((node_classification, "rdt-b", "'rdt-b' is a graph dataset, expected a node"),
+                                (graph_classification, "ca-grqc", "'ca-grqc' is a pretrain dataset, expected a graph"),
+                                (similarity_search, "usa_airport", "'usa_airport' is a node dataset, expected a simi")):
+        with pytest.raises(SystemExit, match=message):
+            task.main(["--load-path", str(tmp_path), "--hidden", str(HIDDEN), "--dataset", name])
+    assert not (tmp_path / RESULTS_FILE).exists()

@@ -35,18 +35,31 @@ Embedder = Callable[[Sequence[dgl.DGLGraph], int, np.random.Generator], np.ndarr
 @dataclass(frozen=True)
 class Method:
     """A training-free method: ``nodes`` embeds every node of the given graphs, ``graphs`` each whole graph
-    (``None`` for node-level methods)."""
+    (``None`` for node-level methods); ``sized``: its number of columns is the ``hidden`` it is given."""
 
     nodes: Embedder
     graphs: Embedder | None = None
+    sized: bool = False
 
 
 METHODS: dict[str, Method] = {
     "structural": Method(structural.embed_nodes, structural.embed_graphs),
     "spectral": Method(spectral.embed_nodes, spectral.embed_graphs),
-    "prone": Method(prone.embed_nodes),
-    "graphwave": Method(graphwave.embed_nodes),
+    "prone": Method(prone.embed_nodes, sized=True),
+    "graphwave": Method(graphwave.embed_nodes, sized=True),
 }
+
+
+def method_folder(method: str, hidden: int) -> str:
+    """The folder name of ``method``'s embeddings at size ``hidden``: the method, and the size for the methods
+    sized by it, so runs at two sizes do not overwrite each other's files.
+
+    >>> method_folder("prone", 32), method_folder("structural", 32)
+    ('prone-32', 'structural')
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
+    return f"{method}-{hidden}" if METHODS[method].sized else method
 
 
 def embed_dataset(

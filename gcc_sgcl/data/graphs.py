@@ -1,6 +1,7 @@
 """Turning parsed edge arrays into the simple bidirected DGL graphs every loader returns."""
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Hashable, Sequence
 
 import dgl
@@ -136,3 +137,14 @@ def check_simple_undirected(g: dgl.DGLGraph, what: str = "graph") -> None:
         raise ValueError(f"{what}: has duplicate edges")
     if not np.array_equal(forward, np.sort(dst * n + src)):
         raise ValueError(f"{what}: not bidirected (some edge lacks its reverse)")
+
+
+def graphs_digest(graphs: Sequence[dgl.DGLGraph]) -> str:
+    """sha256 of the graphs' node and edge counts and ``srcdst``-ordered edges, in order: equal for the same graphs
+    however they were read (which file, data root or format), different for any edited edge."""
+    digest = hashlib.sha256()
+    for g in graphs:
+        digest.update(np.array([g.num_nodes(), g.num_edges()], dtype=np.int64))
+        for ends in g.edges(order="srcdst"):
+            digest.update(np.ascontiguousarray(ends.numpy(), dtype=np.int64))
+    return digest.hexdigest()

@@ -33,11 +33,12 @@ from gcc_sgcl.config import (
     from_args,
 )
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
+from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.kinds import DatasetKind
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries, sha256_of
+from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries
 from gcc_sgcl.models import GraphEncoder, build_encoder
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
@@ -108,14 +109,9 @@ def dataset_views(
     workers). Views depend on the sampling settings, ``seed`` and ``copies`` only, not on the encoder, so a sweep
     over encoders can build them once (:func:`cached_views`). ``data`` is the dataset already loaded (else it is
     loaded here)."""
-    from gcc_sgcl.data import KINDS, dataset_kind, is_dataset_path, kind_of_data, load_any
-
     if copies < 1:
         raise ValueError(f"copies must be >= 1, got {copies}")
-    if data is None and not is_dataset_path(name):
-        _check_embedded(KINDS[dataset_kind(name)], name)  # from the registry, before loading
-    data = load_any(name, data_dir) if data is None else data
-    kind = _check_embedded(kind_of_data(data), name)
+    data, kind = _embedded_data(name, data_dir, data)
     graphs = kind.graphs(data)
     if kind.per_graph:
         makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
@@ -132,6 +128,17 @@ def _check_embedded(kind: DatasetKind, name: str) -> DatasetKind:
     return kind
 
 
+def _embedded_data(name: str, data_dir: str | None, data: LoadedDataset | None) -> tuple[LoadedDataset, DatasetKind]:
+    """Dataset ``name`` (``data`` if already loaded) and its kind, refusing a kind ``generate`` does not embed (a
+    registered name before its files are read)."""
+    from gcc_sgcl.data import KINDS, dataset_kind, is_dataset_path, kind_of_data, load_any
+
+    if data is None and not is_dataset_path(name):
+        _check_embedded(KINDS[dataset_kind(name)], name)
+    data = load_any(name, data_dir) if data is None else data
+    return data, _check_embedded(kind_of_data(data), name)
+
+
 def cached_views(
     name: str,
     sampling: SamplingConfig,
@@ -143,14 +150,13 @@ def cached_views(
     data: LoadedDataset | None = None,
 ) -> Parts:
     """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under a name made
-    of the dataset, the sampling settings, the seed and the copies (and, for a dataset given by path, the sha256
-    of its files' bytes), and read back on later calls."""
-    from gcc_sgcl.data import dataset_name, is_dataset_path
+    of the dataset's kind and graphs (:func:`~gcc_sgcl.data.graphs.graphs_digest`: the same graphs read from
+    another file or data root share the views, an edited edge is rebuilt), the sampling settings, the seed and the
+    copies, and read back on later calls."""
+    from gcc_sgcl.data import dataset_name
 
-    fields = [name, dataclasses.asdict(sampling), seed, copies, VIEWS_VERSION]
-    if is_dataset_path(name):
-        files = sorted(p for p in Path(name).rglob("*") if p.is_file()) if Path(name).is_dir() else [Path(name)]
-        fields = [str(Path(name).resolve()), *fields[1:], [sha256_of(f) for f in files]]
+    data, kind = _embedded_data(name, data_dir, data)
+    fields = [kind.name, graphs_digest(kind.graphs(data)), dataclasses.asdict(sampling), seed, copies, VIEWS_VERSION]
     key = hashlib.sha256(json.dumps(fields).encode())
     path = resolve_cache_dir() / "views" / f"{dataset_name(name)}-{key.hexdigest()[:16]}.npz"
     if path.exists():

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import os
 import sys
 import time
@@ -23,6 +22,7 @@ from tqdm import tqdm
 from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_embedding
 from gcc_sgcl.cli import check_writable_dir, user_errors
 from gcc_sgcl.config import Config
+from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
@@ -134,7 +134,7 @@ class Trainer:
         )
         self.step_count = 0
         self.train_seconds: float | None = 0.0  # wall time of every segment so far; None: a checkpoint without it
-        self.corpus_sha256: str | None = None  # corpus_digest of the graphs trained on (None: not loaded yet)
+        self.corpus_sha256: str | None = None  # graphs_digest of the graphs trained on (None: not loaded yet)
         # what the forward passes call: the encoder itself, or its wrapper that averages gradients over ranks
         self.net = self.model if dist is None else wrap_ddp(self.model, dist)
 
@@ -213,17 +213,6 @@ class Trainer:
             means = mean_over_ranks(torch.tensor([stats[n] for n in names], dtype=torch.float64, device=self.device))
             stats.update(zip(names, means.tolist()))
         return stats
-
-
-def corpus_digest(graphs: list[dgl.DGLGraph]) -> str:
-    """sha256 of the corpus graphs' node and edge counts and edges, in order: what a resumed run must train on
-    again."""
-    digest = hashlib.sha256()
-    for g in graphs:
-        digest.update(np.array([g.num_nodes(), g.num_edges()], dtype=np.int64))
-        for ends in g.edges(order="srcdst"):
-            digest.update(np.ascontiguousarray(ends.numpy(), dtype=np.int64))
-    return digest.hexdigest()
 
 
 def _check_resume_config(saved: dict, cfg: Config, path: Path, corpus_by_digest: bool = False) -> None:
@@ -311,7 +300,7 @@ def _train(
         from gcc_sgcl.data import load_pretrain_corpus
 
         graphs = load_pretrain_corpus(t.corpus, t.data_dir or None)
-    digest = corpus_digest(graphs)
+    digest = graphs_digest(graphs)
     if trainer.corpus_sha256 not in (None, digest):
         raise ValueError(f"--resume: the corpus graphs differ from those {ckpt_path} was trained on (a corpus file "
                          f"edited or replaced?): restore them, or start a new run with another --run-name")

@@ -529,7 +529,8 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
         result = finetune(run_folder(cfg), name, ft, sweep.device, sweep.data_dir)
         row = ResultRow.from_result(result, **budget, method=method, mode=mode, seed=seed, config=cfg.to_dict(),
                                     commit=commit, time=datetime.now().isoformat(timespec="seconds"),
-                                    pretrain_seconds=pretrain_s, eval_seconds=time.time() - start)
+                                    pretrain_seconds=pretrain_s,
+                                    eval_seconds=time.time() - start + result.resumed_seconds)
         store.append([row])
         added.append(row)
     return added

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -206,23 +206,40 @@ def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | 
         return list(bar(pool.map(_run_task, range(n))))
 
 
-def fold_predictions(fit_predict: FitPredict, folds: list[tuple[np.ndarray, np.ndarray]], jobs: int = 1,
-                     cache: Path | None = None) -> list[FoldResult]:
-    """``fit_predict(train, test)`` of every fold, in order, with its fit's seconds, ``jobs`` at a time
-    (:func:`forked_map`); each fold's fit is single-threaded and deterministic, so the predictions do not depend
-    on ``jobs``. With ``cache`` (an evaluation's folder opened by :func:`~gcc_sgcl.tasks.folds.open_cache`), a
-    fold stored there is read back instead of fitted, and each fitted fold is written there as it finishes."""
+def fold_predictions(fit_fold: Callable[[int], np.ndarray], sizes: Sequence[int], jobs: int = 1,
+                     cache: Path | None = None, features: np.ndarray | None = None,
+                     meta: dict[str, Any] | None = None, progress: str | None = None) -> list[FoldResult]:
+    """``fit_fold(i)``, fold ``i``'s predictions of its ``sizes[i]`` test examples, for every fold in order, with
+    its fit's seconds, ``jobs`` at a time (:func:`forked_map`, ``progress`` its bar); each fit is single-threaded
+    and deterministic, so the predictions do not depend on ``jobs``.
+
+    With a ``cache`` folder (:mod:`gcc_sgcl.tasks.folds`), held for the call, the folds stored there for the same
+    ``features`` and ``meta`` are read back instead of fitted (the count is printed to stderr), each fitted fold
+    is written there as it finishes, and the folder is removed once every fold is in: an evaluation killed
+    part-way resumes at its missing folds."""
+    if cache is not None and (features is None or meta is None):
+        raise ValueError("a fold cache needs the features the folds are fitted on and the evaluation's meta")
+
     def task(i: int) -> FoldResult:
-        stored = None if cache is None else load_fold(cache, i, len(folds[i][1]))
+        stored = None if cache is None else load_fold(cache, i, sizes[i])
         if stored is not None:
             return stored
         start = time.perf_counter()
-        result = FoldResult(fit_predict(*folds[i]), time.perf_counter() - start)
+        result = FoldResult(np.asarray(fit_fold(i)), time.perf_counter() - start)
         if cache is not None:
             save_fold(cache, i, result)
         return result
 
-    return forked_map(task, len(folds), jobs)
+    with held_cache(cache):
+        if cache is not None:
+            stored = open_cache(cache, features, meta)
+            if stored:
+                print(f"{cache}: {stored} of {len(sizes)} folds stored, fitting the others", file=sys.stderr,
+                      flush=True)
+        fitted = forked_map(task, len(sizes), jobs, progress)
+        if cache is not None:
+            close_cache(cache)
+    return fitted
 
 
 def cross_validated(
@@ -256,16 +273,8 @@ def cross_validated(
         raise ValueError("cross_validated: a fold cache needs the features the classifier is fitted on")
     splits = repeated_stratified_folds(labels, folds, repeats, seed)
     flat = [fold for repetition in splits for fold in repetition]
-    kept = None if cache is None else Path(cache)
-    with held_cache(kept):
-        if kept is not None:
-            stored = open_cache(kept, features, cache_meta(labels, splits, model, seed))
-            if stored:
-                print(f"{kept}: {stored} of {len(flat)} folds stored, fitting the others", file=sys.stderr,
-                      flush=True)
-        fitted = fold_predictions(fit_predict, flat, jobs, kept)
-        if kept is not None:
-            close_cache(kept)
+    fitted = fold_predictions(lambda i: fit_predict(*flat[i]), [len(test) for _, test in flat], jobs,
+                              None if cache is None else Path(cache), features, cache_meta(labels, splits, model, seed))
     resumed = sum(f.seconds for f in fitted if f.stored) / forked_jobs(jobs, len(flat))
     predictions = iter(f.predictions for f in fitted)
     for r, repetition in enumerate(splits):
@@ -362,21 +371,28 @@ def check_rows(emb: np.ndarray, load_path: str | Path, dataset: str, rows: int, 
         )
 
 
+def check_results_csv(path: str | Path) -> bool:
+    """Whether the ``results.csv`` log ``path`` is new (absent or empty); ``ValueError`` if it exists with another
+    header than :data:`CSV_COLUMNS`. The commands check it before evaluating, so a foreign file costs no work."""
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return True
+    with path.open(newline="") as f:
+        header = next(csv.reader(f), [])
+    if tuple(header) != CSV_COLUMNS:
+        raise ValueError(f"{path} exists with header {header}, expected {list(CSV_COLUMNS)}; move it away to start a "
+                         f"new log")
+    return False
+
+
 def append_results_csv(path: str | Path, results: Sequence[TaskResult], load_path: str | Path) -> None:
     """Append one row per result to ``path``, writing the header only when the file is new or empty.
 
-    An existing file with a different header is left untouched and reported, rather than mixed.
+    An existing file with a different header is left untouched and reported (:func:`check_results_csv`), rather
+    than mixed.
     """
     path = Path(path)
-    is_new = not path.is_file() or path.stat().st_size == 0
-    if not is_new:
-        with path.open(newline="") as f:
-            header = next(csv.reader(f), [])
-        if tuple(header) != CSV_COLUMNS:
-            raise ValueError(
-                f"{path} exists with header {header}, expected {list(CSV_COLUMNS)}; move it away to start a "
-                f"new log"
-            )
+    is_new = check_results_csv(path)
     now = datetime.now().isoformat(timespec="seconds")
     with path.open("a", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
@@ -415,8 +431,16 @@ def run_datasets(
     load_path: str | Path,
     datasets: Sequence[str | tuple[str, str]],
     evaluate: Callable[[str | tuple[str, str]], list[TaskResult]],
+    kinds: Sequence[str] = (),
 ) -> list[TaskResult]:
-    """Evaluate each dataset, print a table line per metric as it finishes and log it to ``results.csv``."""
+    """Evaluate each dataset, print a table line per metric as it finishes and log it to ``results.csv``. Checked
+    first: the ``results.csv`` header (:func:`check_results_csv`) and, given ``kinds``, that each dataset is a
+    registered one of those kinds or a path (:func:`~gcc_sgcl.data.check_dataset_names`)."""
+    if kinds:
+        from gcc_sgcl.data import check_dataset_names
+
+        check_dataset_names([n for d in datasets for n in (d if isinstance(d, tuple) else (d,))], kinds, "--dataset")
+    check_results_csv(folder_of(load_path) / RESULTS_FILE)
     print(f"{task}  load_path={load_path}")
     print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
     everything: list[TaskResult] = []

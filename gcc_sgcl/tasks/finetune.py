@@ -9,7 +9,8 @@ batch 32 (GCC's ``finetune.sh``), and is scored on its test fold after the last 
 datasets (RWR views of the nodes, GCC's labelled subgraphs), accuracy for graph datasets (each whole graph as
 one view). As GCC samples a new view of an example each time, each epoch trains on another copy of the views
 (``--view-copies``: new walks for nodes, new eigenvector signs for graphs); the test fold is scored on the first.
-Folds run side by side with ``--jobs``. The result is printed and appended to
+Folds run side by side with ``--jobs``; finished folds are kept in ``<load_path>/finetune-folds/`` until all
+are in, so a run killed part-way resumes at its missing folds. The result is printed and appended to
 ``<load_path>/results.csv`` as task ``node_classification_finetuned`` / ``graph_classification_finetuned``.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import json
 import math
 from pathlib import Path
 from typing import Sequence
@@ -31,7 +33,7 @@ from tqdm import tqdm
 from gcc_sgcl.cli import check_writable_dir, user_errors
 from gcc_sgcl.config import Config, FinetuneConfig, InputConfig, add_arguments, default_of, from_args
 from gcc_sgcl.data.load import check_dataset_names, dataset_name
-from gcc_sgcl.engine.generate import cached_views, load_encoder
+from gcc_sgcl.engine.generate import cached_views, embed, load_encoder
 from gcc_sgcl.fileio import folder_of
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.sampling.batch import ViewBatch
@@ -41,12 +43,15 @@ from gcc_sgcl.tasks.common import (
     RESULTS_FILE,
     TaskResult,
     append_results_csv,
+    check_results_csv,
     class_labels,
+    fold_predictions,
     forked_jobs,
-    forked_map,
     repeated_stratified_folds,
 )
+from gcc_sgcl.tasks.folds import cache_folder, cache_meta
 
+FOLD_CACHE = "finetune-folds"  # the folder under a run's that keeps a fine-tuning's finished folds while it runs
 # dataset kind → (task name, metric name, sklearn scorer of (y_true, y_pred))
 TASKS = {
     "node": ("node_classification_finetuned", "micro_f1", lambda y, p: f1_score(y, p, average="micro")),
@@ -224,6 +229,7 @@ def finetune_cv(
     kind: str,
     dataset: str = "",
     settings: FinetuneConfig | None = None,
+    cache: str | Path | None = None,
 ) -> TaskResult:
     """Stratified ``settings.folds``-fold CV of fine-tuning on pre-built ``views`` (one or more copies of every
     example's view: training cycles through them epoch by epoch, the test fold is scored on the first; see
@@ -233,6 +239,10 @@ def finetune_cv(
     fresh ``nn.Linear(hidden, n_classes)`` head. Fold ``f``'s head initialisation, dropout and batch order
     derive from ``(settings.seed, f)`` only, so a fold's score does not depend on the folds run before it nor
     on ``settings.jobs``, the processes fitting folds side by side (:func:`~gcc_sgcl.tasks.common.forked_map`).
+    With a ``cache`` folder, each fold's test predictions are kept there until every fold is in
+    (:func:`~gcc_sgcl.tasks.common.fold_predictions`), so a run killed part-way resumes at its missing folds; the
+    stored folds are reused only for the same settings, training configuration, labels and splits, and the same
+    frozen embeddings of the test views (the encoder's weights and the views).
     """
     ft = settings or FinetuneConfig()
     ft.check()
@@ -248,31 +258,42 @@ def finetune_cv(
     device = next(encoder.parameters()).device
     jobs = forked_jobs(ft.jobs, len(splits)) if device.type == "cpu" else 1  # CUDA does not survive a fork
     inner = dataclasses.replace(ft, progress=ft.progress and jobs == 1)  # epoch bars from one process only
+    run = f"{len(splits)} folds" if len(splits) == ft.folds else f"the first {len(splits)} of {ft.folds} folds"
+    protocol = (
+        f"fine-tuned encoder + linear head, cross-entropy, Adam lr={ft.lr:g} with {ft.warmup_epochs}-epoch "
+        f"linear warm-up and {ft.rampdown_epochs}-epoch ramp-down, {ft.epochs} epochs, batch {ft.batch_size}, "
+        f"{'one fixed view' if len(views) == 1 else f'{len(views)} views cycled over the epochs'} per example, "
+        f"stratified {ft.folds}-fold CV ({run} run), scored after the last epoch"
+    )
+    features = meta = None
+    if cache is not None:
+        with torch.no_grad():
+            features = embed(copy.deepcopy(encoder).eval(), views[0], ft.batch_size, progress=False)
+        trained = json.dumps([dataclasses.asdict(cfg.train), dataclasses.asdict(cfg.sampling)], sort_keys=True,
+                             default=str)
+        meta = cache_meta(labels, [splits], f"{protocol}; {trained}", ft.seed)
 
-    def fold_score(fold: int) -> float:
+    def fold_predict(fold: int) -> np.ndarray:
         train_idx, test_idx = splits[fold]
         model = finetune_fold(encoder, cfg, views, targets, train_idx, inner, fold)
-        return float(score(targets[test_idx], predict(model, views[0], test_idx, ft.batch_size)))
+        return predict(model, views[0], test_idx, ft.batch_size)
 
-    scores = np.asarray(forked_map(fold_score, len(splits), jobs, f"finetune {dataset}" if ft.progress else None))
-    evaluated = sum(len(test_idx) for _, test_idx in splits)
-    run = f"{len(splits)} folds" if len(splits) == ft.folds else f"the first {len(splits)} of {ft.folds} folds"
+    fitted = fold_predictions(fold_predict, [len(test) for _, test in splits], jobs,
+                              None if cache is None else Path(cache), features, meta,
+                              f"finetune {dataset}" if ft.progress else None)
+    scores = np.array([score(targets[test], f.predictions) for (_, test), f in zip(splits, fitted)])
     return TaskResult(
         task=task,
         dataset=dataset,
         metric=metric,
         scores=scores,
         mean=float(scores.mean()),
-        std=float(scores.std()),
-        std_kind=f"std over {run}",
-        n=evaluated,
-        protocol=(
-            f"fine-tuned encoder + linear head, cross-entropy, Adam lr={ft.lr:g} with {ft.warmup_epochs}-epoch "
-            f"linear warm-up and {ft.rampdown_epochs}-epoch ramp-down, {ft.epochs} epochs, batch {ft.batch_size}, "
-            f"{'one fixed view' if len(views) == 1 else f'{len(views)} views cycled over the epochs'} per example, "
-            f"stratified {ft.folds}-fold CV ({run} run), scored after the last epoch"
-        ),
+        std=float(scores.std(ddof=1)) if len(scores) > 1 else 0.0,
+        std_kind=f"sample std over {run}",
+        n=sum(len(test) for _, test in splits),
+        protocol=protocol,
         seed=ft.seed,
+        resumed_seconds=sum(f.seconds for f in fitted if f.stored) / jobs,
     )
 
 
@@ -289,14 +310,18 @@ def finetune(
     datasets' RWR views and each fold's head initialisation, dropout and batch order, so on CPU two calls with
     the same arguments give identical scores; ``max_folds`` runs only the first ``max_folds`` of the ``folds``
     splits (a budget-limited estimate; ``std_kind`` and ``protocol`` say so, ``n`` counts the test examples
-    actually scored). The checkpoint is only read.
+    actually scored). The checkpoint is only read; while the folds run, their test predictions are kept in
+    ``<load_path>/finetune-folds/<dataset>/`` (:data:`FOLD_CACHE`), so a run killed part-way resumes at its
+    missing folds when called again with the same arguments; the folder is removed once every fold is in.
     """
     ft = settings or FinetuneConfig()
     ft.check()
     labelled_kind(dataset)
     encoder, cfg = load_encoder(load_path, device)  # before the slow view building: a missing checkpoint fails fast
     views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress, min(ft.view_copies, ft.epochs))
-    return finetune_cv(encoder, cfg, views, labels, kind, dataset_name(dataset), ft)
+    name = dataset_name(dataset)
+    cache = cache_folder(folder_of(load_path) / FOLD_CACHE, name)
+    return finetune_cv(encoder, cfg, views, labels, kind, name, ft, cache)
 
 
 def command_line() -> argparse.ArgumentParser:
@@ -316,6 +341,7 @@ def main(argv: list[str] | None = None) -> list[TaskResult]:
         settings = from_args(FinetuneConfig, a)
         check_dataset_names(where.dataset, tuple(TASKS), "--dataset")
         load_dir = check_writable_dir(folder_of(where.load_path), "--load-path")
+        check_results_csv(load_dir / RESULTS_FILE)
         print(f"finetune  load_path={where.load_path}")
         print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
         results = []

@@ -142,6 +142,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
     args = parser.parse_args(argv)
     where, task, p = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args)
     labels = labels_by_dataset(parser, where.dataset, task.labels)
+    kinds = ("graph",) if loader is None else ()  # a registered name of another kind is refused before any work
     if loader is None:
         from gcc_sgcl.data import load_graph_dataset as loader
 
@@ -153,7 +154,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         return [graph_classification_under(emb, y, data.name, p)]
 
     with user_errors():
-        return run_datasets(TASK, where.load_path, where.dataset, evaluate)
+        return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds)
 
 if __name__ == "__main__":
     main()

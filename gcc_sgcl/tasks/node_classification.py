@@ -94,6 +94,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
     args = parser.parse_args(argv)
     where, task, p = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args)
     labels = labels_by_dataset(parser, where.dataset, task.labels)
+    kinds = ("node",) if loader is None else ()  # a registered name of another kind is refused before any work
     if loader is None:
         from gcc_sgcl.data import load_node_dataset as loader
 
@@ -106,7 +107,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         return [node_classification_under(emb, y, data.name, p)]
 
     with user_errors():
-        return run_datasets(TASK, where.load_path, where.dataset, evaluate)
+        return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds)
 
 
 if __name__ == "__main__":

@@ -135,6 +135,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
     where, task, seed = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args).seed
     if task.pairs is not None and len(where.dataset) != 2:
         parser.error(f"--pairs needs exactly two graphs as --dataset PATH_1 PATH_2, got {len(where.dataset)}")
+    kinds = ("similarity",) if loader is None else ()  # a registered name of another kind is refused before any work
     if loader is None:
         from gcc_sgcl.data import load_similarity_dataset as loader
 
@@ -155,7 +156,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
 
     datasets = [tuple(where.dataset)] if task.pairs is not None else where.dataset
     with user_errors():
-        return run_datasets(TASK, where.load_path, datasets, evaluate)
+        return run_datasets(TASK, where.load_path, datasets, evaluate, kinds)
 
 if __name__ == "__main__":
     main()
