@@ -505,6 +505,9 @@ class FinetuneConfig:
     rampdown_epochs: int = setting(3, "epochs of linear ramp-down")
     seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, views, head init, dropout, "
                                                         "batches")
+    fold_cache: str | None = setting(None, "folder keeping each finished fold's test predictions until all are in "
+                                           "(a sub-folder per dataset and settings), so a fine-tuning killed part-way "
+                                           "resumes at its missing folds (default: <load-path>/finetune-folds)")
     progress: bool = setting(True, "show progress bars")
 
     def check(self) -> None:

@@ -30,7 +30,7 @@ folder=$(python - "$method" "$hidden" <<'PY'
 import sys
 from gcc_sgcl.classical import METHODS, method_folder
 method, hidden = sys.argv[1:]
-if method not in METHODS or not hidden.isdigit():
+if method not in METHODS or not hidden.isdigit() or int(hidden) < 1:
     sys.exit(f"baseline.sh: need <hidden> a positive integer and <method> one of {', '.join(METHODS)}; "
              f"got {hidden!r} and {method!r}")
 print(method_folder(method, int(hidden)))

@@ -175,31 +175,55 @@ def test_a_fine_tuning_killed_part_way_resumes_at_its_missing_folds_with_the_sam
         return real(*args)
 
     monkeypatch.setattr(finetune_module, "finetune_fold", counted)
-    folder = tmp_path / "toy"
+    root = tmp_path / "folds"
 
     def tune(model=encoder, ft=settings):
         trained.clear()
-        return finetune_cv(model, cfg, views, labels, "graph", "toy", ft, cache=folder)
+        return finetune_cv(model, cfg, views, labels, "graph", "toy", ft, cache=root)
 
     with pytest.raises(Killed):
         tune()
-    assert sorted(p.name for p in folder.glob("*.npz")) == ["0.npz", "1.npz"]
+    (folder,) = root.iterdir()  # one folder per dataset and settings
+    assert folder.name.startswith("toy-") and sorted(p.name for p in folder.glob("*.npz")) == ["0.npz", "1.npz"]
     kill_at.clear()
     resumed = tune()
     assert trained == [2, 3]  # only the missing folds were trained
     assert np.array_equal(resumed.scores, fresh.scores) and resumed.resumed_seconds > 0 and fresh.resumed_seconds == 0
-    assert not folder.exists()  # removed once every fold is in
+    assert not root.exists()  # removed once every fold is in
     other = copy.deepcopy(encoder)
     with torch.no_grad():
         next(other.parameters()).add_(0.5)
-    for changed in (dict(ft=dataclasses.replace(settings, lr=0.001)), dict(model=other)):
-        kill_at[:] = [3]
+    kill_at[:] = [3]
+    with pytest.raises(Killed):
+        tune()
+    kill_at.clear()
+    tune(ft=dataclasses.replace(settings, lr=0.001))
+    assert trained == [0, 1, 2, 3]  # other settings: their own folder, beside the killed run's
+    assert [p.name for p in root.iterdir()] == [folder.name] and len(list(folder.glob("*.npz"))) == 2
+    tune(model=other)
+    assert trained == [0, 1, 2, 3] and not root.exists()  # another encoder's folds are not reused
+
+
+def test_fine_tuning_keeps_its_folds_under_the_run_or_fold_cache_until_all_are_in(run, tmp_path, monkeypatch):
+    (tmp_path / "checkpoint.pt").write_bytes((run / "checkpoint.pt").read_bytes())
+    real, trained = finetune_module.finetune_fold, []
+
+    def killed_at_second(*args):
+        trained.append(args[-1])
+        if len(trained) == 2:
+            raise Killed
+        return real(*args)
+
+    monkeypatch.setattr(finetune_module, "finetune_fold", killed_at_second)
+    for settings, root in ((FinetuneConfig(folds=3, epochs=1, view_copies=1, progress=False), tmp_path / "finetune-folds"),
+                           (FinetuneConfig(folds=3, epochs=1, view_copies=1, progress=False,
+                                           fold_cache=str(tmp_path / "elsewhere")), tmp_path / "elsewhere")):
+        trained.clear()
         with pytest.raises(Killed):
-            tune()
-        kill_at.clear()
-        tune(**changed)
-        assert trained == [0, 1, 2, 3], changed  # another run's folds are not reused
-        assert not folder.exists()
+            finetune(tmp_path, "synthetic-graphs", settings)
+        assert [p.name for p in root.glob("synthetic-graphs-*/*.npz")] == ["0.npz"]
+        finetune(tmp_path, "synthetic-graphs", settings)
+        assert trained == [0, 1, 1, 2] and not root.exists()
 
 
 def test_cli_appends_a_node_classification_row_and_leaves_the_checkpoint_unchanged(run, capsys):
@@ -212,7 +236,6 @@ def test_cli_appends_a_node_classification_row_and_leaves_the_checkpoint_unchang
     assert row["task"] == "node_classification_finetuned" and row["metric"] == "micro_f1"
     assert row["n"] == "540" and row["n_scores"] == "1"  # one test fold of the 1620 nodes
     assert row["std_kind"] == "sample std over the first 1 of 3 folds"
-    assert not (run / "finetune-folds").exists()  # the fold cache is removed once its folds are in
     assert float(row["mean"]) == pytest.approx(results[0].mean, abs=5e-7)  # the CSV keeps 6 decimals
 
 

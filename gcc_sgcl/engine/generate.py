@@ -149,10 +149,10 @@ def cached_views(
     copies: int = INFERENCE_COPIES,
     data: LoadedDataset | None = None,
 ) -> Parts:
-    """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under a name made
-    of the dataset's kind and graphs (:func:`~gcc_sgcl.data.graphs.graphs_digest`: the same graphs read from
-    another file or data root share the views, an edited edge is rebuilt), the sampling settings, the seed and the
-    copies, and read back on later calls."""
+    """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under the dataset's
+    name and a key made of its kind and graphs (:func:`~gcc_sgcl.data.graphs.graphs_digest`: a file edited, or
+    a data root holding other graphs under the same name, gets new views), the sampling settings, the seed and the
+    copies, and read back on later calls. ``data`` is the dataset already loaded (else it is loaded here)."""
     from gcc_sgcl.data import dataset_name
 
     data, kind = _embedded_data(name, data_dir, data)

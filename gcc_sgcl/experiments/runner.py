@@ -430,7 +430,8 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
             sampling = default_sampling if cfg is None else cfg.sampling
             key = (name, repr(sampling))  # views depend on the sampling settings (e.g. k), not on the encoder
             if key not in views_of:
-                views_of[key] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False)
+                views_of[key] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False,
+                                             data=data[name])
             if name not in lambda2_of:
                 lambda2_of[name] = lambda2(views_of[key][0][0])
             start = time.time()

@@ -9,8 +9,8 @@ batch 32 (GCC's ``finetune.sh``), and is scored on its test fold after the last 
 datasets (RWR views of the nodes, GCC's labelled subgraphs), accuracy for graph datasets (each whole graph as
 one view). As GCC samples a new view of an example each time, each epoch trains on another copy of the views
 (``--view-copies``: new walks for nodes, new eigenvector signs for graphs); the test fold is scored on the first.
-Folds run side by side with ``--jobs``; finished folds are kept in ``<load_path>/finetune-folds/`` until all
-are in, so a run killed part-way resumes at its missing folds. The result is printed and appended to
+Folds run side by side with ``--jobs``; finished folds are kept in ``<load_path>/finetune-folds/`` (or
+``--fold-cache``) until all are in, so a run killed part-way resumes at its missing folds. The result is printed and appended to
 ``<load_path>/results.csv`` as task ``node_classification_finetuned`` / ``graph_classification_finetuned``.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -52,6 +53,7 @@ from gcc_sgcl.tasks.common import (
 from gcc_sgcl.tasks.folds import cache_folder, cache_meta
 
 FOLD_CACHE = "finetune-folds"  # the folder under a run's that keeps a fine-tuning's finished folds while it runs
+VERSION = 1  # raise when fine-tuning changes in a way its settings do not show (stored folds are then refitted)
 # dataset kind → (task name, metric name, sklearn scorer of (y_true, y_pred))
 TASKS = {
     "node": ("node_classification_finetuned", "micro_f1", lambda y, p: f1_score(y, p, average="micro")),
@@ -239,10 +241,11 @@ def finetune_cv(
     fresh ``nn.Linear(hidden, n_classes)`` head. Fold ``f``'s head initialisation, dropout and batch order
     derive from ``(settings.seed, f)`` only, so a fold's score does not depend on the folds run before it nor
     on ``settings.jobs``, the processes fitting folds side by side (:func:`~gcc_sgcl.tasks.common.forked_map`).
-    With a ``cache`` folder, each fold's test predictions are kept there until every fold is in
-    (:func:`~gcc_sgcl.tasks.common.fold_predictions`), so a run killed part-way resumes at its missing folds; the
-    stored folds are reused only for the same settings, training configuration, labels and splits, and the same
-    frozen embeddings of the test views (the encoder's weights and the views).
+    With a ``cache`` folder, each fold's test predictions are kept in its sub-folder named by the dataset and a
+    digest of the settings until every fold is in (:func:`~gcc_sgcl.tasks.common.fold_predictions`), so a run
+    killed part-way resumes at its missing folds, and runs at other settings go side by side. The stored folds
+    are reused only for the same settings, training configuration, labels and splits, device kind, torch version
+    and :data:`VERSION`, and the same frozen embeddings of the test views (the encoder's weights and the views).
     """
     ft = settings or FinetuneConfig()
     ft.check()
@@ -265,21 +268,22 @@ def finetune_cv(
         f"{'one fixed view' if len(views) == 1 else f'{len(views)} views cycled over the epochs'} per example, "
         f"stratified {ft.folds}-fold CV ({run} run), scored after the last epoch"
     )
-    features = meta = None
+    features = meta = folder = None
     if cache is not None:
         with torch.no_grad():
             features = embed(copy.deepcopy(encoder).eval(), views[0], ft.batch_size, progress=False)
-        trained = json.dumps([dataclasses.asdict(cfg.train), dataclasses.asdict(cfg.sampling)], sort_keys=True,
-                             default=str)
+        trained = json.dumps([dataclasses.asdict(cfg.train), dataclasses.asdict(cfg.sampling), device.type,
+                              torch.__version__, VERSION], sort_keys=True, default=str)
         meta = cache_meta(labels, [splits], f"{protocol}; {trained}", ft.seed)
+        digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode()).hexdigest()[:12]
+        folder = cache_folder(cache, f"{dataset}-{digest}")
 
     def fold_predict(fold: int) -> np.ndarray:
         train_idx, test_idx = splits[fold]
         model = finetune_fold(encoder, cfg, views, targets, train_idx, inner, fold)
         return predict(model, views[0], test_idx, ft.batch_size)
 
-    fitted = fold_predictions(fold_predict, [len(test) for _, test in splits], jobs,
-                              None if cache is None else Path(cache), features, meta,
+    fitted = fold_predictions(fold_predict, [len(test) for _, test in splits], jobs, folder, features, meta,
                               f"finetune {dataset}" if ft.progress else None)
     scores = np.array([score(targets[test], f.predictions) for (_, test), f in zip(splits, fitted)])
     return TaskResult(
@@ -310,18 +314,18 @@ def finetune(
     datasets' RWR views and each fold's head initialisation, dropout and batch order, so on CPU two calls with
     the same arguments give identical scores; ``max_folds`` runs only the first ``max_folds`` of the ``folds``
     splits (a budget-limited estimate; ``std_kind`` and ``protocol`` say so, ``n`` counts the test examples
-    actually scored). The checkpoint is only read; while the folds run, their test predictions are kept in
-    ``<load_path>/finetune-folds/<dataset>/`` (:data:`FOLD_CACHE`), so a run killed part-way resumes at its
-    missing folds when called again with the same arguments; the folder is removed once every fold is in.
+    actually scored). The checkpoint is only read; while the folds run, their test predictions are kept under
+    ``settings.fold_cache`` (default ``<load_path>/finetune-folds``, :data:`FOLD_CACHE`), so a run killed part-way
+    resumes at its missing folds when called again with the same arguments; its folder is removed once every fold
+    is in.
     """
     ft = settings or FinetuneConfig()
     ft.check()
     labelled_kind(dataset)
     encoder, cfg = load_encoder(load_path, device)  # before the slow view building: a missing checkpoint fails fast
     views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress, min(ft.view_copies, ft.epochs))
-    name = dataset_name(dataset)
-    cache = cache_folder(folder_of(load_path) / FOLD_CACHE, name)
-    return finetune_cv(encoder, cfg, views, labels, kind, name, ft, cache)
+    cache = Path(ft.fold_cache) if ft.fold_cache else folder_of(load_path) / FOLD_CACHE
+    return finetune_cv(encoder, cfg, views, labels, kind, dataset_name(dataset), ft, cache)
 
 
 def command_line() -> argparse.ArgumentParser:
