@@ -163,15 +163,19 @@ def test_heatmap_cells_gain_over_gcc_on_their_own_seeds_and_carry_the_paired_mar
             rows.append(row("sgcl-crop+mask", "x", float(np.mean(up)), seed=seed, scores=up))
     rows.append(row("sgcl-mask", "x", 0.5, seed=4, scores=repeats(0.5, n=10)))  # no shared seed: no gain, no test
     rows.append(row("sgcl-align", "x", 0.9, seed=2, scores=repeats(0.9, n=10)))  # one seed: no marker, as the table
+    for seed in (0, 8):  # two seeds, one shared with gcc: counted and tested as one seed
+        rows.append(row("sgcl-reorder", "x", 0.7, seed=seed, scores=repeats(0.7, n=10)))
     heat = an.heatmap_gains(an.Rows(rows), "x", "e2e")
     crop, mask, align = an.STAGES.index("crop"), an.STAGES.index("mask"), an.STAGES.index("align")
+    reorder = an.STAGES.index("reorder")
+    assert (heat.seeds[reorder, reorder], heat.marks[reorder, reorder]) == (1, "")
     gcc = {r.seed: r.mean for r in rows if r.method == "gcc"}
     pair_mean = np.mean([r.mean for r in rows if r.method == "sgcl-crop+mask"])
     shared = np.mean([gcc[0], gcc[1]])  # not gcc's mean over all three seeds, which is higher
     for i, j in ((crop, mask), (mask, crop)):
         assert heat.gain[i, j] == pytest.approx(100 * (pair_mean - shared) / shared)
         assert (heat.seeds[i, j], heat.marks[i, j]) == (2, an.LOOSE)
-    assert np.isnan(heat.gain[mask, mask]) and (heat.seeds[mask, mask], heat.marks[mask, mask]) == (1, "")
+    assert np.isnan(heat.gain[mask, mask]) and (heat.seeds[mask, mask], heat.marks[mask, mask]) == (0, "")
     assert heat.gain[align, align] == pytest.approx(100 * (0.9 - gcc[2]) / gcc[2])
     assert (heat.seeds[align, align], heat.marks[align, align]) == (1, "")
     assert np.isnan(heat.gain[crop, crop]) and heat.seeds[crop, crop] == 0
@@ -250,11 +254,13 @@ def test_seed_differences_pair_seeds_and_leave_out_those_missing_on_one_side(tmp
     (e,) = an.evidence(rows, "e2e")
     assert (e.difference, e.seeds, e.stages) == (pytest.approx(-0.015), 2, {})
     assert rd.evidence_lines([e]) == ""  # no stage preset ran on x: its SGCL − GCC is in the table below
-    (e,) = an.evidence(an.Rows([*rows.rows, row("sgcl-crop", "x", 0.66, seed=1)]), "e2e")
+    (e,) = an.evidence(an.Rows([*rows.rows, row("sgcl-crop", "x", 0.66, seed=1), row("sgcl-mask", "x", 0.63, seed=0),
+                                row("sgcl-mask", "x", 0.74, seed=1)]), "e2e")
     assert rd.evidence_lines([e]) == ("- x: SGCL − GCC = -1.50 pp, 90 % interval contains 0 (2 paired seeds); "
-                                      "each stage alone − GCC: crop -4.00")
+                                      "each stage alone − GCC (on seed 1; SGCL − GCC -5.00: crop -4.00); "
+                                      "(on seeds 0 1; SGCL − GCC -1.50: mask +3.50)")  # like for like, seed by seed
     text = rd.seed_differences_section([d], "sgcl", tmp_path / "d.png", tmp_path / "d.csv")
-    assert "| x | 2 | +2.00 -5.00 | -1.50 | [" in text
+    assert "| x | 2 | +2.00 -5.00 | -1.50 | [" in text and f"| {d.p:.3g} |" in text
     assert (tmp_path / "d.png").stat().st_size > 1000
     lines = (tmp_path / "d.csv").read_text().splitlines()
     assert lines[1:] == ["x,accuracy,e2e,0,0.02000", "x,accuracy,e2e,1,-0.05000"]
@@ -620,6 +626,11 @@ def test_summary_sorts_columns_by_where_their_seed_interval_lies():
     assert "above 0 on IMDB-B (+1.50 pp); below 0 on RDT-B (-2.00 pp); contains 0 on 1 column; one paired seed, " \
            "no interval, on KDD-ICDM hits@20." in text
     assert "(1–3 paired seeds, 4 columns)" in text and "Fine-tuned encoders: no paired seeds yet." in text
+    # seed-level p 0.035 (IMDB-B), 0.074 (RDT-B), 1 (COLLAB); Benjamini–Hochberg over the 3: 0.105, 0.111, 1
+    assert "With the 3 columns' seed-level t-tests adjusted for multiplicity (Benjamini–Hochberg, false discovery " \
+           "rate 10 %), the difference stays non-zero on no column." in text
+    strong = [diffs("imdb-binary", [0.010, 0.011, 0.012]), *frozen[1:]]
+    assert "stays non-zero on IMDB-B (+1.10 pp)." in rd.summary_lines(strong, [])
 
 
 def test_ablation_tests_sgcl_against_each_random_analogue_it_has_rows_for(tmp_path):

@@ -4,7 +4,7 @@ headline, per-stage evidence, heat-map gains, λ2 quintiles, runtime and provena
 :mod:`gcc_sgcl.experiments.render`'s job; the budget study is :mod:`gcc_sgcl.experiments.budget`.
 
 Per encoder, a classification score is the mean over the repeated, bootstrapped CV of the runner; across
-seeds a cell shows mean ± std and the bootstrap 5–95 % interval of the mean; comparisons with the ``gcc`` row
+seeds a cell shows mean ± std and the Student-t 90 % interval of the mean; comparisons with the ``gcc`` row
 of the same mode are paired by seed (:mod:`gcc_sgcl.experiments.stats`). Within one :class:`Rows`, a later row
 of the same (method, mode, dataset, task, metric, seed) replaces an earlier one.
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 from gcc_sgcl.config import canonical_method, compose_method, parse_method, variant_settings
 from gcc_sgcl.experiments.rows import ResultRow
-from gcc_sgcl.experiments.stats import DOWN, UP, Comparison, Summary, compare, marker, summarize
+from gcc_sgcl.experiments.stats import DOWN, UP, Comparison, Summary, compare, marker, seed_ttest, summarize
 
 T = TypeVar("T")
 
@@ -75,8 +75,10 @@ class Rows:
             seeds[seed] = r
 
     def seeds(self, method: str, mode: str, dataset: str, task: str, metric: str) -> dict[int, float]:
-        """Score of each seed (the row's mean over its CV repetitions)."""
-        return {s: float(r.mean) for s, r in self.by_key.get((method, mode, dataset, task, metric), {}).items()}
+        """Score of each seed (the row's mean over its CV repetitions); a seed whose mean is NaN (a failed
+        evaluation) is missing, as :mod:`~gcc_sgcl.experiments.stats` treats NaN, so counts and pairs agree."""
+        return {s: float(r.mean) for s, r in self.by_key.get((method, mode, dataset, task, metric), {}).items()
+                if not np.isnan(r.mean)}
 
     def datasets(self, tasks: Sequence[str]) -> list[str]:
         """Datasets that have rows of any of ``tasks``, in the papers' order (:data:`DATASET_LABELS`), then the
@@ -583,6 +585,12 @@ class SeedDifferences:
     differences: tuple[float, ...]
     summary: Summary
 
+    @property
+    def p(self) -> float | None:
+        """The seed-level two-sided t-test p of a zero mean difference (:func:`~gcc_sgcl.experiments.stats.
+        seed_ttest`; < 0.10 exactly when the 90 % interval excludes 0)."""
+        return seed_ttest(self.differences)
+
 
 def seed_differences(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[str]) -> list[SeedDifferences]:
     """:class:`SeedDifferences` of ``method`` for every column of ``tasks`` and mode where it shares a seed with
@@ -602,11 +610,14 @@ def seed_differences(rows: Rows, method: str, modes: Sequence[str], tasks: Seque
 @dataclass(frozen=True)
 class Evidence:
     """On one classification dataset: SGCL − GCC over ``seeds`` paired seeds (``summary``: their mean and its
-    90 % t-interval), and each single-stage preset − GCC (paired with its own seeds)."""
+    90 % t-interval); each single-stage preset − GCC over the seeds it shares with ``gcc`` (``stages``: the mean
+    difference and those seeds); and SGCL − GCC again on each of those seed sets (``sgcl_on``), the like-for-like
+    comparison for the stages."""
 
     dataset: str
     summary: Summary
-    stages: dict[str, float]
+    stages: dict[str, tuple[float, tuple[int, ...]]]
+    sgcl_on: dict[tuple[int, ...], float]
 
     @property
     def difference(self) -> float:
@@ -625,12 +636,16 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
     for sgcl in seed_differences(rows, SGCL, [mode], CLASSIFICATION):
         d, task, metric = sgcl.column.dataset, sgcl.column.task, sgcl.column.metric
         base = rows.seeds(BASELINE, mode, d, task, metric)
-        stages = {}
+        by_seed = dict(zip(sgcl.seeds, sgcl.differences))
+        stages, sgcl_on = {}, {}
         for stage in STAGES + CONTROLS:
-            a, b = paired(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
-            if a:
-                stages[stage] = float(np.mean(a) - np.mean(b))
-        out.append(Evidence(d, sgcl.summary, stages))
+            mine = rows.seeds(f"sgcl-{stage}", mode, d, task, metric)
+            common = tuple(sorted(set(mine) & set(base)))
+            if common:
+                stages[stage] = (float(np.mean([mine[s] - base[s] for s in common])), common)
+                if all(s in by_seed for s in common):
+                    sgcl_on[common] = float(np.mean([by_seed[s] for s in common]))
+        out.append(Evidence(d, sgcl.summary, stages, sgcl_on))
     return out
 
 
@@ -638,8 +653,8 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
 class HeatMap:
     """The pairwise heat-map on one dataset: per cell (stage ``a``, stage ``b``; the diagonal is ``sgcl-<a>``
     alone) the % gain of its mean over ``gcc``'s on the seeds both have (NaN where not run or no seed is shared),
-    the seeds it has, and its marker against ``gcc`` as in the tables (:func:`cell`: the paper's tests on the
-    repetitions of the seeds both have; none for a single seed)."""
+    the number of those seeds, and its marker against ``gcc`` as in the tables (:func:`significance`: the paper's
+    tests on the repetitions of the seeds both have; none for a single shared seed)."""
 
     gain: np.ndarray
     seeds: np.ndarray
@@ -666,8 +681,8 @@ def heatmap_gains(rows: Rows, dataset: str, mode: str) -> HeatMap | None:
                 mine, theirs = paired(rows.seeds(name, mode, dataset, task, metric), base)
                 if mine:
                     gain[i, j] = 100 * (np.mean(mine) - np.mean(theirs)) / np.mean(theirs)
-                found = cell(rows, name, mode, dataset, task, metric, True)
-                seeds[i, j], marks[i, j] = found.seeds, found.marker
+                seeds[i, j] = len(mine)
+                marks[i, j] = significance(rows, name, mode, dataset, task, metric) if len(mine) > 1 else ""
     return HeatMap(gain, seeds, marks)
 
 

@@ -44,7 +44,7 @@ from gcc_sgcl.experiments.budget import (
     Published,
     fidelity_passes,
 )
-from gcc_sgcl.experiments.stats import Summary, marker
+from gcc_sgcl.experiments.stats import Summary, fdr_adjusted, marker
 
 
 def label(dataset: str) -> str:
@@ -201,11 +201,18 @@ def interval_side(summary: Summary) -> str:
 
 def evidence_lines(items: list[Evidence]) -> str:
     """One sentence per dataset where a single-stage preset has rows: SGCL − GCC with where its seed interval
-    lies, and each stage alone − GCC (the other datasets' SGCL − GCC is in the seed-by-seed table)."""
+    lies, then each stage alone − GCC grouped by the seeds it shares with GCC, beside SGCL − GCC on those same
+    seeds (the other datasets' SGCL − GCC is in the seed-by-seed table)."""
+    def group(e: Evidence, seeds: tuple[int, ...]) -> str:
+        stages = ", ".join(f"{stage} {100 * d:+.2f}" for stage, (d, s) in e.stages.items() if s == seeds)
+        same = f"; SGCL − GCC {100 * e.sgcl_on[seeds]:+.2f}" if seeds in e.sgcl_on else ""
+        return f"on {'seed' if len(seeds) == 1 else 'seeds'} {' '.join(map(str, seeds))}{same}: {stages}"
+
     return "\n".join(
         f"- {label(e.dataset)}: SGCL − GCC = {100 * e.difference:+.2f} pp, 90 % "
-        f"{interval_side(e.summary)} ({count(e.seeds, 'paired seed')}); each stage alone − GCC: "
-        + ", ".join(f"{stage} {100 * d:+.2f}" for stage, d in e.stages.items()) for e in items if e.stages)
+        f"{interval_side(e.summary)} ({count(e.seeds, 'paired seed')}); each stage alone − GCC "
+        + "; ".join(f"({group(e, seeds)})" for seeds in dict.fromkeys(s for _, s in e.stages.values()))
+        for e in items if e.stages)
 
 
 def _column_name(c: Column, modes: set[str]) -> str:
@@ -213,9 +220,14 @@ def _column_name(c: Column, modes: set[str]) -> str:
             + (f" {c.metric}" if c.task in SIMILARITY else ""))
 
 
+FDR_Q = 0.10  # the false discovery rate of the opening verdict's multiplicity-adjusted columns (the intervals' 90 %)
+
+
 def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences], method: str = "SGCL") -> str:
     """The report's opening verdict, one line per kind of evaluation: the columns where ``method`` − GCC's
-    90 % t-interval over paired seeds lies above 0, below 0, or contains it, and those with one paired seed.
+    90 % t-interval over paired seeds lies above 0, below 0, or contains it, and those with one paired seed;
+    then, the line's columns being many tests, those whose seed-level t-test stays below :data:`FDR_Q` after the
+    Benjamini–Hochberg adjustment over them (:func:`~gcc_sgcl.experiments.stats.fdr_adjusted`).
 
     >>> from gcc_sgcl.experiments.analysis import Column, SeedDifferences
     >>> from gcc_sgcl.experiments.stats import summarize
@@ -244,17 +256,24 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
         single = [_column_name(d.column, modes) for d in on("one seed, no interval")]
         seeds = sorted({len(d.seeds) for d in items})
         span = f"{seeds[0]}–{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
+        adjusted = fdr_adjusted([d.p for d in items])
+        tested = sum(p is not None for p in adjusted)
+        kept = [d for d, p in zip(items, adjusted) if p is not None and p < FDR_Q]
+        family = (f" With the {count(tested, 'column')}' seed-level t-tests adjusted for multiplicity "
+                  f"(Benjamini–Hochberg, false discovery rate {100 * FDR_Q:g} %), the difference stays non-zero on "
+                  f"{listed(kept)}." if tested > 1 else "")
         return (f"- {what} ({span} paired seeds, {count(len(items), 'column')}): {method} − GCC's 90 % interval "
                 f"lies above 0 on {listed(ahead)}; below 0 on {listed(behind)}; contains 0 on "
                 f"{count(len(within), 'column')}"
-                + (f"; one paired seed, no interval, on {', '.join(single)}" if single else "") + ".")
+                + (f"; one paired seed, no interval, on {', '.join(single)}" if single else "") + "." + family)
 
     return "\n".join([line(frozen, "Frozen encoders"), line(finetuned, "Fine-tuned encoders")])
 
 
 def seed_differences_section(items: list[SeedDifferences], method: str, png: Path, csv_path: Path) -> str:
     """``method`` − GCC seed by seed: CSV (one line per seed), a dot plot (seeds as dots, the mean with its
-    90 % t-interval as a bar) and a Markdown table, in pp."""
+    90 % t-interval as a bar) and a Markdown table, in pp, with the seed-level t-test p (unadjusted; the opening
+    summary adjusts it for the number of columns)."""
     write_csv(csv_path, ["dataset", "metric", "mode", "seed", f"{method}_minus_gcc"],
               [[d.column.dataset, d.column.metric, d.column.mode, s, f"{v:.5f}"]
                for d in items for s, v in zip(d.seeds, d.differences)])
@@ -262,11 +281,13 @@ def seed_differences_section(items: list[SeedDifferences], method: str, png: Pat
         return "_no paired seeds_"
     modes = {d.column.mode for d in items}
     plot_seed_differences(items, [_column_name(d.column, modes) for d in items], f"{method.upper()} − GCC", png)
-    body = [[_column_name(d.column, modes), len(d.seeds), " ".join(f"{100 * v:+.2f}" for v in d.differences),
+    body = [[_column_name(d.column, modes), len(d.seeds), " ".join(f"{round(100 * v, 2) + 0.0:+.2f}" for v in d.differences),
              f"{100 * d.summary.mean:+.2f}",
-             f"[{100 * d.summary.ci_low:+.2f}, {100 * d.summary.ci_high:+.2f}]" if len(d.seeds) > 1 else "–"]
+             f"[{100 * d.summary.ci_low:+.2f}, {100 * d.summary.ci_high:+.2f}]" if len(d.seeds) > 1 else "–",
+             "–" if d.p is None else f"{d.p:.3g}"]
             for d in items]
-    return markdown_table(["column", "paired seeds", "per seed (pp)", "mean (pp)", "90 % t-interval"], body)
+    return markdown_table(["column", "paired seeds", "per seed (pp)", "mean (pp)", "90 % t-interval",
+                           "t-test p (seeds)"], body)
 
 
 def plot_seed_differences(items: list[SeedDifferences], names: list[str], title: str, png: Path) -> None:

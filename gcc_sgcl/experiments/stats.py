@@ -122,7 +122,7 @@ def compare(
 
     ``paired``: ``scores[i]`` and ``baseline[i]`` share a seed (and CV split), so the lengths must match;
     the Wilcoxon signed-rank test (up to 50 pairs scipy's exact null distribution, also with ties, where it is
-    the no-tie distribution and conservative: scipy's default switches to the normal approximation on any tie,
+    the no-tie distribution, an approximation that can be slightly anti-conservative: scipy's default switches to the normal approximation on any tie,
     whose smallest p at 30 pairs, ≈ 1.7e-6, could never pass the paper's 1e-6 however consistent the
     differences; beyond 50 pairs the normal approximation) and
     the paired t-test ``ttest_rel`` are used. Unpaired: no Wilcoxon and Welch's ``ttest_ind(equal_var=False)``.
@@ -186,6 +186,34 @@ def marker(comparison: Comparison, alpha: float = PAPER_ALPHA) -> str:
     if comparison.mean_diff < 0:
         return DOWN
     return ""
+
+
+def seed_ttest(differences: Sequence[float] | np.ndarray) -> float | None:
+    """Two-sided p of the one-sample t-test that the mean of ``differences`` (one paired difference per seed, the
+    independent samples) is 0, ``scipy.stats.ttest_1samp``; its 90 % Student-t interval excludes 0 exactly when
+    p < 0.10. ``None`` with fewer than 2 values or no spread.
+
+    >>> round(seed_ttest([0.01, 0.02, 0.01]), 4), seed_ttest([0.01]), seed_ttest([0.01, 0.01])
+    (0.0572, None, None)
+    """
+    x = _vector(differences, "differences")
+    x = x[~np.isnan(x)]
+    if x.size < 2 or not np.ptp(x) > 0:
+        return None
+    return _pvalue(stats.ttest_1samp(x, 0.0).pvalue)
+
+
+def fdr_adjusted(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Benjamini–Hochberg adjusted p-values (``scipy.stats.false_discovery_control``) of the family ``pvalues``;
+    a ``None`` (no test) stays ``None`` and is not counted in the family. Declaring the columns with adjusted
+    p < q keeps the expected share of false declarations among them at most q.
+
+    >>> [p if p is None else round(p, 4) for p in fdr_adjusted([0.01, 0.04, None, 0.03, 0.2])]
+    [0.04, 0.0533, None, 0.0533, 0.2]
+    """
+    tested = [p for p in pvalues if p is not None]
+    adjusted = iter(stats.false_discovery_control(tested).tolist() if tested else [])
+    return [None if p is None else float(next(adjusted)) for p in pvalues]
 
 
 def min_wilcoxon_p(n: int) -> float:
