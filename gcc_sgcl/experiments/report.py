@@ -122,7 +122,9 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         "### Does pre-training beat structure alone?",
         f"Best seed-mean of the presets in the table above with at least {an.FLOOR_MIN_SEEDS} seeds on the column "
         "(where none has that many, those with the most; ablation, pair presets, bracketed variants, joined rows "
-        "and random init left out) against the best training-free row, per column:",
+        "and random init left out) against the best training-free row, per column. Both sides are the best of "
+        "several rows picked on the very scores tested, so the p-values, computed as if each side were fixed in "
+        "advance, favour whichever side picks from more rows (the pre-trained presets):",
         rd.floor_lines(an.floor_verdicts(rows, modes, an.CLASSIFICATION, presets)) or "_no training-free rows_",
         "### Does pre-training add anything on top of structure?",
         "`<method> ⊕ structural`: the encoder's embedding joined to the training-free structural vector (each block "
