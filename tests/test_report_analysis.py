@@ -189,6 +189,19 @@ def test_single_seed_cell_reports_its_rows_own_spread_and_no_marker():
     assert an.cell(rows, "grace", "e2e", "x", "graph_classification", "accuracy", True) is None
 
 
+def test_a_seed_whose_evaluation_failed_is_missing_from_cells_and_pairs_but_counts_as_run():
+    import dataclasses
+
+    failed = dataclasses.replace(row("sgcl", "x", float("nan"), seed=0), std=float("nan"), std_kind="failed")
+    rows = an.Rows([row("gcc", "x", 0.5), row("gcc", "x", 0.6, seed=1), failed, row("sgcl", "x", 0.7, seed=1)])
+    c = an.cell(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy", versus_gcc=True)
+    assert (c.seeds, c.mean, c.std, c.std_kind) == (1, 0.7, 0.01, "std over repeats")  # seed 1's own row
+    (d,) = an.seed_differences(rows, "sgcl", ["e2e"], an.CLASSIFICATION)
+    assert d.seeds == (1,) and d.differences == pytest.approx((0.1,))
+    (sgcl,) = [p for p in an.progress(rows) if p.method == "sgcl"]
+    assert (sgcl.frozen.seeds, sgcl.frozen.done) == ([0, 1], 1)  # both rows exist: the column is complete
+
+
 # ---------------------------------------------------------------------------------- verdicts and headline
 
 
@@ -260,6 +273,8 @@ def test_seed_differences_pair_seeds_and_leave_out_those_missing_on_one_side(tmp
                                       "each stage alone − GCC (on seed 1; SGCL − GCC -5.00: crop -4.00); "
                                       "(on seeds 0 1; SGCL − GCC -1.50: mask +3.50)")  # like for like, seed by seed
     text = rd.seed_differences_section([d], "sgcl", tmp_path / "d.png", tmp_path / "d.csv")
+    t = -0.015 / (np.std([0.02, -0.05], ddof=1) / np.sqrt(2))
+    assert d.p == pytest.approx(1 - 2 / np.pi * np.arctan(abs(t)))  # Student's t with 1 degree of freedom (Cauchy)
     assert "| x | 2 | +2.00 -5.00 | -1.50 | [" in text and f"| {d.p:.3g} |" in text
     assert (tmp_path / "d.png").stat().st_size > 1000
     lines = (tmp_path / "d.csv").read_text().splitlines()

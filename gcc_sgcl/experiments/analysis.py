@@ -371,7 +371,7 @@ def cell(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: st
         return None
     s = summarize(list(scores.values()), interval="t")
     if len(scores) == 1:
-        row = next(iter(rows.by_key[(method, mode, dataset, task, metric)].values()))
+        row = rows.by_key[(method, mode, dataset, task, metric)][next(iter(scores))]
         return Cell(1, s.mean, float(row.std), s.ci_low, s.ci_high, row.std_kind, "")
     mark = significance(rows, method, mode, dataset, task, metric) if versus_gcc and method != BASELINE else ""
     return Cell(len(scores), s.mean, s.std, s.ci_low, s.ci_high, SEED_STD, mark)
@@ -801,7 +801,7 @@ def progress(rows: Rows) -> list[Progress]:
     def coverage(method: str, mode: str, tasks: Sequence[str]) -> Coverage:
         columns = rows.columns(tasks)
         seeds = {int(r.seed) for r in rows.rows if (r.method, r.mode) == (method, mode) and r.task in tasks}
-        done = sum(set(rows.seeds(method, mode, *col)) == seeds for col in columns) if seeds else 0
+        done = sum(set(rows.by_key.get((method, mode, *col), {})) == seeds for col in columns) if seeds else 0
         return Coverage(sorted(seeds), done, len(columns))
 
     return [Progress(method, mode, coverage(method, mode, CLASSIFICATION + SIMILARITY),

@@ -191,15 +191,18 @@ def marker(comparison: Comparison, alpha: float = PAPER_ALPHA) -> str:
 def seed_ttest(differences: Sequence[float] | np.ndarray) -> float | None:
     """Two-sided p of the one-sample t-test that the mean of ``differences`` (one paired difference per seed, the
     independent samples) is 0, ``scipy.stats.ttest_1samp``; its 90 % Student-t interval excludes 0 exactly when
-    p < 0.10. ``None`` with fewer than 2 values or no spread.
+    p < 0.10. ``None`` with fewer than 2 values; without spread the interval is a point, and p is 0 (equal
+    non-zero differences) or 1 (all zero).
 
-    >>> round(seed_ttest([0.01, 0.02, 0.01]), 4), seed_ttest([0.01]), seed_ttest([0.01, 0.01])
-    (0.0572, None, None)
+    >>> round(seed_ttest([0.01, 0.02, 0.01]), 4), seed_ttest([0.01]), seed_ttest([0.01, 0.01]), seed_ttest([0, 0])
+    (0.0572, None, 0.0, 1.0)
     """
     x = _vector(differences, "differences")
     x = x[~np.isnan(x)]
-    if x.size < 2 or not np.ptp(x) > 0:
+    if x.size < 2:
         return None
+    if not np.ptp(x) > 0:
+        return 0.0 if x[0] != 0 else 1.0
     return _pvalue(stats.ttest_1samp(x, 0.0).pvalue)
 
 
