@@ -201,7 +201,7 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "`sgcl-a` alone (similar and diverse are alternative filters, never paired; they filter at the `sgcl` row's "
         "c). Gain = (the cell's mean − `gcc`'s mean) / `gcc`'s mean, in %, both over the seeds the cell shares "
         "with `gcc` (as the per-stage evidence pairs them; – where it shares none), with the classification "
-        "table's markers against `gcc` (tests on the CV repetitions of those seeds, none for one seed; with 2 "
+        "table's markers against `gcc` (tests on the CV repetitions of those seeds, none for one shared seed; with 2 "
         f"seeds, 20 paired repetitions, the Wilcoxon test cannot fall below {min_wilcoxon_p(20):.1e}, so only † "
         "can appear, not the paper's ▲/▼). The paper pre-trains these encoders on DBLP (SNAP) alone; that graph is not in this data root, so they use the tables' corpus and "
         "budget.",
