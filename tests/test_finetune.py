@@ -215,9 +215,9 @@ def test_fine_tuning_keeps_its_folds_under_the_run_or_fold_cache_until_all_are_i
         return real(*args)
 
     monkeypatch.setattr(finetune_module, "finetune_fold", killed_at_second)
-    for settings, root in ((FinetuneConfig(folds=3, epochs=1, view_copies=1, progress=False), tmp_path / "finetune-folds"),
-                           (FinetuneConfig(folds=3, epochs=1, view_copies=1, progress=False,
-                                           fold_cache=str(tmp_path / "elsewhere")), tmp_path / "elsewhere")):
+    quick = FinetuneConfig(folds=3, epochs=1, view_copies=1, progress=False)
+    for settings, root in ((quick, tmp_path / "finetune-folds"),
+                           (dataclasses.replace(quick, fold_cache=str(tmp_path / "elsewhere")), tmp_path / "elsewhere")):
         trained.clear()
         with pytest.raises(Killed):
             finetune(tmp_path, "synthetic-graphs", settings)

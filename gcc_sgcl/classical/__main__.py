@@ -1,6 +1,6 @@
 """Write training-free embeddings: ``<out_dir>/<dataset>.npy`` for each dataset.
 
-    python -m gcc_sgcl.classical --method prone --hidden 64 --dataset usa_airport kdd_icdm --out-dir saved/classical/prone-64
+    python -m gcc_sgcl.classical --method prone --hidden 64 --dataset usa_airport --out-dir saved/classical/prone-64
 
 Prints one tab-separated line per dataset: the written path, its column count (the ``--hidden`` to give
 the task CLI), the dataset kind and the seconds the embedding took.

@@ -146,7 +146,8 @@ def graphs_digest(graphs: Sequence[dgl.DGLGraph]) -> str:
     others are sorted first.
 
     >>> a = dgl.graph(([0, 1, 1], [1, 0, 2]))
-    >>> graphs_digest([a]) == graphs_digest([dgl.graph(([1, 0, 1], [2, 1, 0]))]), graphs_digest([a]) == graphs_digest([dgl.graph(([0, 1], [1, 0]), num_nodes=3)])
+    >>> reordered, fewer = dgl.graph(([1, 0, 1], [2, 1, 0])), dgl.graph(([0, 1], [1, 0]), num_nodes=3)
+    >>> graphs_digest([a]) == graphs_digest([reordered]), graphs_digest([a]) == graphs_digest([fewer])
     (True, False)
     """
     digest = hashlib.sha256()

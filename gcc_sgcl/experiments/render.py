@@ -281,7 +281,8 @@ def seed_differences_section(items: list[SeedDifferences], method: str, png: Pat
         return "_no paired seeds_"
     modes = {d.column.mode for d in items}
     plot_seed_differences(items, [_column_name(d.column, modes) for d in items], f"{method.upper()} − GCC", png)
-    body = [[_column_name(d.column, modes), len(d.seeds), " ".join(f"{round(100 * v, 2) + 0.0:+.2f}" for v in d.differences),
+    body = [[_column_name(d.column, modes), len(d.seeds),
+             " ".join(f"{round(100 * v, 2) + 0.0:+.2f}" for v in d.differences),
              f"{100 * d.summary.mean:+.2f}",
              f"[{100 * d.summary.ci_low:+.2f}, {100 * d.summary.ci_high:+.2f}]" if len(d.seeds) > 1 else "–",
              "–" if d.p is None else f"{d.p:.3g}"]

@@ -203,7 +203,8 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "with `gcc` (as the per-stage evidence pairs them; – where it shares none), with the classification "
         "table's markers against `gcc` (tests on the CV repetitions of those seeds, none for one shared seed; with 2 "
         f"seeds, 20 paired repetitions, the Wilcoxon test cannot fall below {min_wilcoxon_p(20):.1e}, so only † "
-        "can appear, not the paper's ▲/▼). The paper pre-trains these encoders on DBLP (SNAP) alone; that graph is not in this data root, so they use the tables' corpus and "
+        "can appear, not the paper's ▲/▼). The paper pre-trains these encoders on DBLP (SNAP) alone; that graph "
+        "is not in this data root, so they use the tables' corpus and "
         "budget.",
         f"![heat-map]({_relative(png, out)})",
         rd.heatmap_section(heat, title, png, folder / f"heatmap_{heatmap_dataset}.csv") if heat
