@@ -50,6 +50,13 @@ METHODS: dict[str, Method] = {
 }
 
 
+def method_of(name: str) -> Method:
+    """The :class:`Method` called ``name``; ``ValueError`` listing the valid names otherwise."""
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; valid methods: {', '.join(METHODS)}")
+    return METHODS[name]
+
+
 def method_folder(method: str, hidden: int) -> str:
     """The folder name of ``method``'s embeddings at size ``hidden``: the method, and the size for the methods
     sized by it, so runs at two sizes do not overwrite each other's files.
@@ -57,9 +64,7 @@ def method_folder(method: str, hidden: int) -> str:
     >>> method_folder("prone", 32), method_folder("structural", 32)
     ('prone-32', 'structural')
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
-    return f"{method}-{hidden}" if METHODS[method].sized else method
+    return f"{method}-{hidden}" if method_of(method).sized else method
 
 
 def embed_dataset(
@@ -68,9 +73,7 @@ def embed_dataset(
     """The float32 ``method`` embedding of ``dataset``, rows laid out as :mod:`gcc_sgcl.engine.generate` writes
     them; ``hidden`` sets the size of ``prone`` and ``graphwave`` (the floors have fixed sizes) and ``seed``
     the ``numpy.random.default_rng`` every random choice is drawn from."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
-    embedder = METHODS[method]
+    embedder = method_of(method)
     kind = KINDS[dataset_kind(dataset)]
     if not kind.embedded:
         raise ValueError(f"dataset {dataset!r} is a {kind.name} dataset; classical embeddings cover node, graph "

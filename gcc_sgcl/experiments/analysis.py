@@ -282,6 +282,15 @@ def missing_c(rows: Rows, grid: Sequence[float], default_c: float, mode: str = "
     return [c for c, columns in grid_gaps(rows, grid, default_c, mode, seed).items() if columns]
 
 
+def seed_differences_of(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    """``a − b`` on each seed present in both, in seed order.
+
+    >>> seed_differences_of({0: 0.5, 2: 0.75, 1: 0.5}, {1: 0.25, 2: 0.5, 3: 0.0})
+    {1: 0.25, 2: 0.25}
+    """
+    return {s: a[s] - b[s] for s in sorted(set(a) & set(b))}
+
+
 def paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
     """Scores of the seeds present in both, in seed order."""
     common = sorted(set(a) & set(b))
@@ -598,12 +607,11 @@ def seed_differences(rows: Rows, method: str, modes: Sequence[str], tasks: Seque
     out = []
     for d, task, metric in rows.columns(tasks):
         for mode in modes:
-            mine, base = rows.seeds(method, mode, d, task, metric), rows.seeds(BASELINE, mode, d, task, metric)
-            common = tuple(sorted(set(mine) & set(base)))
-            if common:
-                diffs = tuple(mine[s] - base[s] for s in common)
-                out.append(SeedDifferences(Column(d, task, metric, mode), common, diffs,
-                                           summarize(diffs, interval="t")))
+            diffs = seed_differences_of(rows.seeds(method, mode, d, task, metric),
+                                        rows.seeds(BASELINE, mode, d, task, metric))
+            if diffs:
+                out.append(SeedDifferences(Column(d, task, metric, mode), tuple(diffs), tuple(diffs.values()),
+                                           summarize(list(diffs.values()), interval="t")))
     return out
 
 
@@ -639,10 +647,10 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
         by_seed = dict(zip(sgcl.seeds, sgcl.differences))
         stages, sgcl_on = {}, {}
         for stage in STAGES + CONTROLS:
-            mine = rows.seeds(f"sgcl-{stage}", mode, d, task, metric)
-            common = tuple(sorted(set(mine) & set(base)))
-            if common:
-                stages[stage] = (float(np.mean([mine[s] - base[s] for s in common])), common)
+            diffs = seed_differences_of(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
+            if diffs:
+                common = tuple(diffs)
+                stages[stage] = (float(np.mean(list(diffs.values()))), common)
                 if all(s in by_seed for s in common):
                     sgcl_on[common] = float(np.mean([by_seed[s] for s in common]))
         out.append(Evidence(d, sgcl.summary, stages, sgcl_on))

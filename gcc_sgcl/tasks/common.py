@@ -269,12 +269,11 @@ def cross_validated(
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
     scores = np.empty((repeats, folds))
     correct = np.zeros((repeats, len(labels)), dtype=bool)
-    if cache is not None and features is None:
-        raise ValueError("cross_validated: a fold cache needs the features the classifier is fitted on")
     splits = repeated_stratified_folds(labels, folds, repeats, seed)
     flat = [fold for repetition in splits for fold in repetition]
+    meta = None if cache is None else cache_meta(labels, splits, model, seed)
     fitted = fold_predictions(lambda i: fit_predict(*flat[i]), [len(test) for _, test in flat], jobs,
-                              None if cache is None else Path(cache), features, cache_meta(labels, splits, model, seed))
+                              None if cache is None else Path(cache), features, meta)
     resumed = sum(f.seconds for f in fitted if f.stored) / forked_jobs(jobs, len(flat))
     predictions = iter(f.predictions for f in fitted)
     for r, repetition in enumerate(splits):
