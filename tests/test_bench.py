@@ -8,7 +8,8 @@ import pytest
 
 import gcc_sgcl.data
 from gcc_sgcl.augment.crop import SpectralCrop
-from gcc_sgcl.bench.augment import changed_views, measure_effects
+from gcc_sgcl.augment.functional import procrustes
+from gcc_sgcl.bench.augment import align_fit, changed_views, format_effects, measure_effects
 from gcc_sgcl.bench.cli import main
 from gcc_sgcl.bench.memory import format_bytes, tree_memory
 from gcc_sgcl.bench.sampler import pair_dataset
@@ -70,6 +71,37 @@ def test_augment_effects_count_filter_outcomes_and_changed_views(monkeypatch, tm
     assert crop.nodes_after < crop.nodes_before and align.nodes_after == align.nodes_before
     for st in found["sgcl"].steps:
         assert 0 < st.changed_q < found["sgcl"].pairs and 0 < st.changed_k < found["sgcl"].pairs
+    assert found["gcc"].align is None and found["sgcl-similar[c=0]"].align is None
+    fit = found["sgcl"].align  # one entry per view the align step rotated
+    assert len(fit.rank) == len(fit.columns) == align.changed_q + align.changed_k
+    assert all(0 <= r <= c for r, c in zip(fit.rank, fit.columns)) and max(fit.rank) > 0
+    assert np.nanmin(fit.determined) >= 0 and np.nanmax(fit.determined) <= 1 + 1e-9
+    assert np.nanmin(fit.fit) >= 0 and np.nanmax(fit.fit) <= 1 + 1e-9
+    table = format_effects(found, 64, 2)
+    assert re.search(rf"\| sgcl \| {len(fit.rank)} \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ \|", table)
+    assert not re.search(r"\| sgcl-similar\[c=0\] \| \d+ \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ \|", table)
+
+
+def test_align_fit_measures_how_far_the_views_determine_the_rotation():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(8, 4))
+    q = np.linalg.qr(rng.normal(size=(4, 4)))[0]
+    a, b = rng.normal(size=4), rng.normal(size=4)
+    rank_one = np.outer(x @ a, b)  # x^T n = (x^T x a) b^T: only the direction x^T x a is determined
+    pad = np.zeros((2, 4))  # a padded row changes nothing
+    xs = np.stack([np.vstack([x, pad])] * 3)
+    ns = np.stack([np.vstack([3 * x @ q, pad]), np.vstack([rank_one, pad]), np.zeros((10, 4))])
+    rank, determined, fit = align_fit(xs, ns)
+    assert rank.tolist() == [4, 1, 0]
+    u = x.T @ x @ a / np.linalg.norm(x.T @ x @ a)
+    np.testing.assert_allclose(determined[:2], [1.0, np.sum((x @ u) ** 2) / np.sum(x ** 2)], rtol=1e-9)
+    expected = np.linalg.norm(x.T @ x @ a) / (np.linalg.norm(x) * np.linalg.norm(x @ a))
+    np.testing.assert_allclose(fit[:2], [1.0, expected], rtol=1e-9)
+    rotated = np.matmul(xs[:2], procrustes(xs[:2], ns[:2]))  # the fit is the cosine align's own Q* reaches
+    cosine = np.sum(rotated * ns[:2], axis=(1, 2)) / (np.linalg.norm(xs[:2], axis=(1, 2))
+                                                       * np.linalg.norm(ns[:2], axis=(1, 2)))
+    np.testing.assert_allclose(fit[:2], cosine, rtol=1e-9)
+    assert determined[2] == 0 and np.isnan(fit[2])  # no global rows: nothing determined, no fit
 
 
 def test_changed_views_are_those_a_crop_shrinks(monkeypatch, tmp_path):

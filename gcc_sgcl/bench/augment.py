@@ -1,6 +1,7 @@
 """What each stage of a method's pair pipeline does to the views, measured on a corpus: how often the
-similar / diverse filter finds a passing pair (and in how many tries), and for every later step the share of
-query and key views it changes and the nodes they keep.
+similar / diverse filter finds a passing pair (and in how many tries), for every later step the share of
+query and key views it changes and the nodes they keep, and how well the align step's Procrustes rotation is
+determined by the views it rotates (:func:`align_fit`).
 
 A step *changes* a view when the view's nodes, edges or positional embedding differ from what the step was given
 (a crop that drops nothing, a mask of zero columns or a reorder whose order is the identity change nothing).
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 import dgl
 import numpy as np
 
+from gcc_sgcl.augment.align import Align
 from gcc_sgcl.augment.base import Both, PairTransform, Split, Transform
 from gcc_sgcl.augment.pipeline import PairPipeline
 from gcc_sgcl.bench.sampler import pair_dataset
@@ -34,6 +36,24 @@ class StageEffect:
 
 
 @dataclass
+class AlignFit:
+    """Per view the align step rotated (query and key views alike), :func:`align_fit`'s measures."""
+
+    rank: list[int] = field(default_factory=list)
+    columns: list[int] = field(default_factory=list)
+    determined: list[float] = field(default_factory=list)
+    fit: list[float] = field(default_factory=list)
+
+    def add(self, views: ViewBatch) -> None:
+        """Measure ``views`` (as the align step is given them)."""
+        rank, determined, fit = align_fit(views.padded(views.pe), views.padded(views.global_rows))
+        self.rank += rank.tolist()
+        self.columns += views.num_valid.tolist()
+        self.determined += determined.tolist()
+        self.fit += fit.tolist()
+
+
+@dataclass
 class Effects:
     """The filter's outcome (pair counts, all 0 when ``has_filter`` is false) and every step's
     :class:`StageEffect`."""
@@ -45,6 +65,7 @@ class Effects:
     tries: int = 0  # candidates drawn for the filtered pairs
     has_filter: bool = False
     steps: list[StageEffect] = field(default_factory=list)
+    align: AlignFit | None = None  # None: the pipeline has no align step
 
 
 def step_name(step: PairTransform) -> str:
@@ -71,6 +92,32 @@ def changed_views(before: ViewBatch, after: ViewBatch) -> np.ndarray:
     return diff
 
 
+def align_fit(x: np.ndarray, n: np.ndarray, tol: float = 1e-2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How far the orthogonal Procrustes problem ``min_Q ||x Q - n||`` of each batch entry (``x``, ``n``:
+    ``(B, rows, k)``, a view's positional embedding and its global-embedding rows, zero-padded) determines ``Q``.
+
+    With ``x^T n = U S V^T``, ``Q* = U V^T`` is fixed only on the directions ``U_r`` whose singular values exceed
+    ``tol`` times the largest; the rest of ``x`` is turned by whatever completion the SVD returns. Per entry:
+    that rank ``r``; the share ``||x U_r||^2 / ||x||^2`` of ``x`` on those directions; and the fit
+    ``sum(S) / (||x|| ||n||)``, the cosine between ``x Q*`` and ``n`` (the largest over orthogonal ``Q``: 1 when
+    ``x`` is a scaled rotation of ``n``, 0 when they are orthogonal). NaN where ``x`` or ``n`` is zero.
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(1, 6, 3)); q = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    >>> [np.round(a, 6).tolist() for a in align_fit(x, 2 * x @ q)]
+    [[3], [1.0], [1.0]]
+    """
+    x, n = np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    u, s, _ = np.linalg.svd(np.swapaxes(x, -1, -2) @ n)
+    rank = ((s > tol * s[:, :1]) & (s > 0)).sum(axis=1)
+    along = (np.square(x @ u).sum(axis=1) * (np.arange(s.shape[1]) < rank[:, None])).sum(axis=1)
+    norm_x, norm_n = np.linalg.norm(x, axis=(1, 2)), np.linalg.norm(n, axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        determined = np.where(norm_x > 0, along / np.square(norm_x), np.nan)
+        fit = np.where((norm_x > 0) & (norm_n > 0), s.sum(axis=1) / (norm_x * norm_n), np.nan)
+    return rank, determined, fit
+
+
 def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batch_size: int, batches: int,
                     seed: int = 0) -> dict[str, Effects]:
     """``{method: Effects}`` over ``batches`` batches of ``batch_size`` pairs (items ``0, 1, …`` of seed ``seed``)."""
@@ -81,7 +128,8 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
             out[method] = Effects(pairs=batch_size * batches)
             continue
         eff = Effects(has_filter=ds.pipeline.filter is not None,
-                      steps=[StageEffect(step_name(s)) for s in ds.pipeline.steps])
+                      steps=[StageEffect(step_name(s)) for s in ds.pipeline.steps],
+                      align=AlignFit() if any(isinstance(s, Align) for s in ds.pipeline.steps) else None)
         with sampling_threads():
             for b in range(batches):
                 starts, rng = ds.item_keys(range(b * batch_size, (b + 1) * batch_size))
@@ -94,9 +142,13 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
                     eff.passed_first += int((filtered & outcome.passed & (outcome.tries == 1)).sum())
                     eff.passed_later += int((filtered & outcome.passed & (outcome.tries > 1)).sum())
                     eff.tries += int(outcome.tries[filtered].sum())
-                for st, (_, q0, k0, _), (_, q1, k1, _) in zip(eff.steps, stages, stages[1:]):
-                    st.changed_q += int(changed_views(q0, q1).sum())
-                    st.changed_k += int(changed_views(k0, k1).sum())
+                for step, st, (_, q0, k0, _), (_, q1, k1, _) in zip(ds.pipeline.steps, eff.steps, stages, stages[1:]):
+                    changed_q, changed_k = changed_views(q0, q1), changed_views(k0, k1)
+                    st.changed_q += int(changed_q.sum())
+                    st.changed_k += int(changed_k.sum())
+                    if isinstance(step, Align):
+                        eff.align.add(q0.select(np.flatnonzero(changed_q)))
+                        eff.align.add(k0.select(np.flatnonzero(changed_k)))
                     st.nodes_before += int(q0.num_nodes.sum() + k0.num_nodes.sum())
                     st.nodes_after += int(q1.num_nodes.sum() + k1.num_nodes.sum())
         out[method] = eff
@@ -107,8 +159,15 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f} %" if whole else "–"
 
 
+def _median(values: list[float], digits: int) -> str:
+    kept = np.asarray(values, dtype=np.float64)
+    kept = kept[~np.isnan(kept)]
+    return f"{np.median(kept):.{digits}f}" if kept.size else "–"
+
+
 def format_effects(results: dict[str, Effects], batch_size: int, batches: int) -> str:
-    """Two Markdown tables: the filter's outcome per method, and each step's share of changed views."""
+    """Markdown tables: the filter's outcome per method, each step's share of changed views, and (for methods
+    with an align step) the Procrustes fit of the views it rotates."""
     filt = ["| method | pairs | filtered | of those: pass at 1st try | pass after redraws | never pass (last kept) "
             "| mean tries |", "|---|---|---|---|---|---|---|"]
     steps = ["| method | step | query views changed | key views changed | nodes kept |", "|---|---|---|---|---|"]
@@ -124,5 +183,16 @@ def format_effects(results: dict[str, Effects], batch_size: int, batches: int) -
     head = (f"{batches} batches of {batch_size} pairs per method, drawn as pre-training draws them; a step changes a "
             "view when its node ids, edges or positional embedding differ from the step's input; nodes kept: nodes "
             "after / before the step, over all views")
+    align = ["| method | views rotated | eigen columns (median) | rank of XᵀN (median) | share of ‖X‖² "
+             "the rank determines (median) | fit cos(XQ*, N) (median) |", "|---|---|---|---|---|---|"]
+    for method, e in results.items():
+        if e.align is not None:
+            a = e.align
+            align.append(f"| {method} | {len(a.rank)} | {_median(a.columns, 0)} | {_median(a.rank, 0)} | "
+                         f"{_median(a.determined, 2)} | {_median(a.fit, 2)} |")
+    rotation = [] if len(align) == 2 else [
+        "", "align (Procrustes against the global-embedding rows N of the views it rotates, X their positional "
+        "embedding; Q* is fixed only on the directions whose singular values of XᵀN exceed 1 % of the largest, "
+        "the rest of X is turned by whatever completion the SVD returns):", *align]
     return "\n".join([head, "", "filter (similar / diverse, before the views are built):", *filt, "",
-                      "steps after the filter, in order:", *steps])
+                      "steps after the filter, in order:", *steps, *rotation])

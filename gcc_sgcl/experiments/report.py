@@ -204,8 +204,9 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "table's markers against `gcc` (tests on the CV repetitions of those seeds, none for one shared seed; with 2 "
         f"seeds, 20 paired repetitions, the Wilcoxon test cannot fall below {min_wilcoxon_p(20):.1e}, so only † "
         "can appear, not the paper's ▲/▼). The paper pre-trains these encoders on DBLP (SNAP) alone; that graph "
-        "is not in this data root, so they use the tables' corpus and "
-        "budget.",
+        "is not in this data root, so they use the tables' corpus and budget. How much of the align step's "
+        "rotation a view fixes, and how close it brings the view to its global-embedding rows, is measured in "
+        "`docs/augmentations.md`.",
         f"![heat-map]({_relative(png, out)})",
         rd.heatmap_section(heat, title, png, folder / f"heatmap_{heatmap_dataset}.csv") if heat
         else f"_no {an.BASELINE} rows for {heatmap_dataset}_",
