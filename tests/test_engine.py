@@ -43,6 +43,15 @@ def test_lr_warmup_and_decay_are_linear():
     assert np.all(np.diff(factors[:10]) > 0) and np.all(np.diff(factors[90:]) < 0)
 
 
+def test_decay_over_90_percent_is_gccs_warmup_linear_and_halves_the_mean_rate():
+    total = 1000
+    gcc = [x / 0.1 if x < 0.1 else max((x - 1) / (0.1 - 1), 0.0) for x in np.arange(total) / total]  # GCC's formula
+    ours = [lr_factor(s, total, 0.1, 0.9) for s in range(total)]
+    np.testing.assert_allclose(ours[100:], gcc[100:], rtol=1e-12)  # warm-up: ours starts at 1/warmup steps, not 0
+    assert np.mean(ours) == pytest.approx(0.5, abs=0.01)  # the README's 0.5 of the peak, against 0.9 by default
+    assert np.mean([lr_factor(s, total, 0.1, 0.1) for s in range(total)]) == pytest.approx(0.9, abs=0.01)
+
+
 def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
     path = tmp_path / "checkpoint.pt"
     save_checkpoint({"config": {}, "model": {}, "step": 1}, path)

@@ -68,6 +68,8 @@ def test_default_config_builds_gcc_structure_and_a_config_saved_without_the_fiel
     # a checkpoint written before the field existed: old structure, config without the key
     old_cfg = make_config("gcc", {"model": {"hidden_size": 16, "num_layers": 3, "apply_node_func": False}})
     old_model = build_encoder(old_cfg)
+    assert not any(isinstance(x, torch.nn.BatchNorm1d) for x in old_model.gnn.convs[0].apply_func[2:])  # ends Linear
+    assert sum(p.numel() for p in old_model.parameters()) < sum(p.numel() for p in build_encoder(cfg).parameters())
     saved = old_cfg.to_dict()
     del saved["model"]["apply_node_func"]
     save_checkpoint({"model": old_model.state_dict(), "config": saved, "step": old_cfg.train.steps}, tmp_path / "checkpoint.pt")

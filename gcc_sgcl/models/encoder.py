@@ -64,4 +64,5 @@ def build_encoder(cfg: Config) -> GraphEncoder:
         num_layers=m.num_layers,
         dropout=m.dropout,
         readout=m.readout,
+        apply_node_func=m.apply_node_func,
     )
