@@ -180,7 +180,7 @@ def test_node_classification_is_deterministic_under_the_seed():
 # ---------------------------------------------------------------- graph classification
 
 
-@pytest.mark.parametrize("svc", ["gcc", "grid", "c1"])
+@pytest.mark.parametrize("svc", ["gcc", "gcc-scale", "grid", "c1"])
 def test_graph_classification_scores_one_on_separable_blobs(svc):
     emb, labels = blobs(20, 2, 6, seed=3)
     result = evaluate_graph_classification(emb, labels, folds=5, repeats=1, seed=0, svc=svc)
@@ -200,6 +200,7 @@ def _overlapping(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 
 @pytest.mark.parametrize("svc, reference", [
     ("gcc", SVC(kernel="rbf", C=100000.0, gamma="auto")),
+    ("gcc-scale", SVC(kernel="rbf", C=100000.0, gamma="scale")),
     ("c1", SVC(kernel="rbf", C=1.0, gamma="scale")),
 ])
 def test_precomputed_gram_predicts_as_an_rbf_svc_on_the_features(svc, reference):

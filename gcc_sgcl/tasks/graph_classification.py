@@ -51,8 +51,10 @@ class SVCProtocol:
 
 
 SVC_PROTOCOLS = {
-    # GCC's svc_classify: SVC(C=100000), whose gamma defaulted to 'auto' under its scikit-learn 0.20.3
+    # GCC's svc_classify: SVC(C=100000) with scikit-learn's default gamma, 'auto' up to 0.21 (assumed here: GCC's
+    # requirements name scikit-learn>=0.20.3) and 'scale' from 0.22 on ("gcc-scale", for a sensitivity check)
     "gcc": SVCProtocol(100000.0, "auto", "rbf SVC C=100000, gamma=1/n_features (GCC)"),
+    "gcc-scale": SVCProtocol(100000.0, "scale", "rbf SVC C=100000, gamma=scale (GCC's SVC under scikit-learn >= 0.22)"),
     "grid": SVCProtocol(None, "scale", f"rbf SVC gamma=scale, C by {INNER_FOLDS}-fold grid search in each "
                                        f"training fold"),
     "c1": SVCProtocol(1.0, "scale", "rbf SVC C=1, gamma=scale"),
