@@ -466,8 +466,9 @@ class EvalConfig:
     repeats: int = setting(10, "repetitions of the CV, each with a new split (paper: 10)")
     bootstrap: bool = setting(True, "score a bootstrap resample of each test fold (the paper's protocol)")
     seed: int = setting(0, "seed of the CV splits and bootstrap draws")
-    svc: str = setting("gcc", "graph classification's SVC: gcc = C=100000, gamma=1/n_features (GCC); grid = C by "
-                              "inner grid search in each training fold; c1 = C=1, gamma=scale")
+    svc: str = setting("gcc", "graph classification's SVC: gcc = C=100000, gamma=1/n_features (GCC); gcc-scale = "
+                              "C=100000, gamma=scale (GCC's SVC under scikit-learn >= 0.22); grid = C by inner grid "
+                              "search in each training fold; c1 = C=1, gamma=scale")
     jobs: int = setting(1, "processes fitting the CV folds (0: every available core); scores do not depend on it")
     fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs (one "
                                            "sub-folder per dataset), so one killed part-way resumes at its missing "

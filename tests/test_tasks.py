@@ -9,6 +9,7 @@ import pytest
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
+from gcc_sgcl.config import EvalConfig
 from gcc_sgcl.tasks.common import (
     bootstrap_indices,
     check_features,
@@ -187,6 +188,20 @@ def test_graph_classification_scores_one_on_separable_blobs(svc):
     assert result.mean == pytest.approx(1.0)
     assert result.metric == "accuracy" and result.scores.shape == (1,) and result.std == 0.0
     assert result.protocol.startswith(SVC_PROTOCOLS[svc].description)
+
+
+@pytest.mark.parametrize("kind", ["node", "graph"])
+def test_registry_tasks_score_only_the_labelled_rows(kind):
+    from types import SimpleNamespace
+
+    from gcc_sgcl.tasks.registry import TASKS
+
+    emb, labels = blobs(20, 2, 6, seed=3)
+    marked = labels.copy()
+    marked[::4] = -1  # unlabelled rows, as a dataset without a label for every item marks them
+    protocol = EvalConfig(folds=5, repeats=1)
+    (result,) = TASKS[kind].evaluate(emb, SimpleNamespace(labels=marked), "toy", protocol)
+    assert result.n == int((marked >= 0).sum()) == 30
 
 
 def _overlapping(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -124,7 +124,10 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
         "(where none has that many, those with the most; ablation, pair presets, bracketed variants, joined rows "
         "and random init left out) against the best training-free row, per column. Both sides are the best of "
         "several rows picked on the very scores tested, so the p-values, computed as if each side were fixed in "
-        "advance, favour whichever side picks from more rows (the pre-trained presets):",
+        "advance, favour whichever side picks from more rows (the pre-trained presets). The tests also take every "
+        "CV repetition of every seed as an independent sample, though the repetitions of one encoder, and of the "
+        "training-free row, share the same splits: the p-values overstate the evidence further, and the seed counts "
+        "are the independent encoders behind each side:",
         rd.floor_lines(an.floor_verdicts(rows, modes, an.CLASSIFICATION, presets)) or "_no training-free rows_",
         "### Does pre-training add anything on top of structure?",
         "`<method> ⊕ structural`: the encoder's embedding joined to the training-free structural vector (each block "
@@ -154,7 +157,9 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
                                                  folder / "finetuned.csv"),
            "### Does pre-training help fine-tuning?",
            f"Best seed-mean of the presets above with at least {an.FLOOR_MIN_SEEDS} seeds on the column against "
-           "`random init` fine-tuned with the same recipe (tests on every fold of every seed):",
+           "`random init` fine-tuned with the same recipe (tests on every fold of every seed, taken as independent "
+           "samples though both sides share the folds: the p-values overstate the evidence, and the seed counts are "
+           "the independent encoders):",
            rd.floor_lines(an.floor_verdicts(rows, modes, an.FINETUNED, presets, floor=an.RANDOM_INIT),
                           "the untrained encoder") or "_no fine-tuned `random init` rows_",
            *seed_difference_parts(rows, modes, out, folder, an.FINETUNED, "sgcl_minus_gcc_finetuned"),
