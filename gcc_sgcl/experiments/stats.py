@@ -123,10 +123,9 @@ def compare(
     ``paired``: ``scores[i]`` and ``baseline[i]`` share a seed (and CV split), so the lengths must match;
     the Wilcoxon signed-rank test (up to 50 pairs scipy's exact null distribution, also with ties, where it is
     the no-tie distribution, an approximation that can be slightly anti-conservative: scipy's default switches
-    to the normal approximation on any tie,
-    whose smallest p at 30 pairs, ≈ 1.7e-6, could never pass the paper's 1e-6 however consistent the
-    differences; beyond 50 pairs the normal approximation) and
-    the paired t-test ``ttest_rel`` are used. Unpaired: no Wilcoxon and Welch's ``ttest_ind(equal_var=False)``.
+    to the normal approximation on any tie, whose smallest p at 30 pairs, ≈ 1.7e-6, could never pass the
+    paper's 1e-6 however consistent the differences; beyond 50 pairs the normal approximation) and the paired
+    t-test ``ttest_rel`` are used. Unpaired: no Wilcoxon and Welch's ``ttest_ind(equal_var=False)``.
     Mann–Whitney U is computed either way. ``p_wilcoxon`` is ``None`` with fewer than 2 pairs or when every
     difference is zero; ``p_ttest`` is ``None`` with fewer than 2 values (per group when unpaired), when
     every paired difference is zero, or when scipy finds it undefined (NaN, e.g. two equal constant groups).

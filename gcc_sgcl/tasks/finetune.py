@@ -11,7 +11,8 @@ one view). As GCC samples a new view of an example each time, each epoch trains 
 (``--view-copies``: new walks for nodes, new eigenvector signs for graphs); the test fold is scored on the first.
 Folds run side by side with ``--jobs``; finished folds are kept in ``<load_path>/finetune-folds/`` (or
 ``--fold-cache``) until all are in, so a run killed part-way resumes at its missing folds. The result is printed
-and appended to ``<load_path>/results.csv`` as task ``node_classification_finetuned`` / ``graph_classification_finetuned``.
+and appended to ``<load_path>/results.csv`` as task ``node_classification_finetuned`` /
+``graph_classification_finetuned``.
 """
 from __future__ import annotations
 

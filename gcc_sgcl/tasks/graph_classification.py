@@ -122,8 +122,10 @@ def evaluate_graph_classification(
 
 
 def graph_classification_under(emb: np.ndarray, labels: np.ndarray, dataset: str, p: EvalConfig) -> TaskResult:
-    """:func:`evaluate_graph_classification` of ``dataset`` under the protocol ``p``, its folds cached in the
-    dataset's sub-folder of ``p.fold_cache``."""
+    """:func:`evaluate_graph_classification` of ``dataset``'s labelled graphs (a ``-1`` label is unlabelled, see
+    :func:`~gcc_sgcl.tasks.common.labelled_rows`) under the protocol ``p``, its folds cached in the dataset's
+    sub-folder of ``p.fold_cache``."""
+    emb, labels = labelled_rows(emb, labels, f"graphs of {dataset}")
     return evaluate_graph_classification(emb, labels, folds=p.folds, seed=p.seed, svc=p.svc, dataset=dataset,
                                          repeats=p.repeats, bootstrap=p.bootstrap, jobs=p.jobs,
                                          cache=cache_folder(p.fold_cache, dataset))
@@ -152,8 +154,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         emb = load_embeddings(where.load_path, name, task.hidden)
         data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
         check_rows(emb, where.load_path, name, len(data.graphs), f"graphs in {name}")
-        emb, y = labelled_rows(emb, data.labels, f"graphs of {data.name}")
-        return [graph_classification_under(emb, y, data.name, p)]
+        return [graph_classification_under(emb, data.labels, data.name, p)]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds)

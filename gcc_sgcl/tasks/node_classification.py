@@ -74,8 +74,10 @@ def evaluate_node_classification(
 
 
 def node_classification_under(emb: np.ndarray, labels: np.ndarray, dataset: str, p: EvalConfig) -> TaskResult:
-    """:func:`evaluate_node_classification` of ``dataset`` under the protocol ``p``, its folds cached in the
-    dataset's sub-folder of ``p.fold_cache``."""
+    """:func:`evaluate_node_classification` of ``dataset``'s labelled nodes (a ``-1`` label is unlabelled, see
+    :func:`~gcc_sgcl.tasks.common.labelled_rows`) under the protocol ``p``, its folds cached in the dataset's
+    sub-folder of ``p.fold_cache``."""
+    emb, labels = labelled_rows(emb, labels, f"nodes of {dataset}")
     return evaluate_node_classification(emb, labels, folds=p.folds, seed=p.seed, dataset=dataset, repeats=p.repeats,
                                         bootstrap=p.bootstrap, jobs=p.jobs, cache=cache_folder(p.fold_cache, dataset))
 
@@ -103,8 +105,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
         check_rows(emb, where.load_path, name, data.graph.num_nodes(), f"nodes in {name}")
         check_ids(where.load_path, name, getattr(data, "ids", None))
-        emb, y = labelled_rows(emb, data.labels, f"nodes of {data.name}")
-        return [node_classification_under(emb, y, data.name, p)]
+        return [node_classification_under(emb, data.labels, data.name, p)]
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds)

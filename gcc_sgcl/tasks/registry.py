@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gcc_sgcl.config import EvalConfig
-from gcc_sgcl.tasks.common import TaskResult, labelled_rows
+from gcc_sgcl.tasks.common import TaskResult
 from gcc_sgcl.tasks.graph_classification import graph_classification_under
 from gcc_sgcl.tasks.node_classification import node_classification_under
 from gcc_sgcl.tasks.similarity_search import evaluate_similarity_search
@@ -37,11 +37,11 @@ class Task:
 
 
 def _node(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
-    return [node_classification_under(*labelled_rows(emb, data.labels, f"nodes of {name}"), name, p)]
+    return [node_classification_under(emb, data.labels, name, p)]
 
 
 def _graph(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
-    return [graph_classification_under(*labelled_rows(emb, data.labels, f"graphs of {name}"), name, p)]
+    return [graph_classification_under(emb, data.labels, name, p)]
 
 
 def _similarity(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[TaskResult]:
