@@ -170,9 +170,11 @@ def test_a_second_evaluation_into_a_folder_in_use_stops_naming_it_and_leaves_the
 
 def test_cv_workers_forked_under_the_lock_do_not_keep_it_once_the_evaluation_is_killed(tmp_path):
     folder = tmp_path / "d"
-    script = ("import sys, time\nfrom pathlib import Path\nfrom gcc_sgcl.tasks.common import forked_map\n"
+    # each worker reports with one os.write (atomic on a pipe): print's separate writes of text and newline
+    # from the two workers could interleave into one line "fittingfitting" (seen in CI)
+    script = ("import os, time\nfrom pathlib import Path\nfrom gcc_sgcl.tasks.common import forked_map\n"
               "from gcc_sgcl.tasks.folds import held_cache\n"
-              "def fold(i):\n    print('fitting', flush=True)\n    time.sleep(60)\n"
+              "def fold(i):\n    os.write(1, b'fitting\\n')\n    time.sleep(60)\n"
               f"with held_cache(Path({str(folder)!r})):\n    forked_map(fold, 2, jobs=2)\n")
     evaluation = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
                                   start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
