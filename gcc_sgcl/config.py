@@ -630,6 +630,7 @@ VARIANT_SETTINGS: dict[str, tuple[str, str, type]] = {
     "k": ("sampling", "positional_embedding_size", int),
     "crop": ("augment", "crop_kind", str),
     "permute": ("augment", "permute_kind", str),
+    "basis": ("augment", "crop_basis", str),
 }
 _VARIANT = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<settings>[^\[\]]*)\]$")
 

@@ -10,7 +10,7 @@ import dataclasses
 import functools
 from typing import Any
 
-from gcc_sgcl.augment.crop import CROPS
+from gcc_sgcl.augment.crop import CROP_BASES, CROPS
 from gcc_sgcl.augment.pipeline import BASELINES, PERMUTE_KINDS
 from gcc_sgcl.config import (
     GROUPS,
@@ -105,7 +105,7 @@ def _read_settings(augment: AugmentConfig) -> dict[str, bool]:
     """Per bracketable augment setting, whether a stage of ``augment`` reads it (a baseline reads none of SGCL's)."""
     sgcl = not augment.baseline
     return {"c": sgcl and augment.use_filter, "crop_kind": sgcl and augment.use_crop,
-            "permute_kind": sgcl and augment.use_reorder}
+            "permute_kind": sgcl and augment.use_reorder, "crop_basis": sgcl and augment.use_crop}
 
 
 @functools.lru_cache(maxsize=None)
@@ -124,7 +124,7 @@ def _check_variant(method: str, bracketed: dict[str, dict[str, Any]], cfg: Confi
     for field, used in _read_settings(a).items():
         if field in bracketed.get("augment", {}) and not used:
             raise ValueError(f"method {method!r}: its {field} has no effect (the method has no stage reading it)")
-    for registry, kind in ((CROPS, a.crop_kind), (PERMUTE_KINDS, a.permute_kind)):
+    for registry, kind in ((CROPS, a.crop_kind), (PERMUTE_KINDS, a.permute_kind), (CROP_BASES, a.crop_basis)):
         if kind not in registry:
             raise ValueError(f"method {method!r}: unknown {registry.what} {kind!r}; choose from {sorted(registry)}")
 

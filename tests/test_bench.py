@@ -3,13 +3,14 @@ import multiprocessing
 import os
 import re
 
+import networkx as nx
 import numpy as np
 import pytest
 
 import gcc_sgcl.data
 from gcc_sgcl.augment.crop import SpectralCrop
 from gcc_sgcl.augment.functional import procrustes
-from gcc_sgcl.bench.augment import align_fit, changed_views, format_effects, measure_effects
+from gcc_sgcl.bench.augment import align_fit, changed_views, crop_shape, format_effects, measure_effects
 from gcc_sgcl.bench.cli import main
 from gcc_sgcl.bench.memory import format_bytes, tree_memory
 from gcc_sgcl.bench.sampler import pair_dataset
@@ -113,6 +114,51 @@ def test_changed_views_are_those_a_crop_shrinks(monkeypatch, tmp_path):
     np.testing.assert_array_equal(changed_views(q, cropped), cropped.num_nodes < q.num_nodes)
     flipped = q.replace(pe=-q.pe)  # same structure, another embedding: every view with a non-zero PE changes
     assert changed_views(q, flipped).sum() == (np.bincount(q.node_view, weights=np.abs(q.pe).sum(1)) > 0).sum()
+
+
+def test_crop_shape_matches_networkx_on_random_crops(monkeypatch, tmp_path):
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
+    ds = pair_dataset([powerlaw_graph(300, 1200, np.random.default_rng(1))], "gcc", 64, 0)
+    q, _ = ds.__getitems__(range(64))
+    rng = np.random.default_rng(2)
+    keep = rng.random(len(q.nid)) < 0.6
+    keep[q.node_ptr[:-1] + q.seed_pos] = True  # as the crops, the centre stays
+    after = q.induce(keep)
+    kept, split, alone = crop_shape(q, after)
+    np.testing.assert_array_equal(kept, keep)
+
+    def graph(views, b):
+        g = nx.Graph()
+        g.add_nodes_from(range(int(views.num_nodes[b])))
+        g.add_edges_from(zip(*(e.tolist() for e in views.edges_of(b))))
+        return g
+
+    for b in range(len(q)):
+        before_b, after_b = graph(q, b), graph(after, b)
+        assert split[b] == (nx.number_connected_components(after_b) > nx.number_connected_components(before_b))
+        assert alone[b] == (after_b.degree[int(after.seed_pos[b])] == 0 and after_b.number_of_nodes() > 1)
+    assert split.any() and alone.any() and not split.all()  # the random crops give both outcomes
+    with pytest.raises(ValueError, match="before and after a crop"):
+        crop_shape(after, q)
+
+
+def test_crop_effects_by_basis_normalized_drops_the_higher_degree_nodes(monkeypatch, tmp_path):
+    # the normalised Laplacian's eigenvectors scale with sqrt(degree): hubs sit at the percentile box's edges
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
+    graphs = [powerlaw_graph(300, 1200, np.random.default_rng(1))]
+    found = measure_effects(graphs, ["sgcl-crop", "sgcl-crop[basis=combinatorial]", "sgcl-mask"], 64, 2)
+    assert found["sgcl-mask"].crop is None
+    for method in ("sgcl-crop", "sgcl-crop[basis=combinatorial]"):
+        crop, step = found[method].crop, found[method].steps[0]
+        assert len(crop.kept) == step.changed_q + step.changed_k > 0
+        assert max(crop.kept) < 1 and crop.nodes_dropped == step.nodes_before - step.nodes_after
+    normalized, combinatorial = found["sgcl-crop"].crop, found["sgcl-crop[basis=combinatorial]"].crop
+    assert normalized.degree_dropped / normalized.nodes_dropped > normalized.degree_kept / normalized.nodes_kept
+    assert normalized.split > combinatorial.split
+    table = format_effects(found, 64, 2)
+    assert re.search(rf"\| sgcl-crop \| {len(normalized.kept)} \| [\d.]+ \| [\d.]+ % \| [\d.]+ % \| [\d.]+ \| [\d.]+ \|",
+                     table)
+    assert "| sgcl-mask | " not in table.split("crop (the views")[1]
 
 
 def _read_block_and_wait(block, ready, done):

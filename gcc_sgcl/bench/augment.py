@@ -1,7 +1,8 @@
 """What each stage of a method's pair pipeline does to the views, measured on a corpus: how often the
 similar / diverse filter finds a passing pair (and in how many tries), for every later step the share of
-query and key views it changes and the nodes they keep, and how well the align step's Procrustes rotation is
-determined by the views it rotates (:func:`align_fit`).
+query and key views it changes and the nodes they keep, what a crop leaves of the views it crops
+(:func:`crop_shape`: pieces, the centre's edges, the degrees of the nodes kept and dropped), and how well the align
+step's Procrustes rotation is determined by the views it rotates (:func:`align_fit`).
 
 A step *changes* a view when the view's nodes, edges or positional embedding differ from what the step was given
 (a crop that drops nothing, a mask of zero columns or a reorder whose order is the identity change nothing).
@@ -14,9 +15,12 @@ from dataclasses import dataclass, field
 
 import dgl
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from gcc_sgcl.augment.align import Align
 from gcc_sgcl.augment.base import Both, PairTransform, Split, Transform
+from gcc_sgcl.augment.crop import CROPS
 from gcc_sgcl.augment.pipeline import PairPipeline
 from gcc_sgcl.bench.sampler import pair_dataset
 from gcc_sgcl.sampling.batch import ViewBatch
@@ -54,6 +58,32 @@ class AlignFit:
 
 
 @dataclass
+class CropShape:
+    """Over the views a crop step changed (query and key views alike), :func:`crop_shape`'s measures: per view
+    the share of nodes kept, and counts pooled over views and nodes."""
+
+    kept: list[float] = field(default_factory=list)
+    split: int = 0  # views the crop cut into more connected pieces
+    centre_alone: int = 0  # views whose centre has no edge left (and other nodes)
+    degree_kept: float = 0.0  # summed degree (in the uncropped view) of the nodes kept …
+    nodes_kept: int = 0
+    degree_dropped: float = 0.0  # … and of those dropped
+    nodes_dropped: int = 0
+
+    def add(self, before: ViewBatch, after: ViewBatch) -> None:
+        """Measure views cropped from ``before`` to ``after`` (the same views, in order)."""
+        keep, split, centre_alone = crop_shape(before, after)
+        degree = before.in_degrees()
+        self.kept += (after.num_nodes / before.num_nodes).tolist()
+        self.split += int(split.sum())
+        self.centre_alone += int(centre_alone.sum())
+        self.degree_kept += float(degree[keep].sum())
+        self.nodes_kept += int(keep.sum())
+        self.degree_dropped += float(degree[~keep].sum())
+        self.nodes_dropped += int((~keep).sum())
+
+
+@dataclass
 class Effects:
     """The filter's outcome (pair counts, all 0 when ``has_filter`` is false) and every step's
     :class:`StageEffect`."""
@@ -66,6 +96,7 @@ class Effects:
     has_filter: bool = False
     steps: list[StageEffect] = field(default_factory=list)
     align: AlignFit | None = None  # None: the pipeline has no align step
+    crop: CropShape | None = None  # None: the pipeline has no crop step
 
 
 def step_name(step: PairTransform) -> str:
@@ -118,6 +149,39 @@ def align_fit(x: np.ndarray, n: np.ndarray, tol: float = 1e-2) -> tuple[np.ndarr
     return rank, determined, fit
 
 
+def view_pieces(views: ViewBatch) -> np.ndarray:
+    """``(B,)`` the connected pieces of each view (edges taken as undirected)."""
+    base = np.repeat(views.node_ptr[:-1], views.num_edges)
+    n = int(views.num_nodes.sum())
+    adjacency = sp.coo_matrix((np.ones(len(views.src)), (views.src + base, views.dst + base)), shape=(n, n))
+    _, labels = connected_components(adjacency, directed=True, connection="weak")
+    first = np.zeros(n, dtype=bool)
+    first[np.unique(labels, return_index=True)[1]] = True  # one node per piece; pieces never span two views
+    return np.bincount(views.node_view[first], minlength=len(views))
+
+
+def crop_shape(before: ViewBatch, after: ViewBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What a crop did to each view: ``(keep, split, centre_alone)`` -- ``(N,)`` whether each node of ``before``
+    is in the same view of ``after`` (views keep their parent ids), ``(B,)`` whether the view has more connected
+    pieces after than before, and ``(B,)`` whether its centre has no edge left while other nodes remain.
+
+    >>> path = ViewBatch(num_nodes=np.array([5]), num_edges=np.array([8]), src=np.array([0, 1, 1, 2, 2, 3, 3, 4]),
+    ...     dst=np.array([1, 0, 2, 1, 3, 2, 4, 3]), nid=np.arange(5), seed_pos=np.array([2]),
+    ...     pe=np.zeros((5, 2), np.float32), eigvec=np.zeros((5, 2), np.float32), eigval=np.zeros((1, 2), np.float32))
+    >>> keep, split, alone = crop_shape(path, path.induce(np.array([True, True, True, False, True])))
+    >>> keep.tolist(), split.tolist(), alone.tolist()
+    ([True, True, True, False, True], [True], [False])
+    """
+    if len(before) != len(after) or np.any(after.num_nodes > before.num_nodes):
+        raise ValueError("crop_shape takes the same views before and after a crop (after: no more nodes)")
+    span = int(max(before.nid.max(initial=0), after.nid.max(initial=0))) + 1
+    keep = np.isin(before.node_view * span + before.nid, after.node_view * span + after.nid)
+    base = np.repeat(after.node_ptr[:-1], after.num_edges)
+    touches = np.bincount(np.concatenate([after.src + base, after.dst + base]), minlength=int(after.num_nodes.sum()))
+    centre_alone = (touches[after.node_ptr[:-1] + after.seed_pos] == 0) & (after.num_nodes > 1)
+    return keep, view_pieces(after) > view_pieces(before), centre_alone
+
+
 def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batch_size: int, batches: int,
                     seed: int = 0) -> dict[str, Effects]:
     """``{method: Effects}`` over ``batches`` batches of ``batch_size`` pairs (items ``0, 1, …`` of seed ``seed``)."""
@@ -129,7 +193,8 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
             continue
         eff = Effects(has_filter=ds.pipeline.filter is not None,
                       steps=[StageEffect(step_name(s)) for s in ds.pipeline.steps],
-                      align=AlignFit() if any(isinstance(s, Align) for s in ds.pipeline.steps) else None)
+                      align=AlignFit() if any(isinstance(s, Align) for s in ds.pipeline.steps) else None,
+                      crop=CropShape() if any(_crops(s) for s in ds.pipeline.steps) else None)
         with sampling_threads():
             for b in range(batches):
                 starts, rng = ds.item_keys(range(b * batch_size, (b + 1) * batch_size))
@@ -149,10 +214,20 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
                     if isinstance(step, Align):
                         eff.align.add(q0.select(np.flatnonzero(changed_q)))
                         eff.align.add(k0.select(np.flatnonzero(changed_k)))
+                    if _crops(step):
+                        for before, after, changed in ((q0, q1, changed_q), (k0, k1, changed_k)):
+                            rows = np.flatnonzero(changed)
+                            eff.crop.add(before.select(rows), after.select(rows))
                     st.nodes_before += int(q0.num_nodes.sum() + k0.num_nodes.sum())
                     st.nodes_after += int(q1.num_nodes.sum() + k1.num_nodes.sum())
         out[method] = eff
     return out
+
+
+def _crops(step: PairTransform) -> bool:
+    """Whether ``step`` is a crop (spectral or random) of every view."""
+    kinds = {CROPS[kind].__name__ for kind in CROPS}
+    return any(name in kinds for name in step_name(step).split(" or "))
 
 
 def _pct(part: int, whole: int) -> str:
@@ -190,9 +265,21 @@ def format_effects(results: dict[str, Effects], batch_size: int, batches: int) -
             a = e.align
             align.append(f"| {method} | {len(a.rank)} | {_median(a.columns, 0)} | {_median(a.rank, 0)} | "
                          f"{_median(a.determined, 2)} | {_median(a.fit, 2)} |")
+    crop = ["| method | views cropped | nodes kept (median share) | cut into more pieces | centre left without "
+            "edges | mean degree of the nodes kept | mean degree of the nodes dropped |", "|---|---|---|---|---|---|---|"]
+    for method, e in results.items():
+        if e.crop is not None:
+            c = e.crop
+            crop.append(f"| {method} | {len(c.kept)} | {_median(c.kept, 2)} | {_pct(c.split, len(c.kept))} | "
+                        f"{_pct(c.centre_alone, len(c.kept))} | "
+                        + (f"{c.degree_kept / c.nodes_kept:.2f}" if c.nodes_kept else "–") + " | "
+                        + (f"{c.degree_dropped / c.nodes_dropped:.2f}" if c.nodes_dropped else "–") + " |")
+    cropped = [] if len(crop) == 2 else [
+        "", "crop (the views a crop step changed; pieces: connected components; degrees: in-degrees in the view "
+        "before the crop):", *crop]
     rotation = [] if len(align) == 2 else [
         "", "align (Procrustes against the global-embedding rows N of the views it rotates, X their positional "
         "embedding; Q* is fixed only on the directions whose singular values of XᵀN exceed 1 % of the largest, "
         "the rest of X is turned by whatever completion the SVD returns):", *align]
     return "\n".join([head, "", "filter (similar / diverse, before the views are built):", *filt, "",
-                      "steps after the filter, in order:", *steps, *rotation])
+                      "steps after the filter, in order:", *steps, *cropped, *rotation])

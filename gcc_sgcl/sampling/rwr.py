@@ -4,7 +4,9 @@ GCC (DGL 0.4's ``random_walk_with_restart(max_nodes_per_seed=…)``): walks leav
 is always taken, after each step the walk restarts at the start node with probability ``p`` (and after
 ``walk_length`` steps in any case), and walking stops once ``max_nodes_per_seed`` nodes have been visited (the
 start node is not counted unless a step returns to it). The view is the start node followed by the other
-distinct visited nodes in increasing order.
+distinct visited nodes in increasing order. DGL 0.4 checks the budget between walks, so its last walk may overrun
+it by a few visits (a walk restarts with probability 0.8 after each step); here the visits are cut at exactly the
+budget.
 
 Here all walks of all start nodes advance together, one step per iteration, as array operations over the
 parent's CSR; every random number comes from the row's :class:`~gcc_sgcl.sampling.keys.KeyedRandom` key at a
@@ -21,7 +23,10 @@ from gcc_sgcl.sampling.keys import KeyedRandom
 
 
 def max_nodes_per_seed(degree: np.ndarray | int, rw_hops: int, restart_prob: float) -> np.ndarray:
-    """GCC's visit budget: ``max(rw_hops, round(deg^0.75 · e/(e−1) / restart_prob))`` (elementwise)."""
+    """GCC's pre-training visit budget: ``max(rw_hops, round(deg^0.75 · e/(e−1) / restart_prob))`` (elementwise).
+
+    Inference views use it too; GCC's ``generate.py`` uses ``deg`` instead of ``deg^0.75`` (README, "Where this code
+    differs from GCC's")."""
     scaled = np.asarray(degree, dtype=np.float64) ** 0.75 * math.e / (math.e - 1) / restart_prob
     return np.maximum(rw_hops, np.floor(scaled + 0.5).astype(np.int64))
 
