@@ -20,6 +20,9 @@ from typing import Any, Callable, TypeVar
 
 MODES = ("e2e", "moco")
 PE_SIGNS = ("random", "canonical")
+# Visit budget of a node's inference view, max(rw_hops, round(deg^power · e/(e−1) / restart_prob)), by name: the
+# power of pre-training (GCC's LoadBalanceGraphDataset), or the one of GCC's generate.py (GraphDataset.__getitem__).
+VISIT_BUDGETS: dict[str, float] = {"pretrain": 0.75, "gcc": 1.0}
 STAGES = ("filter", "crop", "align", "mask", "reorder")
 
 Box = tuple[float, float, float, float]
@@ -454,6 +457,10 @@ class GenerateConfig:
     num_workers: int = setting(0, "DataLoader workers building the views")
     cache_views: bool = setting(False, "read/write the encoder-independent views in the cache dir "
                                        "($GCC_SGCL_CACHE)")
+    visit_budget: str = setting("pretrain", "visits of a node's RWR view: pretrain = max(rw_hops, "
+                                            "round(deg^0.75*e/(e-1)/p)), pre-training's rule; gcc = GCC "
+                                            "generate.py's max(rw_hops, round(deg*e/(e-1)/p)); graph datasets "
+                                            "embed whole graphs either way", choices=tuple(VISIT_BUDGETS))
 
 
 @dataclass(frozen=True)

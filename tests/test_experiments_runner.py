@@ -211,6 +211,16 @@ def test_cached_views_equal_freshly_built_views(tmp_path, monkeypatch):
                        for key, x in a.to_arrays().items())
 
 
+def test_cached_views_are_keyed_by_the_visit_budget_of_node_views_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
+    sampling = make_config("gcc").sampling
+    for name in ("synthetic-similarity", "synthetic-graphs"):
+        for budget in ("pretrain", "gcc"):
+            cached_views(name, sampling, progress=False, visit_budget=budget)
+    stored = sorted(p.name.rsplit("-", 1)[0] for p in (tmp_path / "views").iterdir())
+    assert stored == ["synthetic-graphs", "synthetic-similarity", "synthetic-similarity"]  # whole graphs: no walks
+
+
 def _normalized_lambda2(g: nx.Graph) -> float:
     return float(np.sort(np.linalg.eigvalsh(nx.normalized_laplacian_matrix(g).toarray()))[1])
 

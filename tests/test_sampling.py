@@ -160,6 +160,26 @@ def test_large_graphs_use_lobpcg_with_the_same_subspaces(monkeypatch):
 def test_max_nodes_formula_matches_gcc():
     assert max_nodes_per_seed(1, 256, 0.8) == 256
     assert max_nodes_per_seed(1000, 1, 0.8) == int(1000**0.75 * np.e / (np.e - 1) / 0.8 + 0.5)
+    # GCC's generate.py (GraphDataset.__getitem__): linear in the degree
+    assert max_nodes_per_seed(1000, 1, 0.8, power=1.0) == int(1000 * np.e / (np.e - 1) / 0.8 + 0.5)
+
+
+def test_gcc_visit_budget_changes_only_the_views_of_nodes_whose_budget_grows():
+    star = nx.star_graph(150)  # hub 0 of degree 150: budget 297 under GCC's generate rule, 256 under pre-training's
+    star.add_edges_from((i, i + 1) for i in range(1, 150, 2))
+    g = dgl_of(star)
+    pretrain, gcc = (NodeViewDataset(g, SamplingConfig(positional_embedding_size=16), seed=3, visit_budget=b)
+                     for b in ("pretrain", "gcc"))
+    degree = g.in_degrees().numpy()
+    grows = max_nodes_per_seed(degree, 256, 0.8, 1.0) > max_nodes_per_seed(degree, 256, 0.8)
+    assert grows.tolist() == [True] + [False] * 150
+    a, b = pretrain.__getitems__(range(151)), gcc.__getitems__(range(151))
+    for i in range(1, 151):  # same keys, same walks, same budget: the same views
+        assert np.array_equal(a.select([i]).nid, b.select([i]).nid)
+    # the hub's walks go on: its view holds every node of the shorter one, and more
+    assert set(a.select([0]).nid) < set(b.select([0]).nid)
+    with pytest.raises(ValueError, match="unknown visit budget 'linear'; choose from"):
+        NodeViewDataset(g, SMALL, visit_budget="linear")
 
 
 def test_walks_visit_exactly_the_budget_along_edges(ba):

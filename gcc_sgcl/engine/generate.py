@@ -104,11 +104,12 @@ def dataset_views(
     progress: bool = True,
     copies: int = INFERENCE_COPIES,
     data: LoadedDataset | None = None,
+    visit_budget: str = "pretrain",
 ) -> Parts:
     """The views ``generate`` encodes for dataset ``name``, built once (batched; ``num_workers`` DataLoader
-    workers). Views depend on the sampling settings, ``seed`` and ``copies`` only, not on the encoder, so a sweep
-    over encoders can build them once (:func:`cached_views`). ``data`` is the dataset already loaded (else it is
-    loaded here)."""
+    workers). Views depend on the sampling settings, ``seed``, ``copies`` and (node views) ``visit_budget`` only,
+    not on the encoder, so a sweep over encoders can build them once (:func:`cached_views`). ``data`` is the
+    dataset already loaded (else it is loaded here)."""
     if copies < 1:
         raise ValueError(f"copies must be >= 1, got {copies}")
     data, kind = _embedded_data(name, data_dir, data)
@@ -116,7 +117,7 @@ def dataset_views(
     if kind.per_graph:
         makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
     else:  # one part per graph, its rows one per node (similarity pairs: graph 1, then graph 2)
-        makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c) for g in graphs]
+        makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c, visit_budget) for g in graphs]
     return [[all_views(make(c), num_workers, desc=f"views {name}", progress=progress) for c in range(copies)]
             for make in makers]
 
@@ -148,15 +149,19 @@ def cached_views(
     progress: bool = True,
     copies: int = INFERENCE_COPIES,
     data: LoadedDataset | None = None,
+    visit_budget: str = "pretrain",
 ) -> Parts:
     """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under the dataset's
     name and a key made of its kind and graphs (:func:`~gcc_sgcl.data.graphs.graphs_digest`: a file edited, or
-    a data root holding other graphs under the same name, gets new views), the sampling settings, the seed and the
-    copies, and read back on later calls. ``data`` is the dataset already loaded (else it is loaded here)."""
+    a data root holding other graphs under the same name, gets new views), the sampling settings, the seed, the
+    copies and, for node views, the visit budget, and read back on later calls. ``data`` is the dataset already
+    loaded (else it is loaded here)."""
     from gcc_sgcl.data import dataset_name
 
     data, kind = _embedded_data(name, data_dir, data)
     fields = [kind.name, graphs_digest(kind.graphs(data)), dataclasses.asdict(sampling), seed, copies, VIEWS_VERSION]
+    if not kind.per_graph:  # whole-graph views have no walks
+        fields.append(visit_budget)
     key = hashlib.sha256(json.dumps(fields).encode())
     path = resolve_cache_dir() / "views" / f"{dataset_name(name)}-{key.hexdigest()[:16]}.npz"
     if path.exists():
@@ -164,7 +169,7 @@ def cached_views(
             arrays = dict(stored)
         layout = arrays.pop("layout")
         return [[ViewBatch.from_arrays(arrays, f"{p}_{c}_") for c in range(layout[p])] for p in range(len(layout))]
-    parts = dataset_views(name, sampling, data_dir, seed, num_workers, progress, copies, data)
+    parts = dataset_views(name, sampling, data_dir, seed, num_workers, progress, copies, data, visit_budget)
     arrays = {f"{p}_{c}_{key}": value for p, part in enumerate(parts) for c, views in enumerate(part)
               for key, value in views.to_arrays().items()}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -185,8 +190,8 @@ def generate(
     """Write ``<load_path>/<dataset>.npy`` for each dataset (for a path, ``<stem>.npy`` and, for a single
     graph, ``<stem>.ids.txt``); returns the written paths.
 
-    ``settings`` (default :class:`~gcc_sgcl.config.GenerateConfig`) sets the views' seed, copies and workers and
-    the batch size; with ``cache_views`` the views are read from (or written to) the view cache
+    ``settings`` (default :class:`~gcc_sgcl.config.GenerateConfig`) sets the views' seed, copies, workers and
+    visit budget and the batch size; with ``cache_views`` the views are read from (or written to) the view cache
     (:func:`cached_views`). Names,
     worker count, batch size, checkpoint and output folder are checked, and datasets given by path read, before
     anything is embedded, so a malformed file stops the run with nothing written.
@@ -209,7 +214,7 @@ def generate(
     written = []
     for name, stem in zip(datasets, stems):
         data = loaded.pop(name, None)  # freed after its embedding is written
-        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies, data)
+        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies, data, g.visit_budget)
         emb = embed_parts(model, parts, g.batch_size, stem, progress)
         path = load_dir / f"{stem}.npy"
         remove_stale_temporaries(path)

@@ -19,7 +19,7 @@ import torch
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
-from gcc_sgcl.config import SamplingConfig
+from gcc_sgcl.config import VISIT_BUDGETS, SamplingConfig
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.views import GraphIndex, build_views, rwr_node_sets, whole_graph_views
@@ -31,7 +31,7 @@ class ViewSampler:
     """Walks and view building on a graph (a corpus is the disjoint union of its graphs), for a pair pipeline.
 
     ``global_embeddings`` (one ``(n_i, d)`` array per graph) are stacked in union order, for the pipelines that
-    filter pairs or align views.
+    filter pairs or align views. ``visit_budget`` names the walks' budget rule (:data:`~gcc_sgcl.config.VISIT_BUDGETS`).
     """
 
     def __init__(
@@ -39,9 +39,13 @@ class ViewSampler:
         graphs: dgl.DGLGraph | Sequence[dgl.DGLGraph],
         sampling: SamplingConfig,
         global_embeddings: Sequence[np.ndarray] | None = None,
+        visit_budget: str = "pretrain",
     ) -> None:
+        if visit_budget not in VISIT_BUDGETS:
+            raise ValueError(f"unknown visit budget {visit_budget!r}; choose from {sorted(VISIT_BUDGETS)}")
         self.index = GraphIndex.of(graphs)
         self.sampling = sampling
+        self.budget_power = VISIT_BUDGETS[visit_budget]
         self.global_embedding = (
             None if global_embeddings is None else np.concatenate(global_embeddings).astype(np.float32)
         )
@@ -53,7 +57,7 @@ class ViewSampler:
     def walk(self, starts: np.ndarray, rng: KeyedRandom) -> NodeSets:
         """Node sets of one RWR view per start node."""
         s = self.sampling
-        return rwr_node_sets(self.index, starts, s.rw_hops, s.restart_prob, s.walk_length, rng)
+        return rwr_node_sets(self.index, starts, s.rw_hops, s.restart_prob, s.walk_length, rng, self.budget_power)
 
     def build(self, sets: NodeSets, rng: KeyedRandom, global_rows: bool = False) -> ViewBatch:
         """Views of node sets (signs from ``rng``), with their global-embedding rows when asked."""
@@ -191,11 +195,13 @@ def copy_keys(seed: int, indices: np.ndarray, copy: int) -> KeyedRandom:
 class NodeViewDataset(torch.utils.data.Dataset):
     """One RWR view per node of a graph (GCC's node-level datasets); item ``i`` is node ``i``'s view.
 
-    ``copy`` selects an independent set of walks (inference averages the embeddings of two copies).
+    ``copy`` selects an independent set of walks (inference averages the embeddings of two copies);
+    ``visit_budget`` the walks' budget rule (:data:`~gcc_sgcl.config.VISIT_BUDGETS`).
     """
 
-    def __init__(self, graph: dgl.DGLGraph, sampling: SamplingConfig, seed: int = 0, copy: int = 0) -> None:
-        self.sampler = ViewSampler(graph, sampling)
+    def __init__(self, graph: dgl.DGLGraph, sampling: SamplingConfig, seed: int = 0, copy: int = 0,
+                 visit_budget: str = "pretrain") -> None:
+        self.sampler = ViewSampler(graph, sampling, visit_budget=visit_budget)
         self.seed = seed
         self.copy = copy
 

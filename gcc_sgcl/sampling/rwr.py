@@ -22,12 +22,16 @@ from gcc_sgcl.sampling.batch import offsets, positions
 from gcc_sgcl.sampling.keys import KeyedRandom
 
 
-def max_nodes_per_seed(degree: np.ndarray | int, rw_hops: int, restart_prob: float) -> np.ndarray:
-    """GCC's pre-training visit budget: ``max(rw_hops, round(deg^0.75 · e/(e−1) / restart_prob))`` (elementwise).
+def max_nodes_per_seed(degree: np.ndarray | int, rw_hops: int, restart_prob: float, power: float = 0.75) -> np.ndarray:
+    """GCC's visit budget: ``max(rw_hops, round(deg^power · e/(e−1) / restart_prob))`` (elementwise); ``power``
+    0.75 in GCC's pre-training, 1 in its ``generate.py`` (:data:`~gcc_sgcl.config.VISIT_BUDGETS`).
 
-    Inference views use it too; GCC's ``generate.py`` uses ``deg`` instead of ``deg^0.75`` (README, "Where this code
-    differs from GCC's")."""
-    scaled = np.asarray(degree, dtype=np.float64) ** 0.75 * math.e / (math.e - 1) / restart_prob
+    >>> max_nodes_per_seed(np.array([10, 200, 1000]), 256, 0.8).tolist()
+    [256, 256, 352]
+    >>> max_nodes_per_seed(np.array([10, 200, 1000]), 256, 0.8, power=1.0).tolist()
+    [256, 395, 1977]
+    """
+    scaled = np.asarray(degree, dtype=np.float64) ** power * math.e / (math.e - 1) / restart_prob
     return np.maximum(rw_hops, np.floor(scaled + 0.5).astype(np.int64))
 
 

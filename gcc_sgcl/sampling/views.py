@@ -183,11 +183,13 @@ def build_views(
 
 
 def rwr_node_sets(
-    index: GraphIndex, starts: np.ndarray, rw_hops: int, restart_prob: float, walk_length: int, rng: KeyedRandom
+    index: GraphIndex, starts: np.ndarray, rw_hops: int, restart_prob: float, walk_length: int, rng: KeyedRandom,
+    budget_power: float = 0.75,
 ) -> NodeSets:
-    """The node set of one RWR view per start node (row ``b`` of ``rng`` walks from ``starts[b]``)."""
+    """The node set of one RWR view per start node (row ``b`` of ``rng`` walks from ``starts[b]``; visit budget
+    :func:`~gcc_sgcl.sampling.rwr.max_nodes_per_seed` with ``budget_power``)."""
     starts = np.asarray(starts, dtype=np.int64)
-    budgets = max_nodes_per_seed(index.in_degree[starts], rw_hops, restart_prob)
+    budgets = max_nodes_per_seed(index.in_degree[starts], rw_hops, restart_prob, budget_power)
     counts, visits = rwr_visits(index.indptr, index.indices, starts, budgets, restart_prob, walk_length, rng)
     return NodeSets(*view_node_sets(starts, counts, visits, index.num_nodes))
 
