@@ -266,7 +266,8 @@ def format_effects(results: dict[str, Effects], batch_size: int, batches: int) -
             align.append(f"| {method} | {len(a.rank)} | {_median(a.columns, 0)} | {_median(a.rank, 0)} | "
                          f"{_median(a.determined, 2)} | {_median(a.fit, 2)} |")
     crop = ["| method | views cropped | nodes kept (median share) | cut into more pieces | centre left without "
-            "edges | mean degree of the nodes kept | mean degree of the nodes dropped |", "|---|---|---|---|---|---|---|"]
+            "edges | mean degree of the nodes kept | mean degree of the nodes dropped |",
+            "|---|---|---|---|---|---|---|"]
     for method, e in results.items():
         if e.crop is not None:
             c = e.crop

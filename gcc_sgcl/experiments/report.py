@@ -198,7 +198,8 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
         "alone, `sgcl-random-crop` / `sgcl-random-permute` one control alone. The table's markers test each row "
         "against `gcc`; the statistics after it test `sgcl` against each random analogue. How often each stage "
         "and control changes a view is measured in `docs/augmentations.md` (`python -m gcc_sgcl.bench --only "
-        "augment`).",
+        "augment`); so is what a crop leaves of a view: on the normalised Laplacian's eigenvectors (the crop basis "
+        "of every encoder here) the spectral crop cuts about as many views into pieces as the random crop does.",
         rd.grid_section(*an.score_grid(rows, ["e2e"], an.CLASSIFICATION, ablation), folder / "ablation.csv"),
         *swap_statistics(rows, trained, folder),
         f"## Pairwise augmentations on {rd.label(heatmap_dataset)} (E2E, % gain over GCC)",
