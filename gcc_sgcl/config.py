@@ -182,11 +182,13 @@ class AugmentConfig:
       ``alpha = 0.2`` (kavehhassani/mvgrl ``utils.compute_ppr``); MVGRL feeds the dense diffusion to its
       own encoder, GCC's ignores edge weights, so it is sparsified: top-``k`` per row with ``k`` = the view's
       mean degree (``mvgrl_topk = 0``) by default, or ``mvgrl_sparsify="threshold"`` at ``mvgrl_eps`` (1e-2;
-      MVGRL chose its Citeseer threshold from 1e-5 ... 1e-2 per dataset; not density-matched on these views).
+      MVGRL thresholds Citeseer only, at the eps of 1e-5 ... 1e-2 that matches the graph's density; not
+      density-matched on these views).
     * ``gca`` (Zhu et al., 2021): degree-centrality scheme, edge dropping 0.3 / 0.4, feature masking
       0.1 / 0.0, cap ``p_tau = 0.7`` for both -- CRIPAC-DIG/GCA ``train.py`` ``default_param``
       (``drop_scheme='degree'``; ``drop_edge_weighted(threshold=0.7)``, ``drop_feature_weighted_2``'s default
-      threshold 0.7).
+      threshold 0.7); the script's default run (``--param local:wikics.json``) overrides them with edge
+      dropping 0.2 / 0.3 and feature masking 0.1 / 0.1.
     """
 
     # similar / diverse filter of the candidate random-walk pairs (before views are built)

@@ -172,15 +172,24 @@ def test_node_drop_removes_the_ratio_of_nodes_in_expectation_and_never_the_centr
 
 
 def test_subgraph_keeps_a_connected_ratio_of_nodes_grown_from_the_centre():
-    views = copies(ws_view(37), 200)  # keeps 0.2 * 37 = 7.4 nodes on average
+    views = copies(ws_view(37), 200)  # keeps the centre and 0.2 * 37 = 7.4 more nodes on average (GraphCL: 1 + 7)
     out = Subgraph(0.2).transform(views, keys(views))
     assert_well_formed(out, views)
     for b in range(len(out)):
         graph = nx.Graph(list(edge_set(out, b)))
         graph.add_nodes_from(out.select([b]).nid.tolist())
         assert nx.is_connected(graph)
-    assert out.num_nodes.mean() == pytest.approx(7.4, abs=0.1) and set(out.num_nodes.tolist()) == {7, 8}
+    assert out.num_nodes.mean() == pytest.approx(8.4, abs=0.1) and set(out.num_nodes.tolist()) == {8, 9}
     assert_own_pe(out)
+
+
+def test_subgraph_of_a_small_view_keeps_more_than_its_centre():
+    # GraphCL's loop keeps int(0.2 n) + 1 nodes: a view of 5 nodes keeps 2, never the centre alone
+    views = copies(view_of(nx.star_graph(4)), 64)
+    out = Subgraph(0.2).transform(views, keys(views))
+    assert set(out.num_nodes.tolist()) == {2} and (out.num_edges == 2).all()
+    whole = Subgraph(1.0).transform(views, keys(views))  # never more than the view
+    assert (whole.num_nodes == 5).all()
 
 
 def test_subgraph_stays_in_the_centres_component():

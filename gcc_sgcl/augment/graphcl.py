@@ -1,11 +1,12 @@
 """GraphCL's augmentations (You et al., 2020), re-implemented on GCC views.
 
 Node dropping, subgraph, edge perturbation and attribute masking, one picked uniformly per view
-(:func:`graphcl_view`, GraphCL's ``--aug random4``), each at GraphCL's ratio (``aug_ratio = 0.2``; Shen-Lab/GraphCL
+(:func:`graphcl_view`, GraphCL's ``--aug1 random4 --aug2 random4``), each at GraphCL's ratio (``aug_ratio = 0.2``; Shen-Lab/GraphCL
 ``semisupervised_TU``). Differences from GraphCL's code, all forced by the GCC setting or its small views:
 
 * the centre is never dropped and the subgraph grows from it;
-* counts are ``floor(ratio * size + u)``, ``u ~ U[0, 1)`` (expectation ``ratio * size``), not ``int(ratio * size)``;
+* counts are ``floor(ratio * size + u)``, ``u ~ U[0, 1)`` (expectation ``ratio * size``), where GraphCL's are
+  ``int(ratio * size)`` (its subgraph keeps that many nodes plus the start node: ``while len(idx_sub) <= sub_num``);
 * edges are undirected (dropped / added in both directions), added edges are distinct non-edges, no self-loops;
 * structural edits recompute the eigen features of the edited views (GCC's features are the view's own
   Laplacian eigenvectors, one batched decomposition); attribute masking acts on ``PE`` rows, replaced by their
@@ -42,7 +43,8 @@ class NodeDrop(Transform):
 
 
 class Subgraph(Transform):
-    """Keep ``max(1, floor(keep_ratio * n + u))`` nodes grown from the centre (GraphCL's ``subgraph``).
+    """Keep ``min(n, floor(keep_ratio * n + u) + 1)`` nodes grown from the centre (GraphCL's ``subgraph``: the start
+    node and ``int(keep_ratio * n)`` more).
 
     GraphCL grows the node set by adding a uniformly chosen neighbour of the set (its "random walk"); its
     released code never updates the frontier (``set.union`` result discarded), which is done here. On a
@@ -57,7 +59,7 @@ class Subgraph(Transform):
 
     def make_params(self, views: ViewBatch, rng: KeyedRandom) -> tuple[np.ndarray, KeyedRandom]:
         n = views.num_nodes
-        targets = np.maximum(1, F.stochastic_count(self.keep_ratio * n, rng.child("count").uniform()))
+        targets = np.minimum(n, F.stochastic_count(self.keep_ratio * n, rng.child("count").uniform()) + 1)
         draws = rng.child("grow").ragged(n)
         keep = np.zeros(int(n.sum()), dtype=bool)
         ptr = views.node_ptr
