@@ -221,6 +221,19 @@ def test_cached_views_are_keyed_by_the_visit_budget_of_node_views_only(tmp_path,
     assert stored == ["synthetic-graphs", "synthetic-similarity", "synthetic-similarity"]  # whole graphs: no walks
 
 
+def test_views_cached_by_other_view_building_code_are_not_read_back(tmp_path, monkeypatch):
+    import gcc_sgcl.engine.generate as generate_module
+
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
+    sampling = make_config("gcc").sampling
+    digest = generate_module.views_code_digest()
+    assert len(digest) == 64 and digest == generate_module.views_code_digest()
+    cached_views("synthetic-graphs", sampling, progress=False)
+    monkeypatch.setattr(generate_module, "views_code_digest", lambda: "f" * 64)  # as if the sampler had changed
+    cached_views("synthetic-graphs", sampling, progress=False)
+    assert len(list((tmp_path / "views").iterdir())) == 2
+
+
 def _normalized_lambda2(g: nx.Graph) -> float:
     return float(np.sort(np.linalg.eigvalsh(nx.normalized_laplacian_matrix(g).toarray()))[1])
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import hashlib
 import json
 import warnings
@@ -40,11 +41,10 @@ from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
 from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries
 from gcc_sgcl.models import GraphEncoder, build_encoder
+import gcc_sgcl.sampling as sampling_package
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
 
-# Bump when view building changes, so cached views written by older code are rebuilt.
-VIEWS_VERSION = 2
 # GCC's generate.py averages the embeddings of a query and a key view.
 INFERENCE_COPIES: int = default_of(GenerateConfig, "copies")
 
@@ -140,6 +140,18 @@ def _embedded_data(name: str, data_dir: str | None, data: LoadedDataset | None) 
     return data, _check_embedded(kind_of_data(data), name)
 
 
+@functools.lru_cache(maxsize=None)
+def views_code_digest() -> str:
+    """SHA-256 of the code that builds views (the sampling package and this module), part of the view cache's key:
+    views cached by other code are never read back. (A version number bumped by hand was once left alone when
+    the walks' random streams changed, and the rows evaluated on 2026-11-23 read views of older code from the
+    cache; ``docs/reproducibility.md``.)"""
+    digest = hashlib.sha256()
+    for path in [*sorted(Path(sampling_package.__file__).parent.glob("*.py")), Path(__file__)]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def cached_views(
     name: str,
     sampling: SamplingConfig,
@@ -154,12 +166,14 @@ def cached_views(
     """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under the dataset's
     name and a key made of its kind and graphs (:func:`~gcc_sgcl.data.graphs.graphs_digest`: a file edited, or
     a data root holding other graphs under the same name, gets new views), the sampling settings, the seed, the
-    copies and, for node views, the visit budget, and read back on later calls. ``data`` is the dataset already
+    copies, the code that builds views (:func:`views_code_digest`) and, for node views, the visit budget, and read
+    back on later calls. ``data`` is the dataset already
     loaded (else it is loaded here)."""
     from gcc_sgcl.data import dataset_name
 
     data, kind = _embedded_data(name, data_dir, data)
-    fields = [kind.name, graphs_digest(kind.graphs(data)), dataclasses.asdict(sampling), seed, copies, VIEWS_VERSION]
+    fields = [kind.name, graphs_digest(kind.graphs(data)), dataclasses.asdict(sampling), seed, copies,
+              views_code_digest()]
     if not kind.per_graph:  # whole-graph views have no walks
         fields.append(visit_budget)
     key = hashlib.sha256(json.dumps(fields).encode())
