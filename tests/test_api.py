@@ -1,4 +1,6 @@
 """The Python embedding API: the same rows as generate.sh, every graph input type, subsets, errors."""
+import shutil
+
 import dgl
 import networkx as nx
 import numpy as np
@@ -8,9 +10,9 @@ import torch
 from threadpoolctl import threadpool_info
 
 import gcc_sgcl
+from gcc_sgcl.config import GenerateConfig
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset
 from gcc_sgcl.engine.device import DeviceError
-from gcc_sgcl.config import GenerateConfig
 from gcc_sgcl.engine.generate import generate
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.presets import make_config
@@ -40,18 +42,24 @@ def test_embed_nodes_and_graphs_equal_generate_rows(run):
 def test_gccs_visit_budget_changes_the_rows_of_the_nodes_whose_budget_grows_only(run, tmp_path):
     g = nx.star_graph(150)  # rw_hops 32: hub 0 gets 297 visits by GCC's generate rule, 85 by pre-training's
     g.add_edges_from((i, i + 1) for i in range(1, 150, 2))  # the leaves (degree 2): 32 by both
+    encoder = tmp_path / "encoder"  # a copy: the .npy files stay out of the shared run folder
+    shutil.copytree(run, encoder, ignore=shutil.ignore_patterns("*.npy", "*.txt"))
     path = tmp_path / "star.txt"
     path.write_text("".join(f"{u} {v}\n" for u, v in g.edges()))
     rows = {}
     for budget in ("pretrain", "gcc"):
-        generate(run, [str(path)], GenerateConfig(visit_budget=budget), progress=False)
-        ids = [int(i) for i in (run / "star.ids.txt").read_text().split()]
-        rows[budget] = np.load(run / "star.npy")[np.argsort(ids)]
+        generate(encoder, [str(path)], GenerateConfig(visit_budget=budget), progress=False)
+        ids = [int(i) for i in (encoder / "star.ids.txt").read_text().split()]
+        rows[budget] = np.load(encoder / "star.npy")[np.argsort(ids)]
     grows = [n for n in g if int(g.degree[n] * np.e / (np.e - 1) / 0.8 + 0.5)
              > max(32, int(g.degree[n] ** 0.75 * np.e / (np.e - 1) / 0.8 + 0.5))]
     assert grows == [0]
     same = np.isclose(rows["pretrain"], rows["gcc"], atol=1e-5).all(axis=1)
     assert same.tolist() == [n not in grows for n in g]
+    (encoder / "star.npy").unlink()
+    with pytest.raises(ValueError, match="--visit-budget must be one of pretrain, gcc, got 'linear'"):
+        generate(encoder, ["synthetic-graphs", str(path)], GenerateConfig(visit_budget="linear"), progress=False)
+    assert not (encoder / "star.npy").exists() and not (encoder / "synthetic-graphs.npy").exists()  # checked up front
 
 
 def test_every_graph_input_type_gives_the_same_rows(run):

@@ -1,8 +1,9 @@
 """GraphCL's augmentations (You et al., 2020), re-implemented on GCC views.
 
 Node dropping, subgraph, edge perturbation and attribute masking, one picked uniformly per view
-(:func:`graphcl_view`, GraphCL's ``--aug1 random4 --aug2 random4``), each at GraphCL's ratio (``aug_ratio = 0.2``; Shen-Lab/GraphCL
-``semisupervised_TU``). Differences from GraphCL's code, all forced by the GCC setting or its small views:
+(:func:`graphcl_view`, GraphCL's ``--aug1 random4 --aug2 random4``), each at GraphCL's ratio
+(``aug_ratio = 0.2``; Shen-Lab/GraphCL ``semisupervised_TU``). Differences from GraphCL's code, all forced by the
+GCC setting or its small views:
 
 * the centre is never dropped and the subgraph grows from it;
 * counts are ``floor(ratio * size + u)``, ``u ~ U[0, 1)`` (expectation ``ratio * size``), where GraphCL's are

@@ -225,7 +225,7 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
 
 
 def _crops(step: PairTransform) -> bool:
-    """Whether ``step`` is a crop (spectral or random) of every view."""
+    """Whether ``step`` crops views (a spectral or random crop among its alternatives)."""
     kinds = {CROPS[kind].__name__ for kind in CROPS}
     return any(name in kinds for name in step_name(step).split(" or "))
 

@@ -21,10 +21,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import scipy
 from tqdm import tqdm
 
+import gcc_sgcl.sampling as sampling_package
 from gcc_sgcl.cli import check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import (
+    VISIT_BUDGETS,
     Config,
     GenerateConfig,
     InputConfig,
@@ -41,7 +44,6 @@ from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import load_checkpoint
 from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries
 from gcc_sgcl.models import GraphEncoder, build_encoder
-import gcc_sgcl.sampling as sampling_package
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
 
@@ -142,11 +144,11 @@ def _embedded_data(name: str, data_dir: str | None, data: LoadedDataset | None) 
 
 @functools.lru_cache(maxsize=None)
 def views_code_digest() -> str:
-    """SHA-256 of the code that builds views (the sampling package and this module), part of the view cache's key:
-    views cached by other code are never read back. (A version number bumped by hand was once left alone when
-    the walks' random streams changed, and the rows evaluated on 2026-11-23 read views of older code from the
-    cache; ``docs/reproducibility.md``.)"""
-    digest = hashlib.sha256()
+    """SHA-256 of the code that builds views (the sampling package and this module) and of the numpy, scipy and
+    torch versions, part of the view cache's key: views cached by other code or libraries are never read back. (A
+    version number bumped by hand was once left alone when the walks' random streams changed, and rows scored on
+    2026-11-23 may have read views of older code from the cache; ``docs/reproducibility.md``.)"""
+    digest = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__} torch {torch.__version__}".encode())
     for path in [*sorted(Path(sampling_package.__file__).parent.glob("*.py")), Path(__file__)]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
@@ -214,6 +216,8 @@ def generate(
 
     g = settings or GenerateConfig()
     check_dataset_names(datasets, ("node", "graph", "similarity"), "--dataset")
+    if g.visit_budget not in VISIT_BUDGETS:
+        raise ValueError(f"--visit-budget must be one of {', '.join(VISIT_BUDGETS)}, got {g.visit_budget!r}")
     check_num_workers(g.num_workers)
     if g.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {g.batch_size}")

@@ -18,11 +18,13 @@ import math
 
 import numpy as np
 
+from gcc_sgcl.config import VISIT_BUDGETS
 from gcc_sgcl.sampling.batch import offsets, positions
 from gcc_sgcl.sampling.keys import KeyedRandom
 
 
-def max_nodes_per_seed(degree: np.ndarray | int, rw_hops: int, restart_prob: float, power: float = 0.75) -> np.ndarray:
+def max_nodes_per_seed(degree: np.ndarray | int, rw_hops: int, restart_prob: float,
+                       power: float = VISIT_BUDGETS["pretrain"]) -> np.ndarray:
     """GCC's visit budget: ``max(rw_hops, round(deg^power · e/(e−1) / restart_prob))`` (elementwise); ``power``
     0.75 in GCC's pre-training, 1 in its ``generate.py`` (:data:`~gcc_sgcl.config.VISIT_BUDGETS`).
 

@@ -13,7 +13,7 @@ from typing import Sequence
 import dgl
 import numpy as np
 
-from gcc_sgcl.config import PE_SIGNS
+from gcc_sgcl.config import PE_SIGNS, VISIT_BUDGETS
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, offsets, positions, ranges, runs, segment_ids
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.rwr import max_nodes_per_seed, rwr_visits, view_node_sets
@@ -184,7 +184,7 @@ def build_views(
 
 def rwr_node_sets(
     index: GraphIndex, starts: np.ndarray, rw_hops: int, restart_prob: float, walk_length: int, rng: KeyedRandom,
-    budget_power: float = 0.75,
+    budget_power: float = VISIT_BUDGETS["pretrain"],
 ) -> NodeSets:
     """The node set of one RWR view per start node (row ``b`` of ``rng`` walks from ``starts[b]``; visit budget
     :func:`~gcc_sgcl.sampling.rwr.max_nodes_per_seed` with ``budget_power``)."""
