@@ -163,7 +163,8 @@ def view_pieces(views: ViewBatch) -> np.ndarray:
 def crop_shape(before: ViewBatch, after: ViewBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What a crop did to each view: ``(keep, split, centre_alone)`` -- ``(N,)`` whether each node of ``before``
     is in the same view of ``after`` (views keep their parent ids), ``(B,)`` whether the view has more connected
-    pieces after than before, and ``(B,)`` whether its centre has no edge left while other nodes remain.
+    pieces after than before, and ``(B,)`` whether its centre has no edge left while other nodes remain (views hold
+    both directions of each edge, so no in-edge means no edge).
 
     >>> path = ViewBatch(num_nodes=np.array([5]), num_edges=np.array([8]), src=np.array([0, 1, 1, 2, 2, 3, 3, 4]),
     ...     dst=np.array([1, 0, 2, 1, 3, 2, 4, 3]), nid=np.arange(5), seed_pos=np.array([2]),
@@ -176,9 +177,7 @@ def crop_shape(before: ViewBatch, after: ViewBatch) -> tuple[np.ndarray, np.ndar
         raise ValueError("crop_shape takes the same views before and after a crop (after: no more nodes)")
     span = int(max(before.nid.max(initial=0), after.nid.max(initial=0))) + 1
     keep = np.isin(before.node_view * span + before.nid, after.node_view * span + after.nid)
-    base = np.repeat(after.node_ptr[:-1], after.num_edges)
-    touches = np.bincount(np.concatenate([after.src + base, after.dst + base]), minlength=int(after.num_nodes.sum()))
-    centre_alone = (touches[after.node_ptr[:-1] + after.seed_pos] == 0) & (after.num_nodes > 1)
+    centre_alone = (after.in_degrees()[after.node_ptr[:-1] + after.seed_pos] == 0) & (after.num_nodes > 1)
     return keep, view_pieces(after) > view_pieces(before), centre_alone
 
 
@@ -191,10 +190,11 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
         if not isinstance(ds.pipeline, PairPipeline):  # GCC's plain pairs: nothing to measure
             out[method] = Effects(pairs=batch_size * batches)
             continue
+        crops = [_crops(s) for s in ds.pipeline.steps]
         eff = Effects(has_filter=ds.pipeline.filter is not None,
                       steps=[StageEffect(step_name(s)) for s in ds.pipeline.steps],
                       align=AlignFit() if any(isinstance(s, Align) for s in ds.pipeline.steps) else None,
-                      crop=CropShape() if any(_crops(s) for s in ds.pipeline.steps) else None)
+                      crop=CropShape() if any(crops) else None)
         with sampling_threads():
             for b in range(batches):
                 starts, rng = ds.item_keys(range(b * batch_size, (b + 1) * batch_size))
@@ -207,14 +207,15 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
                     eff.passed_first += int((filtered & outcome.passed & (outcome.tries == 1)).sum())
                     eff.passed_later += int((filtered & outcome.passed & (outcome.tries > 1)).sum())
                     eff.tries += int(outcome.tries[filtered].sum())
-                for step, st, (_, q0, k0, _), (_, q1, k1, _) in zip(ds.pipeline.steps, eff.steps, stages, stages[1:]):
+                for step, crop, st, (_, q0, k0, _), (_, q1, k1, _) in zip(ds.pipeline.steps, crops, eff.steps, stages,
+                                                                           stages[1:]):
                     changed_q, changed_k = changed_views(q0, q1), changed_views(k0, k1)
                     st.changed_q += int(changed_q.sum())
                     st.changed_k += int(changed_k.sum())
                     if isinstance(step, Align):
                         eff.align.add(q0.select(np.flatnonzero(changed_q)))
                         eff.align.add(k0.select(np.flatnonzero(changed_k)))
-                    if _crops(step):
+                    if crop:
                         for before, after, changed in ((q0, q1, changed_q), (k0, k1, changed_k)):
                             rows = np.flatnonzero(changed)
                             eff.crop.add(before.select(rows), after.select(rows))

@@ -20,8 +20,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import torch
 import scipy
+import torch
 from tqdm import tqdm
 
 import gcc_sgcl.sampling as sampling_package
