@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from gcc_sgcl.config import Config
+from gcc_sgcl.config import VISIT_BUDGETS, Config
 from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
 from gcc_sgcl.engine import generate
 from gcc_sgcl.models import GraphEncoder
@@ -120,14 +120,19 @@ class Encoder:
         return self.cfg.model.hidden_size
 
     def embed_nodes(self, graph: GraphLike, nodes: Sequence[int] | None = None, batch_size: int = 256,
-                    seed: int = 0, copies: int = generate.INFERENCE_COPIES) -> np.ndarray:
+                    seed: int = 0, copies: int = generate.INFERENCE_COPIES,
+                    visit_budget: str = "pretrain") -> np.ndarray:
         """``(len(nodes), hidden)`` float32 embeddings of ``nodes`` (default: every node, row ``i`` = node ``i``):
         nodes of a networkx graph's ``nodes``, ids ``0..n-1`` of any other input, or a boolean numpy / torch mask
-        of length n."""
+        of length n. ``visit_budget`` is the walks' budget rule, as ``generate --visit-budget``
+        (:data:`~gcc_sgcl.config.VISIT_BUDGETS`)."""
         _check_settings(batch_size, copies)
+        if visit_budget not in VISIT_BUDGETS:
+            raise ValueError(f"visit_budget must be one of {', '.join(VISIT_BUDGETS)}, got {visit_budget!r}")
         g = as_dgl_graph(graph)
         items = _positions(graph, g.num_nodes(), nodes)
-        return self._embed(lambda c: NodeViewDataset(g, self.cfg.sampling, seed, c), items, batch_size, copies)
+        return self._embed(lambda c: NodeViewDataset(g, self.cfg.sampling, seed, c, visit_budget), items,
+                           batch_size, copies)
 
     def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
                      copies: int = generate.INFERENCE_COPIES) -> np.ndarray:

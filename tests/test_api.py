@@ -56,6 +56,11 @@ def test_gccs_visit_budget_changes_the_rows_of_the_nodes_whose_budget_grows_only
     assert grows == [0]
     same = np.isclose(rows["pretrain"], rows["gcc"], atol=1e-5).all(axis=1)
     assert same.tolist() == [n not in grows for n in g]
+    enc = gcc_sgcl.load_encoder(encoder)  # the API's rule: generate's rows for either budget
+    for budget in ("pretrain", "gcc"):
+        assert np.array_equal(enc.embed_nodes(g, visit_budget=budget), rows[budget])
+    with pytest.raises(ValueError, match="visit_budget must be one of pretrain, gcc, got 'linear'"):
+        enc.embed_nodes(g, nodes=[], visit_budget="linear")
     (encoder / "star.npy").unlink()
     with pytest.raises(ValueError, match="--visit-budget must be one of pretrain, gcc, got 'linear'"):
         generate(encoder, ["synthetic-graphs", str(path)], GenerateConfig(visit_budget="linear"), progress=False)
