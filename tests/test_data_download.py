@@ -96,6 +96,27 @@ def test_verification_mismatch_names_the_count_even_when_modified_copies_are_all
         download_dataset("imdb-binary", tmp_path / "root", progress=False)
 
 
+def test_a_present_file_without_checksum_is_fetched_again_once_when_its_counts_differ(tmp_path, source, monkeypatch,
+                                                                                    capsys):
+    spec = DATASETS["imdb-binary"]
+    remote = dataclasses.replace(spec.files[0], url=source.as_uri(), sha256=None)
+    monkeypatch.setitem(DATASETS, "imdb-binary", dataclasses.replace(spec, files=(remote,), expected={"num_graphs": 1}))
+    dest = tmp_path / "root" / remote.path
+    dest.parent.mkdir(parents=True)
+    two_graphs = b"2\n2 0\n0 1 1\n0 1 0\n2 1\n0 1 1\n0 1 0\n"
+    dest.write_bytes(two_graphs)  # a wrong copy
+    download_dataset("imdb-binary", tmp_path / "root", progress=False)
+    assert dest.read_bytes() == PAYLOAD and "counts ok" in capsys.readouterr().out
+    dest.write_bytes(two_graphs)
+    source.write_bytes(two_graphs)  # the source itself differs: fetched once, then the error
+    fetched = []
+    real_fetch = dl.fetch_file
+    monkeypatch.setattr(dl, "fetch_file", lambda *a, **k: fetched.append(a[1]) or real_fetch(*a, **k))
+    with pytest.raises(CountMismatchError, match="num_graphs: expected 1, got 2"):
+        download_dataset("imdb-binary", tmp_path / "root", progress=False)
+    assert fetched == [dest]
+
+
 def test_cli_fetches_named_datasets_and_rejects_unknown_ones(tmp_path, source, monkeypatch, capsys):
     _patch_imdb(monkeypatch, source, num_graphs=1)
     main(["--data-dir", str(tmp_path / "root"), "imdb-binary"])

@@ -11,6 +11,10 @@ process with batch ``B``:
   ``B`` keys; the backward sums every rank's gradient into the local rows) and of the MoCo keys to enqueue;
 * DistributedDataParallel averages the gradients of the per-rank mean losses, which is the gradient of the
   mean over the global batch.
+
+Dropout is the exception: each rank draws its masks from its own stream
+(:func:`~gcc_sgcl.engine.pretrain.dropout_seed`), so with dropout on (GCC's 0.5) ``W`` ranks follow another random
+path than one process, and a run resumed with another number of processes continues on other masks.
 """
 from __future__ import annotations
 
