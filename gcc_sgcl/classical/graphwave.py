@@ -15,6 +15,11 @@ approximation ``λ ≈ 1/n`` of the smallest non-zero eigenvalue, i.e. evenly sp
 interpolation, trimmed where the coefficients fall below 1e-10: degree 18 at usa_airport's ``s = 5.4``, 24
 at h-index's ``s = 11.2``), block by block of columns, so memory stays ``O(n · block)``; being a polynomial
 in ``L``, it gives structurally equivalent nodes identical rows. Deterministic: ``rng`` is unused.
+
+Each graph is embedded on its own, as the reference code embeds one graph: its scales and the ``1/n`` of ``φ``
+come from its own node count (isolated nodes included). The two graphs of a similarity-search pair (e.g.
+KDD 2,867 nodes, ICDM 2,607) therefore get slightly different scales (1.94 / 8.45 against 1.85 / 8.06), so nodes
+with the same neighbourhood in the two graphs need not get equal rows.
 """
 from __future__ import annotations
 
