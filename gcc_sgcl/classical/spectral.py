@@ -40,9 +40,21 @@ def laplacian_eigenvalues(adj: sp.spmatrix | np.ndarray) -> np.ndarray:
     return np.clip(np.linalg.eigvalsh(normalized_laplacian(dense)), 0.0, 2.0)
 
 
+TIE_DECIMALS = 8
+
+
 def spectrum_histogram(eigenvalues: np.ndarray, bins: int = BINS) -> np.ndarray:
-    """The fraction of ``eigenvalues`` in each of ``bins`` equal bins over ``[0, 2]`` (sums to 1)."""
-    counts, _ = np.histogram(eigenvalues, bins=bins, range=(0.0, 2.0))
+    """The fraction of ``eigenvalues`` in each of ``bins`` equal bins ``[a, b)`` over ``[0, 2]`` (sums to 1).
+
+    Eigenvalues are rounded to :data:`TIE_DECIMALS` decimals first: normalised-Laplacian spectra often sit exactly
+    on an edge ``k/16`` (1 for pendant and twin nodes, ``n/(n-1)`` for cliques), and the solver's rounding error
+    would otherwise send copies of one eigenvalue to either side of it, depending on the node order and the LAPACK
+    build.
+
+    >>> spectrum_histogram(np.array([0.0, 1.0 - 1e-15, 1.0, 2.0]), bins=2).tolist()
+    [0.25, 0.75]
+    """
+    counts, _ = np.histogram(np.round(eigenvalues, TIE_DECIMALS), bins=bins, range=(0.0, 2.0))
     return counts / len(eigenvalues)
 
 
