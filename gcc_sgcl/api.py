@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from gcc_sgcl.config import VISIT_BUDGETS, Config
+from gcc_sgcl.config import Config, visit_budget_power
 from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
 from gcc_sgcl.engine import generate
 from gcc_sgcl.models import GraphEncoder
@@ -127,8 +127,7 @@ class Encoder:
         of length n. ``visit_budget`` is the walks' budget rule, as ``generate --visit-budget``
         (:data:`~gcc_sgcl.config.VISIT_BUDGETS`)."""
         _check_settings(batch_size, copies)
-        if visit_budget not in VISIT_BUDGETS:
-            raise ValueError(f"visit_budget must be one of {', '.join(VISIT_BUDGETS)}, got {visit_budget!r}")
+        visit_budget_power(visit_budget)
         g = as_dgl_graph(graph)
         items = _positions(graph, g.num_nodes(), nodes)
         return self._embed(lambda c: NodeViewDataset(g, self.cfg.sampling, seed, c, visit_budget), items,

@@ -23,6 +23,15 @@ PE_SIGNS = ("random", "canonical")
 # Visit budget of a node's inference view, max(rw_hops, round(deg^power · e/(e−1) / restart_prob)), by name: the
 # power of pre-training (GCC's LoadBalanceGraphDataset), or the one of GCC's generate.py (GraphDataset.__getitem__).
 VISIT_BUDGETS: dict[str, float] = {"pretrain": 0.75, "gcc": 1.0}
+
+
+def visit_budget_power(name: str, parameter: str = "visit_budget") -> float:
+    """The power of visit budget ``name`` (:data:`VISIT_BUDGETS`); an unknown name is refused naming ``parameter``."""
+    if name not in VISIT_BUDGETS:
+        raise ValueError(f"{parameter} must be one of {', '.join(VISIT_BUDGETS)}, got {name!r}")
+    return VISIT_BUDGETS[name]
+
+
 STAGES = ("filter", "crop", "align", "mask", "reorder")
 
 Box = tuple[float, float, float, float]

@@ -178,7 +178,7 @@ def test_gcc_visit_budget_changes_only_the_views_of_nodes_whose_budget_grows():
         assert np.array_equal(a.select([i]).nid, b.select([i]).nid)
     # the hub's walks go on: its view holds every node of the shorter one, and more
     assert set(a.select([0]).nid) < set(b.select([0]).nid)
-    with pytest.raises(ValueError, match="unknown visit budget 'linear'; choose from"):
+    with pytest.raises(ValueError, match="visit_budget must be one of pretrain, gcc, got 'linear'"):
         NodeViewDataset(g, SMALL, visit_budget="linear")
 
 

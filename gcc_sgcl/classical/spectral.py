@@ -32,15 +32,13 @@ BINS = 32
 SMALLEST = 8
 NODE_DIM = BINS + SMALLEST
 GRAPH_DIM = BINS + 1
+TIE_DECIMALS = 8  # eigenvalues are rounded to this many decimals before the histogram (see spectrum_histogram)
 
 
 def laplacian_eigenvalues(adj: sp.spmatrix | np.ndarray) -> np.ndarray:
     """All eigenvalues of the normalised Laplacian of the graph with adjacency ``adj``, ascending, in [0, 2]."""
     dense = adj.toarray() if sp.issparse(adj) else np.asarray(adj, dtype=np.float64)
     return np.clip(np.linalg.eigvalsh(normalized_laplacian(dense)), 0.0, 2.0)
-
-
-TIE_DECIMALS = 8
 
 
 def spectrum_histogram(eigenvalues: np.ndarray, bins: int = BINS) -> np.ndarray:

@@ -27,7 +27,6 @@ from tqdm import tqdm
 import gcc_sgcl.sampling as sampling_package
 from gcc_sgcl.cli import check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import (
-    VISIT_BUDGETS,
     Config,
     GenerateConfig,
     InputConfig,
@@ -35,6 +34,7 @@ from gcc_sgcl.config import (
     add_arguments,
     default_of,
     from_args,
+    visit_budget_power,
 )
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
 from gcc_sgcl.data.graphs import graphs_digest
@@ -216,8 +216,7 @@ def generate(
 
     g = settings or GenerateConfig()
     check_dataset_names(datasets, ("node", "graph", "similarity"), "--dataset")
-    if g.visit_budget not in VISIT_BUDGETS:
-        raise ValueError(f"--visit-budget must be one of {', '.join(VISIT_BUDGETS)}, got {g.visit_budget!r}")
+    visit_budget_power(g.visit_budget, "--visit-budget")
     check_num_workers(g.num_workers)
     if g.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {g.batch_size}")

@@ -19,7 +19,7 @@ import torch
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
-from gcc_sgcl.config import VISIT_BUDGETS, SamplingConfig
+from gcc_sgcl.config import SamplingConfig, visit_budget_power
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.views import GraphIndex, build_views, rwr_node_sets, whole_graph_views
@@ -41,11 +41,9 @@ class ViewSampler:
         global_embeddings: Sequence[np.ndarray] | None = None,
         visit_budget: str = "pretrain",
     ) -> None:
-        if visit_budget not in VISIT_BUDGETS:
-            raise ValueError(f"unknown visit budget {visit_budget!r}; choose from {sorted(VISIT_BUDGETS)}")
         self.index = GraphIndex.of(graphs)
         self.sampling = sampling
-        self.budget_power = VISIT_BUDGETS[visit_budget]
+        self.budget_power = visit_budget_power(visit_budget)
         self.global_embedding = (
             None if global_embeddings is None else np.concatenate(global_embeddings).astype(np.float32)
         )
