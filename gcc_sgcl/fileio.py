@@ -17,7 +17,8 @@ _CHUNK = 1 << 20
 @contextmanager
 def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
     """A fresh sibling path to write ``target``'s new content to: synced to disk and renamed onto ``target``
-    when the block succeeds, removed when it raises, so readers only ever see a complete file.
+    when the block succeeds, removed when it raises, so readers only ever see a complete file. The folder is
+    synced after the rename (where the platform can open a folder), so the new name survives a power cut too.
 
     The caller creates the file (``open``, ``torch.save``, ``np.save``, ...), so it gets the usual mode of
     the process's umask. A kill mid-write can leave the temporary file behind: its name is
@@ -37,8 +38,19 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, target)
+        _sync_folder(target.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _sync_folder(folder: Path) -> None:
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def copy_atomic(src: str | os.PathLike, target: str | os.PathLike) -> Path:

@@ -2,6 +2,7 @@
 leave nothing behind, the parse cache follows the files' bytes, arguments are checked before any data."""
 import gzip
 import os
+import stat
 import subprocess
 import sys
 import warnings
@@ -403,6 +404,19 @@ def test_an_interrupted_atomic_write_leaves_the_old_file_and_no_temporary(tmp_pa
         tmp.write_text("half")
         raise KeyboardInterrupt
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+def test_an_atomic_write_syncs_the_file_then_its_folder_after_the_rename(tmp_path, monkeypatch):
+    synced, real_fsync = [], os.fsync
+
+    def fsync(fd):
+        synced.append((stat.S_ISDIR(os.fstat(fd).st_mode), (tmp_path / "a.json").exists()))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with atomic_target(tmp_path / "a.json") as tmp:
+        tmp.write_text("new")
+    assert synced == [(False, False), (True, True)]
 
 
 def test_tensorboard_events_are_flushed_at_every_checkpoint(tmp_path, monkeypatch):
