@@ -39,7 +39,7 @@ def budget_sections(study: tuple, table: list[ResultRow], out: Path, folder: Pat
     parts = [
         "## Budget study: score against pre-training steps (E2E, frozen encoders)",
         f"Batch {family[0]}, corpus `{family[1]}`; `sgcl` here is the plain preset (default c = {default_c:g}: the "
-        "c grid ran afterwards, at the chosen budget). Each point is the mean over the seeds run at every step count "
+        "c grid ran afterwards, at the table budget). Each point is the mean over the seeds run at every step count "
         "of its curve (0 steps: the untrained encoder); the figure's bars are the std over those seeds, or with one "
         "seed the std over its CV repetitions (the table's cells' ± elsewhere in this report).",
         f"![learning curve]({_relative(png, out)})",
@@ -49,7 +49,7 @@ def budget_sections(study: tuple, table: list[ResultRow], out: Path, folder: Pat
     rows = an.Rows(table)
     checked = fidelity(rows)
     if any(f.measured is not None for f in checked):
-        parts += ["### Fidelity: GCC E2E at the chosen budget against GCC's published E2E numbers",
+        parts += ["### Fidelity: GCC E2E at the table budget against GCC's published E2E numbers",
                   rd.fidelity_section(checked, folder / "fidelity.csv", family[1],
                                       an.cv_settings(rows, an.CLASSIFICATION))]
     return parts
