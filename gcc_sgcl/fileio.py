@@ -38,12 +38,14 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, target)
-        _sync_folder(target.parent)
+        sync_folder(target.parent)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: str | os.PathLike) -> None:
+    """Sync ``folder``'s entries to disk, so that a file just created or renamed in it survives a power cut
+    (a no-op where the platform cannot open a folder)."""
     if not hasattr(os, "O_DIRECTORY"):
         return
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)

@@ -1,7 +1,9 @@
 """The experiment runner: a tiny real sweep on the synthetic data, skip/resume, the view cache and the report."""
 import dataclasses
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import dgl
@@ -193,6 +195,21 @@ def test_row_store_ignores_a_truncated_last_line_but_not_a_corrupt_middle_one(tm
     store.path.write_text(json.dumps(_row("a").to_dict()) + "\nnot json\n" + json.dumps(_row("b").to_dict()) + "\n")
     with pytest.raises(ValueError, match="line 2"):
         store.load()
+
+
+def test_a_plain_row_store_syncs_its_folder_when_an_append_creates_the_file(tmp_path, monkeypatch):
+    folder_syncs, real_fsync = [], os.fsync
+
+    def fsync(fd):
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            folder_syncs.append((tmp_path / "rows.jsonl").read_text().count("\n"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store = RowStore(tmp_path / "rows.jsonl")
+    store.append([_row("a")])
+    store.append([_row("b")])
+    assert folder_syncs == [1] and [r.method for r in store.load()] == ["a", "b"]
 
 
 def test_cached_views_equal_freshly_built_views(tmp_path, monkeypatch):

@@ -23,7 +23,7 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator
 
 import numpy as np
 
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.fileio import atomic_target, sync_folder
 from gcc_sgcl.tasks.common import TaskResult
 
 @dataclass(frozen=True)
@@ -167,7 +167,8 @@ class RowStore:
         return {row.key for row in self.load()}
 
     def append(self, rows: Iterable[ResultRow]) -> None:
-        """Add ``rows``, one JSON object per line, on disk when this returns. Under the store's lock, a row whose
+        """Add ``rows``, one JSON object per line, on disk when this returns (a plain store's folder is synced too
+        when the append created the file). Under the store's lock, a row whose
         evaluation and metric are stored already (another sweep on the same store finished it first) is left out,
         with a note on stderr, so that :meth:`load` never meets the same evaluation twice."""
         rows = list(rows)
@@ -183,10 +184,13 @@ class RowStore:
             if self.compressed:
                 self._write(before + text)
                 return
+            created = not self.path.exists()
             with self.path.open("a") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
+            if created:
+                sync_folder(self.path.parent)
 
     def replace(self, drop: Callable[[ResultRow], bool], rows: Iterable[ResultRow]) -> None:
         """Rewrite the store atomically without the stored rows for which ``drop`` is true, plus ``rows``."""
