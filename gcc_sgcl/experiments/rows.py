@@ -168,9 +168,9 @@ class RowStore:
 
     def append(self, rows: Iterable[ResultRow]) -> None:
         """Add ``rows``, one JSON object per line, on disk when this returns (a plain store's folder is synced too
-        when the append created the file). Under the store's lock, a row whose
-        evaluation and metric are stored already (another sweep on the same store finished it first) is left out,
-        with a note on stderr, so that :meth:`load` never meets the same evaluation twice."""
+        when the append created the file). Under the store's lock, a row whose evaluation and metric are stored
+        already (another sweep on the same store finished it first) is left out, with a note on stderr, so that
+        :meth:`load` never meets the same evaluation twice."""
         rows = list(rows)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._locked():
