@@ -23,7 +23,8 @@ from gcc_sgcl.experiments.budget import (
     learning_curves,
     published_finetuned,
 )
-from gcc_sgcl.experiments.report import build_report, chosen_sgcl, finetune_intro, table_methods
+from gcc_sgcl.experiments.report import (build_report, budget_study, chosen_sgcl, finetune_intro, table_methods,
+                                         table_rows)
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.experiments.stats import summarize
 
@@ -510,8 +511,19 @@ def test_budget_is_the_first_step_count_where_most_gcc_columns_change_less_than_
 def test_budget_rule_says_so_when_no_step_count_flattens():
     rows = _curve_rows({"a": [0.1, 0.2, 0.3, 0.4, 0.5], "b": [0.1, 0.2, 0.3, 0.4, 0.5]})
     choice = choose_budget(learning_curves(rows))
-    assert (choice.steps, choice.flat) == (3000, False)
+    assert (choice.steps, choice.flat, choice.last, choice.flat_at(3000)) == (3000, False, 3000, False)
     assert choose_budget([]) is None
+
+
+def test_tables_stay_at_the_curves_last_point_when_the_curve_flattens_earlier():
+    # flat from 1000 steps on; a noisy column at 3000 steps breaks the rule there (1 of 2 flat)
+    rows = _curve_rows({"a": [0.3, 0.50, 0.60, 0.602, 0.603], "b": [0.3, 0.50, 0.60, 0.601, 0.65]})
+    family, _, choice, table = budget_study(rows)
+    assert (choice.steps, choice.flat, choice.last, choice.flat_at(3000)) == (1000, True, 3000, False)
+    assert table == (3000, *family)
+    assert {r.steps for r in table_rows(rows)} == {0, 3000}  # 0: the random-init rows
+    text = rd.budget_text(choice, {1000: [], 3000: []})
+    assert "**The curve flattens at 1000 steps**" in text and "the rule does not hold there (1 of 2" in text
 
 
 def test_fine_tuned_rows_stand_beside_the_published_fine_tuned_scores_of_their_method():
@@ -563,12 +575,14 @@ def test_report_renders_the_budget_study_and_random_init_only_when_rows_exist(tm
     points = {d: [0.3, 0.5, 0.6, 0.602, 0.603] for d in ("imdb-binary", "usa_airport")}
     RowStore(study).append(_curve_rows(points))
     text = build_report(study, tmp_path / "study.md", heatmap_dataset="imdb-binary")
-    assert "**Chosen budget: 1000 steps**" in text
-    assert "The rule reads `gcc`'s curve only; the curve was measured up to 3000 steps." in text
-    assert "| `gcc` | +0.115 | +0.115 | 2 of 2 |" in text  # (60.2 − 60.0) / log2(1000 / 300) per column
+    assert "**The curve flattens at 1000 steps**" in text
+    assert "the tables are at the curve's last point, 3000 steps" in text
+    assert "and the rule holds there too (2 of 2 columns flat)" in text
+    assert "| `gcc` | 1000 | +0.115 | +0.115 | 2 of 2 |" in text  # (60.2 − 60.0) / log2(1000 / 300) per column
+    assert "| `gcc` | 3000 | +0.063 | +0.063 | 2 of 2 |" in text  # (60.3 − 60.2) / log2(3000 / 1000)
     assert "| dataset | published | gcc | difference |" in text
-    assert "| IMDB-B | 71.7 | 60.20 (1 seed) | -11.50 |" in text
-    assert "- IMDB-B: gcc 60.20, published 71.7 (-11.50 pt); no training-free row under this protocol yet." in text
+    assert "| IMDB-B | 71.7 | 60.30 (1 seed) | -11.40 |" in text  # the tables' budget: 3000 steps
+    assert "- IMDB-B: gcc 60.30, published 71.7 (-11.40 pt); no training-free row under this protocol yet." in text
     assert "| random init | 1 |" in text
     assert (study.parent / "learning_curve.png").stat().st_size > 1000
     assert (study.parent / "fidelity.csv").read_text().startswith("dataset,published,gcc,difference")

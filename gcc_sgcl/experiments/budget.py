@@ -1,5 +1,6 @@
 """The budget study, computed from result rows: learning curves (score against pre-training steps), the rule
-that picks the table budget where GCC's curve flattens, the fidelity check of GCC at that budget against
+that finds where GCC's curve flattens (the tables' budget, the curve's last point, is checked against it), the
+fidelity check of GCC at that budget against
 GCC's published E2E numbers, and the fine-tuned rows beside the SGCL paper's published fine-tuned ones.
 
 Curves come from rows of encoders pre-trained for different ``steps`` with one batch size and corpus (the
@@ -8,7 +9,7 @@ family with the most distinct step counts, unless given); 0 steps is the untrain
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -96,15 +97,24 @@ def changes_at(curves: Sequence[Curve], steps: int) -> list[tuple[Curve, float]]
 
 @dataclass(frozen=True)
 class BudgetChoice:
-    """The chosen step count, whether GCC's curve is flat there (``flat``: on more than half of the columns
-    the change per doubling is below the tolerance), and per candidate step count the flat and measured column
-    counts."""
+    """The rule's step count (the smallest flat one, else the largest measured), whether GCC's curve is flat
+    there (``flat``: on more than half of the columns the change per doubling is below the tolerance), and per
+    candidate step count the flat and measured column counts."""
 
     steps: int
     flat: bool
     flat_columns: dict[int, int]
     measured_columns: dict[int, int]
     tolerance: float
+
+    @property
+    def last(self) -> int:
+        """The curve's largest measured step count."""
+        return max(self.flat_columns)
+
+    def flat_at(self, steps: int) -> bool:
+        """Whether the rule holds at ``steps``: flat on more than half of the columns measured there."""
+        return 2 * self.flat_columns[steps] > self.measured_columns[steps]
 
 
 def choose_budget(curves: Sequence[Curve], method: str = BASELINE,
@@ -118,9 +128,9 @@ def choose_budget(curves: Sequence[Curve], method: str = BASELINE,
         return None
     flat = {s: sum(abs(ch[s]) < tolerance for ch in changes if s in ch) for s in candidates}
     measured = {s: sum(s in ch for ch in changes) for s in candidates}
-    chosen = next((s for s in candidates if 2 * flat[s] > measured[s]), None)
-    return BudgetChoice(chosen if chosen is not None else candidates[-1], chosen is not None, flat, measured,
-                        tolerance)
+    largest = BudgetChoice(candidates[-1], False, flat, measured, tolerance)
+    chosen = next((s for s in candidates if largest.flat_at(s)), None)
+    return largest if chosen is None else replace(largest, steps=chosen, flat=True)
 
 
 @dataclass(frozen=True)

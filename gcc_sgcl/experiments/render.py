@@ -453,34 +453,44 @@ def plot_curves(curves: list[Curve], png: Path) -> None:
     plt.close(fig)
 
 
-def budget_text(choice: BudgetChoice, changes: Sequence[tuple[Curve, float]], method: str = "gcc") -> str:
-    """The chosen budget and the rule's evidence, as prose, then each curve's change per doubling at the chosen
-    count (``changes``, :func:`~gcc_sgcl.experiments.budget.changes_at`) and how many columns each method is
-    flat on there."""
+def budget_text(choice: BudgetChoice, changes: dict[int, Sequence[tuple[Curve, float]]], method: str = "gcc") -> str:
+    """Where the rule finds ``method``'s curve flat and whether it holds at the tables' budget (the curve's last
+    point), as prose, then each curve's change per doubling (``changes`` per step count,
+    :func:`~gcc_sgcl.experiments.budget.changes_at`) and how many columns each method is flat on there."""
     counts = ", ".join(f"{s} steps: {choice.flat_columns[s]} of {choice.measured_columns[s]}"
                        for s in choice.flat_columns)
     rule = (f"the smallest step count at which `{method}`'s score changes by less than "
             f"{100 * choice.tolerance:.1f} pt per doubling of the steps (change from the previous measured count "
             f"divided by log2 of their ratio) on most columns")
-    if choice.flat:
-        text = f"**Chosen budget: {choice.steps} steps** — {rule}. Flat columns per step count: {counts}."
+    last = choice.last
+    tables = f"the tables are at the curve's last point, {last} steps, the budget every table encoder is trained at"
+    if not choice.flat:
+        text = f"**No step count meets the rule yet** ({rule}); {tables}."
+    elif choice.steps == last:
+        text = (f"**The curve flattens at {last} steps** — {rule}; {tables}. No longer run was measured, so "
+                "flatness beyond it is not shown.")
     else:
-        text = (f"**No budget meets the rule yet** ({rule}); the largest measured, {choice.steps} steps, is used. "
-                f"Flat columns per step count: {counts}.")
-    if not changes:
+        holds = "the rule holds there too" if choice.flat_at(last) else "the rule does not hold there"
+        text = (f"**The curve flattens at {choice.steps} steps** — {rule}; {tables}, and {holds} "
+                f"({choice.flat_columns[last]} of {choice.measured_columns[last]} columns flat).")
+    text += f" Flat columns per step count: {counts}. The rule reads `{method}`'s curve only."
+    pairs = [(s, c, v) for s, at in changes.items() for c, v in at]
+    if not pairs:
         return text
-    last = max(choice.flat_columns)
-    methods = list(dict.fromkeys(c.method for c, _ in changes))
-    columns = list(dict.fromkeys((c.dataset, c.metric) for c, _ in changes))
-    cell = {(c.method, c.dataset, c.metric): v for c, v in changes}
-    flat = {m: sum(abs(v) < choice.tolerance for c, v in changes if c.method == m) for m in methods}
-    body = [[f"`{m}`", *("–" if (m, *col) not in cell else f"{100 * cell[(m, *col)]:+.3f}" for col in columns),
-             f"{flat[m]} of {sum(c.method == m for c, _ in changes)}"] for m in methods]
-    beyond = ("no longer run was measured, so flatness beyond it is not shown" if choice.steps == last
-              else f"the curve was measured up to {last} steps")
-    return (text + f" The rule reads `{method}`'s curve only; {beyond}. Change per doubling at {choice.steps} "
-            f"steps (pt; flat: |change| < {100 * choice.tolerance:.1f}):\n\n"
-            + markdown_table(["method", *(f"{label(d)} {metric}" for d, metric in columns), "flat columns"], body))
+    methods = list(dict.fromkeys(c.method for _, c, _ in pairs))
+    columns = list(dict.fromkeys((c.dataset, c.metric) for _, c, _ in pairs))
+    cell = {(s, c.method, c.dataset, c.metric): v for s, c, v in pairs}
+    body = []
+    for s in changes:
+        for m in methods:
+            here = [v for t, c, v in pairs if (t, c.method) == (s, m)]
+            if here:
+                body.append([f"`{m}`", str(s),
+                             *("–" if (s, m, *col) not in cell else f"{100 * cell[(s, m, *col)]:+.3f}" for col in columns),
+                             f"{sum(abs(v) < choice.tolerance for v in here)} of {len(here)}"])
+    return (text + f" Change per doubling (pt; flat: |change| < {100 * choice.tolerance:.1f}):\n\n"
+            + markdown_table(["method", "steps", *(f"{label(d)} {metric}" for d, metric in columns),
+                              "flat columns"], body))
 
 
 def published_section(items: list[Published], csv_path: Path) -> str:

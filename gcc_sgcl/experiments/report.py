@@ -6,8 +6,9 @@ the rows by :mod:`gcc_sgcl.experiments.analysis` and :mod:`gcc_sgcl.experiments.
 :mod:`gcc_sgcl.experiments.render`; the prose around the tables comes from ``--intro`` (a Markdown file) and
 from statements derived from the numbers (e.g. whether a pre-trained encoder beats the training-free floor).
 
-The tables show one budget: the one the learning curve chooses (:func:`gcc_sgcl.experiments.budget.choose_budget`)
-when the rows hold a curve, else the budget of most rows; encoders pre-trained for 0 steps appear as the
+The tables show one budget: the learning curve's last point when the rows hold a curve (the report says whether
+:func:`gcc_sgcl.experiments.budget.choose_budget`'s rule holds there and where it first does), else the budget of
+most rows; encoders pre-trained for 0 steps appear as the
 ``random init`` row.
 """
 from __future__ import annotations
@@ -30,8 +31,8 @@ def _relative(path: Path, out: Path) -> Path:
 
 
 def budget_sections(study: tuple, table: list[ResultRow], out: Path, folder: Path, default_c: float) -> list[str]:
-    """The sections of :func:`budget_study`'s ``study`` (learning curve, chosen budget, fidelity of ``table``, the
-    rows at the chosen budget); empty without a curve. Its ``sgcl`` is the plain preset (``default_c``)."""
+    """The sections of :func:`budget_study`'s ``study`` (learning curve, the rule's verdict, fidelity of
+    ``table``, the rows at the tables' budget); empty without a curve. Its ``sgcl`` is the plain preset (``default_c``)."""
     family, curves, choice, _ = study
     if choice is None or family is None:
         return []
@@ -44,7 +45,7 @@ def budget_sections(study: tuple, table: list[ResultRow], out: Path, folder: Pat
         "seed the std over its CV repetitions (the table's cells' ± elsewhere in this report).",
         f"![learning curve]({_relative(png, out)})",
         rd.curves_section(curves, png, folder / "learning_curve.csv"),
-        rd.budget_text(choice, changes_at(curves, choice.steps)),
+        rd.budget_text(choice, {s: changes_at(curves, s) for s in dict.fromkeys((choice.steps, choice.last))}),
     ]
     rows = an.Rows(table)
     checked = fidelity(rows)
@@ -293,14 +294,14 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
 
 def budget_study(rows: Sequence[ResultRow]) -> tuple[tuple | None, list[Curve], BudgetChoice | None,
                                                      an.Budget | None]:
-    """The learning curves' family and curves, the budget rule's choice, and the tables' budget: the chosen
-    step count of that family, else the budget of most rows."""
+    """The learning curves' family and curves, the budget rule's verdict, and the tables' budget: the curve's
+    last step count (the sweep trains the table encoders there), else the budget of most rows."""
     family = curve_family(rows)
     curves = learning_curves(rows, family=family)
     choice = choose_budget(curves)
     if choice is None or family is None:
         return family, curves, choice, an.table_budget(rows)
-    return family, curves, choice, (choice.steps, *family)
+    return family, curves, choice, (choice.last, *family)
 
 
 def table_rows(stored: Sequence[ResultRow]) -> list[ResultRow]:
