@@ -3,7 +3,7 @@
 #   bash scripts/reproduce.sh                    # every stage of the recorded CPU reproduction, in order
 #   bash scripts/reproduce.sh report             # only rebuild docs/results.md from docs/results/rows.jsonl.gz
 #   bash scripts/reproduce.sh main report        # chosen stages (see the case list below)
-#   bash scripts/reproduce.sh curve report       # the learning curve (gcc 3 seeds, sgcl 1; 0 ... 6000 steps x 256) that chooses the budget
+#   bash scripts/reproduce.sh curve report       # the learning curve (gcc 3 seeds, sgcl 1; 0 ... 6000 steps x 256) that checks the table budget
 #   PROFILE=smoke bash scripts/reproduce.sh      # the same sweep on the synthetic data in a few minutes (saved/smoke)
 #   PLAN=1 bash scripts/reproduce.sh             # what each stage still has to do and how long (runs nothing)
 #   UNTIL=23:10 bash scripts/reproduce.sh main moco  # start only the jobs whose estimates end by 23:10 (a session's

@@ -1,7 +1,7 @@
 """The budget study, computed from result rows: learning curves (score against pre-training steps), the rule
 that finds where GCC's curve flattens (the tables' budget, the curve's last point, is checked against it), the
-fidelity check of GCC at that budget against
-GCC's published E2E numbers, and the fine-tuned rows beside the SGCL paper's published fine-tuned ones.
+fidelity check of GCC at that budget against GCC's published E2E numbers, and the fine-tuned rows beside the SGCL
+paper's published fine-tuned ones.
 
 Curves come from rows of encoders pre-trained for different ``steps`` with one batch size and corpus (the
 family with the most distinct step counts, unless given); 0 steps is the untrained encoder.

@@ -474,20 +474,18 @@ def budget_text(choice: BudgetChoice, changes: dict[int, Sequence[tuple[Curve, f
         text = (f"**The curve flattens at {choice.steps} steps** — {rule}; {tables}, and {holds} "
                 f"({choice.flat_columns[last]} of {choice.measured_columns[last]} columns flat).")
     text += f" Flat columns per step count: {counts}. The rule reads `{method}`'s curve only."
-    pairs = [(s, c, v) for s, at in changes.items() for c, v in at]
-    if not pairs:
+    found = [c for at in changes.values() for c, _ in at]
+    if not found:
         return text
-    methods = list(dict.fromkeys(c.method for _, c, _ in pairs))
-    columns = list(dict.fromkeys((c.dataset, c.metric) for _, c, _ in pairs))
-    cell = {(s, c.method, c.dataset, c.metric): v for s, c, v in pairs}
+    methods = list(dict.fromkeys(c.method for c in found))
+    columns = list(dict.fromkeys((c.dataset, c.metric) for c in found))
     body = []
-    for s in changes:
+    for s, at in changes.items():
         for m in methods:
-            here = [v for t, c, v in pairs if (t, c.method) == (s, m)]
-            if here:
-                body.append([f"`{m}`", str(s),
-                             *("–" if (s, m, *col) not in cell else f"{100 * cell[(s, m, *col)]:+.3f}" for col in columns),
-                             f"{sum(abs(v) < choice.tolerance for v in here)} of {len(here)}"])
+            mine = {(c.dataset, c.metric): v for c, v in at if c.method == m}
+            if mine:
+                body.append([f"`{m}`", str(s), *("–" if col not in mine else f"{100 * mine[col]:+.3f}" for col in columns),
+                             f"{sum(abs(v) < choice.tolerance for v in mine.values())} of {len(mine)}"])
     return (text + f" Change per doubling (pt; flat: |change| < {100 * choice.tolerance:.1f}):\n\n"
             + markdown_table(["method", "steps", *(f"{label(d)} {metric}" for d, metric in columns),
                               "flat columns"], body))

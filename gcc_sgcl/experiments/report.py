@@ -8,8 +8,7 @@ from statements derived from the numbers (e.g. whether a pre-trained encoder bea
 
 The tables show one budget: the learning curve's last point when the rows hold a curve (the report says whether
 :func:`gcc_sgcl.experiments.budget.choose_budget`'s rule holds there and where it first does), else the budget of
-most rows; encoders pre-trained for 0 steps appear as the
-``random init`` row.
+most rows; encoders pre-trained for 0 steps appear as the ``random init`` row.
 """
 from __future__ import annotations
 
