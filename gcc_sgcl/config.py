@@ -327,8 +327,7 @@ class Config:
         if self.train.run_name:
             return self.train.run_name
         corpus = "+".join(os.path.basename(os.path.normpath(c)) for c in self.train.corpus)
-        method = re.sub(r"[\[,]\s*", "-", self.method).replace("]", "")
-        return f"{method}_{self.train.mode}_{corpus}_s{self.train.seed}"
+        return f"{method_slug(self.method)}_{self.train.mode}_{corpus}_s{self.train.seed}"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form stored in checkpoints."""
@@ -587,6 +586,13 @@ class SweepConfig:
     fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs, so "
                                            "a sweep killed mid-evaluation resumes at its missing folds (default: "
                                            "<output-dir>/folds)")
+    copies: int = setting(default_of(GenerateConfig, "copies"), "inference views averaged into each embedding row "
+                                                                "(generate's --copies; GCC: 2)")
+    ship: str | None = setting(None, "export every encoder the sweep trains or reuses, as it finishes, to "
+                                     "<ship>/<method>_<mode>_<ship-tag>_<steps>x<batch>_s<seed> (weights and "
+                                     "configuration, no optimiser; e.g. saved/pretrained)")
+    ship_tag: str | None = setting(None, "corpus label in the exported folders' names (default: the corpus names "
+                                         "joined by '+')")
     with_structural: bool = setting(False, "also evaluate each pre-trained embedding joined to the training-free "
                                            "structural vector (rows of method '<method> ⊕ structural')")
     reuse: list[str] = setting([], "exported encoders (folders with checkpoint.pt, e.g. saved/pretrained/<name>) "
@@ -605,7 +611,8 @@ class SweepConfig:
 class ExportConfig:
     """Where ``python -m gcc_sgcl.experiments export`` writes a sweep's encoder for shipping."""
 
-    to: str = setting(help="folder to write (checkpoint.pt and config.json), e.g. saved/pretrained/<name>")
+    to: str | None = setting(None, "folder to write (checkpoint.pt and config.json), e.g. saved/pretrained/<name> "
+                                   "(default: the sweep's --ship folder of the encoder)")
 
 
 @dataclass
@@ -666,6 +673,15 @@ def variant_settings(method: str) -> tuple[str, dict[str, dict[str, Any]]]:
         group, field, _ = VARIANT_SETTINGS[name]
         overrides.setdefault(group, {})[field] = value
     return base, overrides
+
+
+def method_slug(method: str) -> str:
+    """``method`` as a folder-name part: bracketed settings become ``-name=value`` parts.
+
+    >>> method_slug("sgcl[c=0.35, k=64]")
+    'sgcl-c=0.35-k=64'
+    """
+    return re.sub(r"[\[,]\s*", "-", method).replace("]", "")
 
 
 def canonical_method(method: str) -> str:

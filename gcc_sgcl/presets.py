@@ -28,7 +28,8 @@ from gcc_sgcl.config import (
 # every SGCL stage off, ``sgcl`` keeps them all (the appendix's sequence); ``sgcl-<stage>`` keeps one stage;
 # ``sgcl-random-crop`` / ``sgcl-random-permute`` keep one control alone (the appendix's ablation, SGCL with a stage
 # swapped for its random analogue, is ``sgcl[crop=random]`` / ``sgcl[permute=random]``); ``sgcl-<a>+<b>`` keeps two
-# stages (the pairwise ablation), e.g. ``sgcl-crop+reorder``. ``graphcl``, ``grace``, ``mvgrl`` and ``gca`` keep
+# stages (the pairwise ablation), e.g. ``sgcl-crop+reorder``; ``sgcl-no-<stage>`` is SGCL without one stage (the
+# leave-one-out ablation, stages of :data:`~gcc_sgcl.config.STAGES`). ``graphcl``, ``grace``, ``mvgrl`` and ``gca`` keep
 # GCC's encoder and loop and replace only the view generation (Table 2's re-implemented baselines).
 _ALL_OFF = {f"use_{stage}": False for stage in STAGES}
 SINGLE_STAGES: dict[str, dict[str, Any]] = {
@@ -45,6 +46,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "gcc": {"augment": dict(_ALL_OFF)},
     "sgcl": {},
     **{f"sgcl-{name}": {"augment": {**_ALL_OFF, **stage}} for name, stage in SINGLE_STAGES.items()},
+    **{f"sgcl-no-{stage}": {"augment": {f"use_{stage}": False}} for stage in STAGES},
     **{name: {"augment": {**_ALL_OFF, "baseline": name}} for name in BASELINES},
 }
 

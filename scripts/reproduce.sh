@@ -19,7 +19,8 @@
 #                                                # cut off part-way, which the next sweep resumes from
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
-# "⊕ structural" rows), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds, frozen and
+# "⊕ structural" rows), views (gcc and the chosen sgcl, 8 seeds, at 2, 8 and 32 inference views on the node-level
+# columns; rows in views.jsonl.gz beside the store), loo (the chosen sgcl without each stage in turn, 3 seeds), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds, frozen and
 # fine-tuned: supervised training from scratch), moco (3 seeds),
 # classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (the chosen sgcl
 # with its crop / reorder swapped for the random analogue, as the appendix's ablation table), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B; the
@@ -31,14 +32,14 @@
 source "$(dirname "$0")/_env.sh"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
-stages=${*:-curve cgrid ship main k64 random moco classical ablation baselines pairs finetune runtime report}
+stages=${*:-curve cgrid ship main views loo k64 random moco classical ablation baselines pairs finetune runtime report}
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
   ABL=("${NODE[@]}" "${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 30 --batch-size 32 --repeats 2 --svc gcc)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
   SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2); MOCO=(--batch-size 8 --moco-queue 64)
-  FT=(--epochs 2 --max-folds 2 --view-copies 2); RT=(--batches 5); INTRO=(); SHIPPED=(); SHIP=saved/smoke/pretrained; TAG=synthetic_30x32
+  FT=(--epochs 2 --max-folds 2 --view-copies 2); RT=(--batches 5); INTRO=(); SHIP=saved/smoke/pretrained; TAG=synthetic
   CARRY=saved/smoke/carry; FOLDS=saved/smoke/folds
   CURVE_STEPS=(0 10 30); CURVE_DATA=("${NODE[@]}" "${GRAPH[@]}"); CURVE_SEEDS=(0)
 else
@@ -53,8 +54,9 @@ else
   MOCO=(--batch-size 32 --moco-queue 16384)  # the papers' MoCo: batch 32, 16384 keys, as many steps as E2E
   FT=(); RT=(--batches 40)  # fine-tuning: GCC's recipe (FinetuneConfig's defaults: 30 epochs, batch 32, all folds)
   INTRO=(--intro docs/results/intro.md)
-  SHIP=saved/pretrained; TAG=snap5_6000x256  # the shipped encoders: saved/pretrained/<preset>_e2e_<TAG>_s0
-  SHIPPED=("$SHIP"/*_"$TAG"_s0)  # the shipped seed-0 encoders are those runs: not trained again
+  # Every encoder a sweep command trains is exported as it finishes, to $SHIP/<method>_<mode>_<TAG>_<steps>x<batch>_s<seed>
+  # (saved/pretrained/README.md lists them); the shipped encoders are those runs: not trained again.
+  SHIP=saved/pretrained; TAG=snap5
   CARRY=saved/carry  # encoders carried from an earlier machine (STASH=1), committed
   FOLDS=saved/folds  # fold predictions of evaluations still running (COLLAB's SVC takes hours), committed with it
   CURVE_STEPS=(0 100 300 1000 3000 6000); CURVE_DATA=(usa_airport h-index imdb-binary imdb-multi rdt-b)
@@ -64,8 +66,12 @@ else
   CURVE_SEEDS=(0 1 2)
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
+# The views study: inference views averaged per row (GCC: 2) on the node-level columns, rows in a store of their own.
+VIEW_COPIES=(2 8 32); VIEW_DATA=("${NODE[@]}" "${SIM[@]}"); VIEW_ROWS=${ROWS%/*}/views.jsonl${ROWS##*.jsonl}
+# The leave-one-out ablation: the tables' sgcl without each stage in turn (config.STAGES), on every frozen column.
+LOO_STAGES=(filter crop align mask reorder)
 # The stages that run the sweep (curve, ..., finetune below); ship, runtime and report only export, time or report.
-SWEEP_STAGES=(curve cgrid main random k64 moco classical ablation baselines pairs finetune)
+SWEEP_STAGES=(curve cgrid main views loo random k64 moco classical ablation baselines pairs finetune)
 if [ -n "${STASH:-}" ]; then
   # The carry is replaced by what the named stages need: a stash of no sweep stage would only delete it.
   [ -n "${PLAN:-}" ] && { echo "PLAN and STASH exclude each other" >&2; exit 2; }
@@ -85,10 +91,11 @@ FT_DATA=("${NODE[@]}" "${GRAPH[@]:0:2}")
 # commands skip the jobs that would not end by then (--until).
 # Each command reuses the shipped encoders and what $CARRY holds when it starts: a STASH beside a running sweep
 # replaces $CARRY, and the next stage's command must not name the folders it removed (an error at start).
-run() { local reuse=("${SHIPPED[@]}"); shopt -s nullglob; reuse+=("$CARRY"/*/*); shopt -u nullglob
+run() { local reuse=(); shopt -s nullglob; reuse+=("$SHIP"/*/ "$CARRY"/*/*); shopt -u nullglob
+  reuse=("${reuse[@]%/}")
   [ ${#reuse[@]} -eq 0 ] || reuse=(--reuse "${reuse[@]}")
   python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
-  --fold-cache "$FOLDS" "${BUDGET[@]}" "${reuse[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan} \
+  --fold-cache "$FOLDS" --ship "$SHIP" --ship-tag "$TAG" "${BUDGET[@]}" "${reuse[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan} \
   ${STASH:+--stash "$CARRY.next"}; }
 # Stages that only export, time or report have nothing to plan or stash.
 dry() { [ -n "${PLAN:-}${STASH:-}" ]; }
@@ -126,13 +133,23 @@ for stage in $stages; do
     cgrid)     run run --methods "${C_METHODS[@]}" --seeds 0 --datasets "${ALL[@]}" ;;
     ship)      sgcl=$(sgcl_method) || exit 1
                dry && { echo "(plan: ship exports gcc and $sgcl seed 0 to $SHIP)"; continue; }
-               run export --methods gcc --seeds 0 --to "$SHIP/gcc_e2e_${TAG}_s0"
-               run export --methods "$sgcl" --seeds 0 --to "$SHIP/sgcl_e2e_${TAG}_s0" ;;
+               run export --methods gcc --seeds 0
+               run export --methods "$sgcl" --seeds 0 ;;
     main)      sgcl=$(sgcl_method) || exit 1; echo "sgcl row: $sgcl"
                for seed in "${SEEDS8[@]}"; do  # a seed's fine-tuning right after its frozen rows
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --with-structural
                  finetune gcc "$sgcl" --seeds "$seed"  # while the seed's encoders are on disk
                done ;;
+    views)     sgcl=$(sgcl_method) || exit 1  # seed by seed; a seed's first count trains (and ships) its encoders
+               for seed in "${SEEDS8[@]}"; do for copies in "${VIEW_COPIES[@]}"; do
+                 run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${VIEW_DATA[@]}" --copies "$copies" \
+                   --rows "$VIEW_ROWS"
+               done; done ;;
+    loo)       sgcl=$(sgcl_method) || exit 1; loo=()
+               for stage in "${LOO_STAGES[@]}"; do
+                 case $stage in filter) loo+=("sgcl-no-filter") ;; *) loo+=("sgcl-no-$stage${sgcl#sgcl}") ;; esac
+               done
+               run run --methods "${loo[@]}" --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
     random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0  # untrained encoders,
                finetune gcc --seeds "${SEEDS3[@]}" --steps 0 ;;  # frozen and fine-tuned
     k64)       sgcl=$(sgcl_method) || exit 1

@@ -686,3 +686,45 @@ def test_a_carried_state_replaces_a_run_folders_only_when_it_is_further_along(sw
         reuse_exported(moved, [tmp_path / "absent"])
     with pytest.raises(FileNotFoundError, match=f"--reuse {tmp_path / 'absent'}: no {CHECKPOINT_NAME} there"):
         Sweep(**{**sweep.__dict__, "reuse": [str(tmp_path / "older"), str(tmp_path / "absent")]})
+
+
+def test_a_sweep_ships_each_encoder_it_uses_and_a_second_sweep_rescores_from_them_without_training(
+        sweep_dir, tmp_path, monkeypatch):
+    import gcc_sgcl.engine.pretrain as pretrain_module
+
+    _, sweep, _ = sweep_dir
+    shipping = dataclasses.replace(sweep, ship=str(tmp_path / "shipped"), ship_tag="syn", copies=4,
+                                   rows=str(tmp_path / "views.jsonl"), methods=["gcc"], seeds=[1],
+                                   datasets=["synthetic-roles"])
+    added = run_sweep(shipping, progress=False)
+    folder = tmp_path / "shipped" / "gcc_e2e_syn_2x8_s1"
+    assert (folder / CHECKPOINT_NAME).is_file() and {r.copies for r in added} == {4}
+    # the same rows at 4 views are stored: nothing to do; at 2 views (another budget key) the rows are new
+    assert run_sweep(shipping, progress=False) == []
+    monkeypatch.setattr(pretrain_module, "pretrain", lambda *a, **k: pytest.fail("pre-trained again"))
+    fresh = dataclasses.replace(shipping, output_dir=str(tmp_path / "elsewhere"), reuse=[str(folder)], copies=2,
+                                rows=str(tmp_path / "rescored.jsonl"))
+    rescored = run_sweep(fresh, progress=False)
+    original = {r.metric: r.mean for r in RowStore(sweep.rows).load()
+                if (r.method, r.seed, r.dataset) == ("gcc", 1, "synthetic-roles")}
+    assert {r.metric: r.mean for r in rescored} == original  # the shipped encoder scores as its stored rows
+
+
+def test_leave_one_out_presets_drop_exactly_one_stage_of_sgcl():
+    from gcc_sgcl.config import STAGES
+
+    full = make_config("sgcl").augment
+    for stage in STAGES:
+        cut = make_config(f"sgcl-no-{stage}").augment
+        assert [s for s in STAGES if getattr(cut, f"use_{s}") != getattr(full, f"use_{s}")] == [stage]
+    with pytest.raises(ValueError, match="no effect"):
+        make_config("sgcl-no-filter[c=0.4]")
+    assert make_config("sgcl-no-crop[c=0.4]").augment.c == 0.4
+
+
+def test_a_frozen_encoders_row_names_its_inference_views_and_other_rows_do_not():
+    row = dict(method="structural", mode="none", seed=0, dataset="d", task="node_classification", metric="acc",
+               mean=1.0, std=0.0, std_kind="", n=1, protocol="", copies=2)
+    with pytest.raises(ValueError, match="copies"):
+        ResultRow(**row)
+    assert ResultRow(**{**row, "mode": "e2e", "method": "gcc"}).key[-1] == 2

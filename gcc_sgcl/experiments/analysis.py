@@ -115,9 +115,9 @@ def table_budget(rows: Sequence[ResultRow]) -> Budget | None:
 
 def evaluation_protocol(row: ResultRow) -> tuple:
     """What makes two evaluations comparable besides the encoder: frozen or fine-tuned, CV repetitions, folds,
-    seed, SVC protocol, and fine-tuning's epochs, folds run and view copies."""
+    seed, SVC protocol, fine-tuning's epochs, folds run and view copies, and a frozen encoder's inference views."""
     return (row.task in FINETUNED, row.repeats, row.folds, row.eval_seed, row.svc, row.epochs, row.max_folds,
-            row.view_copies)
+            row.view_copies, row.copies)
 
 
 def mode_batches(rows: Sequence[ResultRow], budget: Budget) -> dict[str, int | None]:

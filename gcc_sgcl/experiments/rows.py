@@ -4,7 +4,7 @@ JSON-lines store that holds them (``docs/results/rows.jsonl.gz``).
 A row is one metric of one evaluation: what was evaluated (method, mode, seed, dataset, task, metric), its
 score (mean, spread, per-repetition scores, protocol), the budget that makes two rows comparable (steps,
 batch, corpus, CV repeats and folds, evaluation seed, SVC protocol, fine-tuning epochs, folds run and view
-copies) and where it came from (configuration, commit, wall times). Every stored row names every field (the
+copies, and a frozen encoder's inference views averaged per row) and where it came from (configuration, commit, wall times). Every stored row names every field (the
 committed store was migrated once when ``view_copies`` was added).
 """
 from __future__ import annotations
@@ -33,7 +33,8 @@ class ResultRow:
     ``scores`` are the per-repetition scores of classification (empty for similarity search and runtime);
     ``steps`` is the pre-training budget (0: an untrained encoder, the "random init" row); ``svc`` the
     graph-classification SVC protocol of the sweep (:data:`gcc_sgcl.tasks.graph_classification.SVC_PROTOCOLS`);
-    ``pretrain_seconds`` is set on the first row of an encoder that the runner pre-trained itself;
+    ``copies`` is the number of inference views averaged into each embedding row of a frozen encoder's evaluation
+    (GCC: 2; None for fine-tuned, training-free and runtime rows); ``pretrain_seconds`` is set on the first row of an encoder that the runner pre-trained itself;
     ``eval_seconds`` is the time of the whole evaluation, repeated on each of its metric rows (one resumed from
     stored folds adds their fit seconds over its processes to this run's time, :mod:`gcc_sgcl.tasks.folds`).
     """
@@ -60,6 +61,7 @@ class ResultRow:
     epochs: int | None = None
     max_folds: int | None = None
     view_copies: int | None = None
+    copies: int | None = None
     config: dict[str, Any] = field(default_factory=dict)
     commit: str = "unknown"
     time: str = ""
@@ -71,7 +73,7 @@ class ResultRow:
 
     KEY: ClassVar[tuple[str, ...]] = ("method", "mode", "seed", "dataset", "task", "steps", "batch_size", "corpus",
                                       "repeats", "folds", "eval_seed", "svc", "epochs", "max_folds",
-                                      "view_copies")
+                                      "view_copies", "copies")
 
     def __post_init__(self) -> None:
         finetuned = self.task.endswith("_finetuned")
@@ -79,6 +81,9 @@ class ResultRow:
             raise ValueError(f"{'fine-tuned' if finetuned else 'frozen'} row ({self.method}, seed {self.seed}, "
                              f"{self.dataset}, {self.task}): view_copies must be "
                              f"{'given' if finetuned else 'None'}, got {self.view_copies}")
+        if self.copies is not None and (finetuned or self.task == "runtime" or self.mode == "none"):
+            raise ValueError(f"row ({self.method}, seed {self.seed}, {self.dataset}, {self.task}): only a frozen "
+                             f"encoder's row averages inference views (copies), got {self.copies}")
 
     @property
     def key(self) -> tuple:

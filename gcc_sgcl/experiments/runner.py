@@ -32,7 +32,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from tqdm import tqdm
 
-from gcc_sgcl.config import Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig, canonical_method
+from gcc_sgcl.config import (Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig, canonical_method,
+                             default_of, method_slug)
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
@@ -119,10 +120,21 @@ class Sweep(SweepConfig):
                  for method in self.methods]
         return [(name, mode, seed) for seed in self.seeds for name, modes in named for mode in modes]
 
-    def budget(self) -> dict[str, Any]:
-        """The fields that make two rows of the same (method, mode, seed, dataset) comparable."""
+    def budget(self, mode: str | None = None) -> dict[str, Any]:
+        """The fields that make two rows of the same (method, mode, seed, dataset) comparable; a pre-trained
+        ``mode``'s frozen rows also name the inference views averaged per row (``copies``)."""
         return {"steps": self.steps, "batch_size": self.batch_size, "corpus": "+".join(self.corpus),
-                "repeats": self.repeats, "folds": self.folds, "eval_seed": self.eval_seed, "svc": self.svc}
+                "repeats": self.repeats, "folds": self.folds, "eval_seed": self.eval_seed, "svc": self.svc,
+                **({"copies": self.copies} if mode not in (None, CLASSICAL_MODE) else {})}
+
+    def ship_folder(self, cfg: Config) -> Path | None:
+        """Where :func:`ship` exports ``cfg``'s encoder (None without ``ship``):
+        ``<ship>/<method>_<mode>_<tag>_<steps>x<batch>_s<seed>``, the method's brackets written as
+        :meth:`~gcc_sgcl.config.Config.run_dir_name` writes them (``sgcl[c=0.4]`` → ``sgcl-c=0.4``)."""
+        if self.ship is None:
+            return None
+        tag = self.ship_tag or "+".join(Path(c).name for c in self.corpus)
+        return Path(self.ship) / f"{method_slug(cfg.method)}_{cfg.train.mode}_{tag}_{self.steps}x{self.batch_size}_s{cfg.train.seed}"
 
     def protocol(self, label: str, mode: str, seed: int) -> EvalConfig:
         """How every encoder of the sweep is evaluated; the fold predictions of the rows of (``label``, ``mode``,
@@ -309,6 +321,22 @@ def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float
     return time.time() - start if total is None else total
 
 
+def ship(sweep: Sweep, cfg: Config) -> Path | None:
+    """Export ``cfg``'s finished encoder to :meth:`Sweep.ship_folder` unless that folder holds it already (same
+    training, same step); the folder, or None without ``ship``. An exported folder of another training is
+    replaced: the name says which training it holds, so it was written by an older sweep of that name."""
+    from gcc_sgcl.engine.checkpoint import export_encoder
+
+    dest = sweep.ship_folder(cfg)
+    if dest is None:
+        return None
+    if (dest / CHECKPOINT_NAME).is_file():
+        state = load_checkpoint(dest / CHECKPOINT_NAME)
+        if int(state["step"]) == cfg.train.steps and same_training(Config.from_dict(state["config"]), cfg):
+            return dest
+    return export_encoder(run_folder(cfg), dest)
+
+
 def stash(sweep: Sweep, jobs: Iterable[Job], dest: str | Path) -> list[Path]:
     """Write the encoder state of each pre-trained job of ``jobs`` that has one (in its run folder or among the
     sweep's ``reuse`` folders, whichever is further along) to ``dest/<steps>x<batch>/<run folder name>``: a
@@ -336,15 +364,18 @@ def stash(sweep: Sweep, jobs: Iterable[Job], dest: str | Path) -> list[Path]:
     return written
 
 
-def export_run(sweep: Sweep, method: str, mode: str, seed: int, dest: str | Path) -> Path:
+def export_run(sweep: Sweep, method: str, mode: str, seed: int, dest: str | Path | None = None) -> Path:
     """The sweep's encoder of (method, mode, seed), pre-trained unless finished or exported already
-    (:func:`ensure_pretrained`), written to ``dest`` for shipping (:func:`~gcc_sgcl.engine.checkpoint.export_encoder`:
-    configuration, step and weights)."""
+    (:func:`ensure_pretrained`), written to ``dest`` (default: :meth:`Sweep.ship_folder`) for shipping
+    (:func:`~gcc_sgcl.engine.checkpoint.export_encoder`: configuration, step and weights)."""
     from gcc_sgcl.engine.checkpoint import export_encoder
 
     if is_classical(method):
         raise ValueError(f"{method!r} is training-free: there is no encoder to export")
     cfg = sweep.encoder_config(canonical_method(method), mode, seed)
+    dest = dest if dest is not None else sweep.ship_folder(cfg)
+    if dest is None:
+        raise ValueError("export: give --to or --ship (where to write the encoder)")
     ensure_pretrained(cfg, sweep.carried())
     return export_encoder(run_folder(cfg), dest)
 
@@ -375,8 +406,8 @@ def pending(sweep: Sweep, store: RowStore, datasets: Iterable[str]) -> list[tupl
     """Each (method, mode, seed) of ``sweep`` with, per dataset of ``datasets`` it applies to, the row labels not
     yet in ``store`` at the sweep's budget: the method, and with ``with_structural`` its join
     (:func:`joined_name`)."""
-    budget = _budget_key(sweep.budget())
-    done = {k[:4] for k in store.keys() if k[5:] == budget}
+    budgets = {mode: _budget_key(sweep.budget(mode)) for mode in {*sweep.modes, CLASSICAL_MODE}}
+    done = {k[:4] for k in store.keys() if k[5:] == budgets.get(k[1])}
 
     def labels(method: str, mode: str) -> list[str]:
         joins = sweep.with_structural and mode != CLASSICAL_MODE
@@ -403,10 +434,10 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
     from gcc_sgcl.engine.generate import cached_views, embed_parts, load_encoder
 
     store = RowStore(sweep.rows)
-    budget = sweep.budget()
     commit = git_commit()
     data = load_present(sweep.datasets, sweep.data_dir)
     default_sampling = make_config("gcc").sampling  # the views of training-free rows' λ2
+    default_copies = default_of(SweepConfig, "copies")
     views_of: dict[tuple[str, str], list[list[ViewBatch]]] = {}  # (dataset, sampling settings) → views
     lambda2_of: dict[str, np.ndarray] = {}
     structural_of: dict[str, np.ndarray] = {}
@@ -424,14 +455,17 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
         cfg = None if classical else sweep.encoder_config(method, mode, seed)
         bar.set_postfix_str(f"{method} {mode} s{seed} pre-training")
         pretrain_s = None if classical else ensure_pretrained(cfg, sweep.carried())
+        if not classical:
+            ship(sweep, cfg)
         model = None if classical else load_encoder(run_folder(cfg), sweep.device)[0]
         for name, missing in names.items():
             bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
             sampling = default_sampling if cfg is None else cfg.sampling
-            key = (name, repr(sampling))  # views depend on the sampling settings (e.g. k), not on the encoder
+            copies = default_copies if classical else sweep.copies
+            key = (name, repr(sampling), copies)  # views depend on the sampling settings (e.g. k), not the encoder
             if key not in views_of:
                 views_of[key] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False,
-                                             data=data[name])
+                                             copies=copies, data=data[name])
             if name not in lambda2_of:
                 lambda2_of[name] = lambda2(views_of[key][0][0])
             start = time.time()
@@ -452,7 +486,7 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
                 resumed = max((result.resumed_seconds for result, _ in results), default=0.0)
                 seconds, now = time.time() - start + resumed, datetime.now().isoformat(timespec="seconds")
                 rows = [ResultRow.from_result(
-                    result, **extra, **budget, method=label, mode=mode, seed=seed, config=config, commit=commit,
+                    result, **extra, **sweep.budget(mode), method=label, mode=mode, seed=seed, config=config, commit=commit,
                     time=now, pretrain_seconds=pretrain_s, eval_seconds=seconds, columns=int(features.shape[1]),
                 ) for result, extra in results]
                 store.append(rows)
@@ -526,6 +560,7 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
         bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
         cfg = sweep.encoder_config(method, mode, seed)
         pretrain_s = ensure_pretrained(cfg, sweep.carried())
+        ship(sweep, cfg)
         start = time.time()
         result = finetune(run_folder(cfg), name, ft, sweep.device, sweep.data_dir)
         row = ResultRow.from_result(result, **budget, method=method, mode=mode, seed=seed, config=cfg.to_dict(),
