@@ -61,12 +61,16 @@ def as_dgl_graph(graph: GraphLike) -> dgl.DGLGraph:
 
 def _positions(graph: GraphLike, n: int, nodes: Iterable | None) -> np.ndarray:
     """The node positions ``0..n-1`` that ``nodes`` names: every node when None, the ``True`` entries of a boolean
-    numpy or torch mask of length ``n``, else the nodes of a networkx graph's ``nodes`` or the ids of any other
-    input."""
+    mask of length ``n`` (numpy, torch, or a list of ``n`` bools), else the nodes of a networkx graph's ``nodes`` or the ids
+    of any other input. A non-boolean sequence of length ``n`` holding only 0s and 1s with repeats is refused as
+    ambiguous (a 0/1 mask or node ids?): pass ``mask.astype(bool)`` or the ids."""
     if nodes is None:
         return np.arange(n)
     if isinstance(nodes, torch.Tensor):
         nodes = nodes.detach().cpu().numpy()
+    _refuse_ambiguous_mask(nodes, n)
+    if isinstance(nodes, (list, tuple)) and len(nodes) == n and all(isinstance(v, (bool, np.bool_)) for v in nodes):
+        nodes = np.asarray(nodes, dtype=bool)
     if isinstance(nodes, np.ndarray):
         if nodes.dtype == bool:
             if nodes.shape != (n,):
@@ -96,6 +100,24 @@ def _positions(graph: GraphLike, n: int, nodes: Iterable | None) -> np.ndarray:
     if items.size and (items.min() < 0 or items.max() >= n):
         raise ValueError(f"nodes must be ids in 0..{n - 1} (the graph has {n} nodes)")
     return items
+
+
+def _refuse_ambiguous_mask(nodes: Any, n: int) -> None:
+    """A ValueError for a non-boolean length-``n`` sequence of 0/1 values with repeats (see :func:`_positions`)."""
+    if isinstance(nodes, (str, bytes)) or not isinstance(nodes, (np.ndarray, list, tuple)) or len(nodes) != n:
+        return
+    values = np.asarray(nodes, dtype=object).ravel() if not isinstance(nodes, np.ndarray) else nodes.ravel()
+    if isinstance(nodes, np.ndarray) and nodes.dtype == bool:
+        return
+    if any(isinstance(v, (bool, np.bool_)) for v in values):
+        return
+    try:
+        zero_one = all(v in (0, 1) for v in values.tolist())
+    except TypeError:
+        return
+    if zero_one and len(set(values.tolist())) < n:
+        raise ValueError(f"nodes: {n} values, all 0 or 1 -- a 0/1 mask or node ids? Pass a boolean mask "
+                         f"(e.g. mask.astype(bool)) or the node ids")
 
 
 def _check_settings(batch_size: int, copies: int) -> None:
@@ -130,17 +152,30 @@ class Encoder:
         visit_budget_power(visit_budget)
         g = as_dgl_graph(graph)
         items = _positions(graph, g.num_nodes(), nodes)
+        if g.num_nodes() and not g.num_edges():
+            raise ValueError(f"the graph has no edges: all {g.num_nodes()} nodes are isolated, so every RWR view is "
+                             f"one node (generate.sh refuses such a dataset too)")
         return self._embed(lambda c: NodeViewDataset(g, self.cfg.sampling, seed, c, visit_budget), items,
                            batch_size, copies)
 
     def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
                      copies: int = generate.INFERENCE_COPIES) -> np.ndarray:
-        """``(len(graphs), hidden)`` float32 embeddings of whole graphs."""
+        """``(len(graphs), hidden)`` float32 embeddings of whole graphs (a list of graphs, each without isolated-only
+        structure: a graph without edges is refused, as ``generate.sh`` refuses it)."""
         _check_settings(batch_size, copies)
-        dataset = [as_dgl_graph(g) for g in graphs]
-        empty = [i for i, g in enumerate(dataset) if g.num_nodes() == 0]
-        if empty:
-            raise ValueError(f"graphs[{empty[0]}] has no nodes: a graph's embedding needs at least one")
+        if isinstance(graphs, (dgl.DGLGraph, nx.Graph)) or sp.issparse(graphs):
+            raise TypeError(f"embed_graphs takes a list of graphs, got one {type(graphs).__name__}: pass [graph] "
+                            f"(or use embed_nodes for its nodes)")
+        dataset = []
+        for i, g in enumerate(graphs):
+            try:
+                dataset.append(as_dgl_graph(g))
+            except TypeError as error:
+                raise TypeError(f"graphs[{i}]: {error}") from None
+        for i, g in enumerate(dataset):
+            if not g.num_edges():
+                raise ValueError(f"graphs[{i}] has no {'edges' if g.num_nodes() else 'nodes'}: a graph's embedding "
+                                 f"needs at least one edge (generate.sh refuses such a graph too)")
         return self._embed(lambda c: GraphViewDataset(dataset, self.cfg.sampling, seed, c), np.arange(len(dataset)),
                            batch_size, copies)
 
@@ -155,5 +190,10 @@ class Encoder:
 
 
 def load_encoder(path: str | Path, device: str = "cpu") -> Encoder:
-    """The encoder of a run folder (or checkpoint file), e.g. ``saved/<run>`` or a shipped checkpoint."""
+    """The encoder of a run folder (or checkpoint file), e.g. ``saved/<run>`` or a shipped checkpoint, on the torch
+    ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``); an unknown device is refused naming the argument."""
+    try:
+        torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda:0', got {device!r}") from None
     return Encoder(*generate.load_encoder(path, device))

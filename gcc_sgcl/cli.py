@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,10 +28,18 @@ def one_line(error: BaseException) -> str:
     return text or type(error).__name__
 
 
+def one_line_warning(message: Warning | str, category: type[Warning], *_: object, **__: object) -> str:
+    """A warning as ``warning: <message>`` on one line (Python's default adds the file, line and source line)."""
+    return f"warning: {one_line(message if isinstance(message, Warning) else Warning(message))}\n"
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Wrap the body of a command's ``main()``: a known error (:data:`USER_ERRORS`) ends the program with
-    ``error: <message>`` on stderr and exit code 1, without a traceback (unless ``$GCC_SGCL_DEBUG=1``)."""
+    ``error: <message>`` on stderr and exit code 1, without a traceback (unless ``$GCC_SGCL_DEBUG=1``); warnings
+    print as one line (:func:`one_line_warning`)."""
+    if os.environ.get(DEBUG_ENV, "") in ("", "0"):
+        warnings.formatwarning = one_line_warning
     try:
         yield
     except USER_ERRORS as error:

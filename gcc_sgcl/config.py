@@ -48,12 +48,61 @@ PAPER_CROP_TABLE: tuple[tuple[Box, float], ...] = (
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Range:
+    """The valid values of a numeric setting: ``low`` ≤ x ≤ ``high`` (either end open, or absent when None).
+
+    >>> Range(0, 1, low_open=True).check(0.0, "--p")
+    Traceback (most recent call last):
+    ...
+    ValueError: --p must be in (0, 1], got 0.0
+    >>> str(Range(1))
+    '>= 1'
+    """
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def __str__(self) -> str:
+        if self.high is None:
+            return f"{'>' if self.low_open else '>='} {self.low:g}"
+        if self.low is None:
+            return f"{'<' if self.high_open else '<='} {self.high:g}"
+        return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` is valid (NaN never is)."""
+        if value != value:
+            return False
+        low_ok = self.low is None or (value > self.low if self.low_open else value >= self.low)
+        high_ok = self.high is None or (value < self.high if self.high_open else value <= self.high)
+        return low_ok and high_ok
+
+    def check(self, value: float, name: str) -> None:
+        """Raise ``ValueError`` naming ``name`` unless ``value`` is valid."""
+        if not self.contains(value):
+            raise ValueError(f"{name} must be {self}, got {value}")
+
+
+def at_least(low: float) -> Range:
+    """Values ≥ ``low``."""
+    return Range(low)
+
+
+POSITIVE = Range(0, low_open=True)
+NON_NEGATIVE = Range(0)
+PROBABILITY = Range(0, 1)
+
+
 def setting(default: Any = dataclasses.MISSING, help: str = "", *, choices: Sequence[str] = (),
-            positional: bool = False, parse: Callable[[str], Any] | None = None) -> Any:
+            positional: bool = False, parse: Callable[[str], Any] | None = None, valid: Range | None = None) -> Any:
     """A dataclass field with its command-line ``help``: fixed ``choices``, a ``positional`` argument instead of a
-    flag, or a ``parse`` function of each value of a list; no ``default`` makes the argument required. A list
-    default is copied for each instance."""
-    metadata = {"help": help, "choices": tuple(choices), "positional": positional, "parse": parse}
+    flag, a ``parse`` function of each value of a list, the ``valid`` range of a number (of each number of a
+    list), checked as the command line is parsed and by :func:`check_fields`; no ``default`` makes the argument
+    required. A list default is copied for each instance."""
+    metadata = {"help": help, "choices": tuple(choices), "positional": positional, "parse": parse, "valid": valid}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -70,10 +119,35 @@ def _field_default(f: dataclasses.Field) -> Any:
     return f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
 
 
-def _check_probability(name: str, p: float) -> float:
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{name} must be a probability in [0, 1], got {p}")
-    return float(p)
+def flag_name(field_name: str) -> str:
+    """The command-line flag of a field: ``rw_hops`` → ``--rw-hops``."""
+    return "--" + field_name.replace("_", "-")
+
+
+def check_fields(obj: Any) -> None:
+    """Raise ``ValueError`` naming the flag of the first field of dataclass ``obj`` outside its declared range or
+    choices (:func:`setting`'s ``valid`` and ``choices``); the one check every configuration goes through, from the
+    command line and from Python."""
+    for f in dataclasses.fields(obj):
+        value, valid, choices = getattr(obj, f.name), f.metadata.get("valid"), f.metadata.get("choices")
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for v in values:
+            if valid is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+                valid.check(v, flag_name(f.name))
+            if choices and isinstance(v, str) and v not in choices:
+                raise ValueError(f"{flag_name(f.name)} must be one of {', '.join(choices)}, got {v!r}")
+
+
+def _ranged(kind: Callable[[str], Any], valid: Range) -> Callable[[str], Any]:
+    """An argparse ``type`` converting with ``kind`` and refusing values outside ``valid`` (argparse then names the
+    flag: ``argument --lr: must be > 0, got -1.0``)."""
+    def convert(text: str) -> Any:
+        value = kind(text)
+        if not valid.contains(value):
+            raise argparse.ArgumentTypeError(f"must be {valid}, got {value}")
+        return value
+    convert.__name__ = kind.__name__  # argparse's "invalid int value" message names the type
+    return convert
 
 
 def parse_crop_entry(text: str) -> tuple[Box, float]:
@@ -94,25 +168,35 @@ def parse_crop_entry(text: str) -> tuple[Box, float]:
 class SamplingConfig:
     """RWR subgraph sampling and positional embedding (GCC's defaults)."""
 
-    rw_hops: int = 256  # minimum visits collected per view; degree-dependent formula may ask for more
-    restart_prob: float = 0.8
-    walk_length: int = 10  # per-walk cap; P(no restart in 10 steps) = 0.2^10, so walks are effectively untruncated
-    positional_embedding_size: int = 32
-    # random: GCC's ARPACK random start (a ±1 per column per view); canonical: fixed signs
-    pe_sign: str = setting("random", choices=PE_SIGNS)
+    rw_hops: int = setting(256, "minimum node visits collected per RWR view (the degree rule may ask for more; GCC)",
+                           valid=at_least(1))
+    restart_prob: float = setting(0.8, "probability that a random walk with restart returns to its seed at each "
+                                       "step (GCC)", valid=Range(0, 1, low_open=True, high_open=True))
+    walk_length: int = setting(10, "steps per walk before a forced restart; at restart 0.8 walks are effectively "
+                                   "untruncated (this code)", valid=at_least(1))
+    positional_embedding_size: int = setting(32, "k: Laplacian eigenvectors used as the nodes' positional "
+                                                 "embedding (GCC: 32; the SGCL paper also reports 64)",
+                                             valid=at_least(1))
+    pe_sign: str = setting("random", "eigenvector signs of the positional embedding: random = a +-1 per column "
+                                     "and view, as GCC's ARPACK start; canonical = fixed signs", choices=PE_SIGNS)
+
+
+READOUTS = ("sum", "set2set")
 
 
 @dataclass
 class ModelConfig:
     """GIN encoder (GCC's UnsupervisedGIN)."""
 
-    hidden_size: int = 64
-    num_layers: int = 5  # counts the input layer, as GCC
-    degree_embedding_size: int = 16
-    max_degree: int = 512
-    dropout: float = 0.5
-    readout: str = "sum"  # sum | set2set
-    apply_node_func: bool = True  # batch norm + ReLU after each GIN layer's MLP, as GCC's ApplyNodeFunc
+    hidden_size: int = setting(64, "width of the GIN layers and of the embedding (GCC)", valid=at_least(1))
+    num_layers: int = setting(5, "GIN layers counting the input layer, as GCC (5 = input + 4 GINConv)",
+                              valid=at_least(2))
+    degree_embedding_size: int = setting(16, "width of the learned node-degree embedding (GCC)", valid=at_least(1))
+    max_degree: int = setting(512, "degrees above this share one embedding row (GCC)", valid=at_least(1))
+    dropout: float = setting(0.5, "dropout on each layer's readout (GCC)", valid=Range(0, 1, high_open=True))
+    readout: str = setting("sum", "graph readout: sum = sum-pool every layer and add (GCC); set2set = Set2Set on "
+                                  "the last layer", choices=READOUTS)
+    apply_node_func: bool = setting(True, "batch norm + ReLU after each GIN layer's MLP (GCC's ApplyNodeFunc)")
 
 
 # What a field missing from a saved config means: the behaviour before the field existed (a saved config
@@ -132,30 +216,37 @@ RUN_PLACE_FIELDS = ("num_workers", "threads", "save_freq", "log_freq", "data_dir
 class TrainConfig:
     """Contrastive pre-training loop."""
 
-    mode: str = setting("e2e", choices=MODES)
-    batch_size: int = 0  # 0: the paper's default for the mode (E2E 1024, MoCo 32)
-    nce_k: int = 16384  # MoCo queue size (E2E uses the batch: K = batch_size - 1)
-    nce_t: float = 0.07
-    momentum: float = 0.999
-    steps: int = 75000
-    lr: float = 0.005
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    weight_decay: float = 1e-5
-    warmup_frac: float = 0.1
-    decay_frac: float = 0.1
-    clip_norm: float = 1.0
-    num_workers: int = 0
-    threads: int = 0  # torch threads of the model step (0: half the CPU cores); results depend on it, workers do not
-    seed: int = 0
-    save_freq: int = 1000
-    log_freq: int = 10
-    corpus: list[str] = setting(["synthetic"])
-    data_dir: str = ""  # "" → $GCC_SGCL_DATA, else ./data
-    output_dir: str = "saved"
-    run_name: str = ""  # "" → <method>_<mode>_<corpus>_s<seed>
-    device: str = "cpu"
+    mode: str = setting("e2e", "e2e = negatives from the batch (end to end); moco = negatives from a queue of "
+                               "keys of a momentum encoder (MoCo)", choices=MODES)
+    batch_size: int = setting(0, "pairs per step; 0 = the mode's default (GCC: E2E 1024, MoCo 32)",
+                              valid=NON_NEGATIVE)
+    nce_k: int = setting(16384, "MoCo queue length in keys (GCC; E2E uses the batch: K = batch size - 1)",
+                         valid=at_least(1))
+    nce_t: float = setting(0.07, "InfoNCE temperature (GCC)", valid=POSITIVE)
+    momentum: float = setting(0.999, "MoCo key-encoder momentum (GCC)", valid=PROBABILITY)
+    steps: int = setting(75000, "optimiser steps; 0 = save the untrained encoder (GCC: 75000)", valid=NON_NEGATIVE)
+    lr: float = setting(0.005, "peak Adam learning rate (GCC)", valid=POSITIVE)
+    beta1: float = setting(0.9, "Adam beta1 (GCC)", valid=Range(0, 1, high_open=True))
+    beta2: float = setting(0.999, "Adam beta2 (GCC)", valid=Range(0, 1, high_open=True))
+    eps: float = setting(1e-8, "Adam epsilon (GCC)", valid=POSITIVE)
+    weight_decay: float = setting(1e-5, "Adam weight decay (GCC)", valid=NON_NEGATIVE)
+    warmup_frac: float = setting(0.1, "fraction of the steps with a linear learning-rate warm-up (GCC)",
+                                 valid=PROBABILITY)
+    decay_frac: float = setting(0.1, "fraction of the steps with a linear decay at the end (GCC)", valid=PROBABILITY)
+    clip_norm: float = setting(1.0, "gradient-norm clipping threshold (GCC)", valid=POSITIVE)
+    num_workers: int = setting(0, "DataLoader processes building views (0 = in the main process); results do not "
+                                  "depend on it", valid=NON_NEGATIVE)
+    threads: int = setting(0, "torch threads of the model step (0 = half the CPU cores); float reductions, hence "
+                              "the bits of the result, depend on it", valid=NON_NEGATIVE)
+    seed: int = setting(0, "seed of the weights, walks and augmentations", valid=NON_NEGATIVE)
+    save_freq: int = setting(1000, "write the checkpoint every N steps (and at the end)", valid=at_least(1))
+    log_freq: int = setting(10, "write TensorBoard scalars every N steps", valid=at_least(1))
+    corpus: list[str] = setting(["synthetic"], "pre-training graphs: registered names (e.g. ca-grqc ca-hepth "
+                                               "ca-hepph ca-condmat email-enron, GCC's SNAP graphs) or graph files")
+    data_dir: str = setting("", "data root ('' = $GCC_SGCL_DATA, else ./data)")
+    output_dir: str = setting("saved", "where the run folder is made")
+    run_name: str = setting("", "run folder name ('' = <method>_<mode>_<corpus>_s<seed>)")
+    device: str = setting("cpu", "torch device of the model step (the scripts map <gpu> to it)")
 
     def effective_batch_size(self) -> int:
         """The batch size actually used (mode default when ``batch_size`` is 0)."""
@@ -201,47 +292,62 @@ class AugmentConfig:
     """
 
     # similar / diverse filter of the candidate random-walk pairs (before views are built)
-    use_filter: bool = True
-    filter_mode: str = "similar"  # or "diverse"
-    p_filter: float = 0.5
-    c: float = 0.3
-    t_max: int = 5
+    use_filter: bool = setting(True, "SGCL stage: keep or redraw a pair by its views' spectral similarity")
+    filter_mode: str = setting("similar", "similar = accept pairs with cos > 1 - c; diverse = cos < 1 - c (paper)")
+    p_filter: float = setting(0.5, "probability that a pair goes through the filter (this code)", valid=PROBABILITY)
+    c: float = setting(0.3, "filter threshold c (paper's grid 0.2 ... 0.45; default its middle, this code)",
+                       valid=PROBABILITY)
+    t_max: int = setting(5, "redraws of a rejected pair before it is kept anyway (this code)", valid=at_least(1))
     # crop, each view independently; crop_table rows are (box, probability), "no crop" takes the rest
-    use_crop: bool = True
-    crop_kind: str = "spectral"  # or "random" (control)
-    crop_table: tuple[tuple[Box, float], ...] = setting(PAPER_CROP_TABLE, parse=parse_crop_entry)
-    crop_basis: str = "normalized"  # or "combinatorial"
-    recompute_pe: bool = True
+    use_crop: bool = setting(True, "SGCL stage: spectral crop of each view (keep a box of the eigen-grid)")
+    crop_kind: str = setting("spectral", "spectral = the paper's crop; random = the random-crop control")
+    crop_table: tuple[tuple[Box, float], ...] = setting(
+        PAPER_CROP_TABLE, "crop boxes 'x_min,x_max,y_min,y_max:p' (rank percentiles) with their probabilities; "
+                          "'no crop' takes the rest (paper's appendix: c_1 ... c_4)", parse=parse_crop_entry)
+    crop_basis: str = setting("normalized", "eigenvectors spanning the crop grid: normalized = normalised "
+                                            "Laplacian (the paper's text); combinatorial = D - A (its theorems)")
+    recompute_pe: bool = setting(True, "recompute the positional embedding of a cropped view (this code)")
     # alignment to E_t, one draw for the pair
-    use_align: bool = True
-    p_align: float = 0.5
+    use_align: bool = setting(True, "SGCL stage: local-global alignment of the pair to the global embedding E_t")
+    p_align: float = setting(0.5, "probability that a pair is aligned (this code)", valid=PROBABILITY)
     # mask | reorder | nothing, each view independently (mask and reorder are mutually exclusive)
-    use_mask: bool = True
-    p_mask: float = 0.25
-    max_masked: int = 8
-    use_reorder: bool = True
-    p_reorder: float = 0.25
-    r_max: int = 10
-    permute_kind: str = "spectral"  # or "random" (control)
+    use_mask: bool = setting(True, "SGCL stage: mask up to --max-masked eigenvectors of a view")
+    p_mask: float = setting(0.25, "probability that a view is masked (this code; p_mask + p_reorder <= 1)",
+                            valid=PROBABILITY)
+    max_masked: int = setting(8, "most eigenvectors masked in one view (the appendix's M, value of this code)",
+                              valid=at_least(1))
+    use_reorder: bool = setting(True, "SGCL stage: frequency reorder (permute nearby eigenvectors) of a view")
+    p_reorder: float = setting(0.25, "probability that a view is reordered (this code)", valid=PROBABILITY)
+    r_max: int = setting(10, "widest eigenvector window a reorder permutes (this code)", valid=at_least(1))
+    permute_kind: str = setting("spectral", "spectral = the paper's reorder; random = the random-permute control")
     # global embedding E_t (see gcc_sgcl.augment.global_embedding)
-    global_method: str = "netmf"
-    global_window: int = 1
+    global_method: str = setting("netmf", "global embedding E_t of the corpus graph: netmf = NetMF matrix "
+                                          "factorisation (paper)")
+    global_window: int = setting(1, "NetMF window size T (this code)", valid=at_least(1))
     # baseline view generation instead of SGCL's ("" = none); key of gcc_sgcl.augment.pipeline.BASELINES
-    baseline: str = ""
-    graphcl_ratio: float = 0.2
-    grace_drop_edge_q: float = 0.2
-    grace_drop_edge_k: float = 0.4
-    grace_drop_feature_q: float = 0.3
-    grace_drop_feature_k: float = 0.4
-    mvgrl_alpha: float = 0.2
-    mvgrl_sparsify: str = "topk"  # or "threshold"; key of gcc_sgcl.augment.pipeline.SPARSIFIERS
-    mvgrl_topk: int = 0  # 0: the structural view's mean degree (rounded, at least 1)
-    mvgrl_eps: float = 1e-2
-    gca_drop_edge_q: float = 0.3
-    gca_drop_edge_k: float = 0.4
-    gca_drop_feature_q: float = 0.1
-    gca_drop_feature_k: float = 0.0
-    gca_p_tau: float = 0.7
+    baseline: str = setting("", "a baseline's view generation instead of SGCL's ('' = none; set by the graphcl, "
+                                "grace, mvgrl and gca presets)")
+    graphcl_ratio: float = setting(0.2, "GraphCL: ratio of each augmentation (GraphCL's --aug_ratio)",
+                                   valid=PROBABILITY)
+    grace_drop_edge_q: float = setting(0.2, "GRACE: edge-removal rate of the query view (GRACE, Cora)",
+                                       valid=PROBABILITY)
+    grace_drop_edge_k: float = setting(0.4, "GRACE: edge-removal rate of the key view (GRACE, Cora)", valid=PROBABILITY)
+    grace_drop_feature_q: float = setting(0.3, "GRACE: feature-masking rate of the query view (GRACE, Cora)",
+                                          valid=PROBABILITY)
+    grace_drop_feature_k: float = setting(0.4, "GRACE: feature-masking rate of the key view (GRACE, Cora)",
+                                          valid=PROBABILITY)
+    mvgrl_alpha: float = setting(0.2, "MVGRL: PPR (personalised PageRank) teleport probability of the diffusion "
+                                      "view (MVGRL)", valid=Range(0, 1, low_open=True))
+    mvgrl_sparsify: str = setting("topk", "MVGRL: how the dense diffusion is sparsified: topk or threshold")
+    mvgrl_topk: int = setting(0, "MVGRL: entries kept per row with topk (0 = the view's mean degree)",
+                              valid=NON_NEGATIVE)
+    mvgrl_eps: float = setting(1e-2, "MVGRL: entries below this are dropped with threshold (MVGRL, Citeseer)",
+                               valid=Range(0, 1, low_open=True))
+    gca_drop_edge_q: float = setting(0.3, "GCA: edge-dropping rate of the query view (GCA)", valid=PROBABILITY)
+    gca_drop_edge_k: float = setting(0.4, "GCA: edge-dropping rate of the key view (GCA)", valid=PROBABILITY)
+    gca_drop_feature_q: float = setting(0.1, "GCA: feature-masking rate of the query view (GCA)", valid=PROBABILITY)
+    gca_drop_feature_k: float = setting(0.0, "GCA: feature-masking rate of the key view (GCA)", valid=PROBABILITY)
+    gca_p_tau: float = setting(0.7, "GCA: cap of a degree-weighted dropping probability (GCA)", valid=PROBABILITY)
 
     def __post_init__(self) -> None:
         used = self.p_mask * self.use_mask + self.p_reorder * self.use_reorder
@@ -251,15 +357,7 @@ class AugmentConfig:
         if self.baseline and stages:
             on = ", ".join(f"use_{stage}" for stage in stages)
             raise ValueError(f"baseline {self.baseline!r} replaces the SGCL stages: use its preset or switch off {on}")
-        for f in dataclasses.fields(self):
-            if f.name.startswith(("graphcl_", "grace_", "gca_")):
-                _check_probability(f.name, getattr(self, f.name))
-        if not 0.0 < self.mvgrl_alpha <= 1.0:
-            raise ValueError(f"mvgrl_alpha must be in (0, 1], got {self.mvgrl_alpha}")
-        if self.mvgrl_topk < 0:
-            raise ValueError(f"mvgrl_topk must be >= 0 (0: the view's mean degree), got {self.mvgrl_topk}")
-        if not 0.0 < self.mvgrl_eps <= 1.0:
-            raise ValueError(f"mvgrl_eps must be in (0, 1], got {self.mvgrl_eps}")
+        check_fields(self)
 
     @property
     def p_crop(self) -> float:
@@ -295,24 +393,13 @@ class Config:
     augment: AugmentConfig = field(default_factory=AugmentConfig)
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the offending parameter."""
-        t, s = self.train, self.sampling
-        if t.mode not in MODES:
-            raise ValueError(f"--mode must be one of {MODES}, got {t.mode!r}")
-        if t.threads < 0:
-            raise ValueError(f"--threads must be >= 0 (0: half the CPU cores), got {t.threads}")
-        if t.steps < 0:
-            raise ValueError(f"--steps must be >= 0 (0: the untrained encoder), got {t.steps}")
-        if s.pe_sign not in PE_SIGNS:
-            raise ValueError(f"--pe-sign must be one of {PE_SIGNS}, got {s.pe_sign!r}")
-        if t.num_workers < 0:
-            raise ValueError(f"--num-workers must be >= 0 (0 = build batches in the main process), got {t.num_workers}")
-        if min(t.save_freq, t.log_freq) < 1:
-            raise ValueError(f"--save-freq and --log-freq must be >= 1, got {t.save_freq} and {t.log_freq}")
-        if not 0.0 < s.restart_prob < 1.0:
-            raise ValueError(f"--restart-prob must be in (0, 1), got {s.restart_prob}")
-        if t.warmup_frac + t.decay_frac > 1.0 or min(t.warmup_frac, t.decay_frac) < 0:
-            raise ValueError("--warmup-frac and --decay-frac must be >= 0 and sum to at most 1")
+        """Raise ``ValueError`` naming the flag of the first setting outside its range (:func:`check_fields`) or
+        of two settings that contradict each other."""
+        t = self.train
+        for group in GROUPS:
+            check_fields(getattr(self, group))
+        if t.warmup_frac + t.decay_frac > 1.0:
+            raise ValueError(f"--warmup-frac + --decay-frac must be <= 1, got {t.warmup_frac} + {t.decay_frac}")
         if t.mode == "moco" and t.nce_k % t.effective_batch_size() != 0:
             raise ValueError(
                 f"MoCo needs --nce-k ({t.nce_k}) to be a multiple of the batch size ({t.effective_batch_size()})"
@@ -389,19 +476,23 @@ def add_arguments(parser: argparse.ArgumentParser, klass: type, *, prefix: str =
         hint, meta = _value_type(hints[f.name]), f.metadata
         default = dataclasses.MISSING if f.name in required else _field_default(f)
         kwargs: dict[str, Any] = {"help": meta.get("help", "")}
+        ranged = meta.get("valid")
         if meta.get("parse"):
             kwargs.update(type=meta["parse"], nargs="+")
         elif hint is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         elif typing.get_origin(hint) is list:
-            kwargs.update(type=typing.get_args(hint)[0], nargs="+")
+            item = typing.get_args(hint)[0]
+            kwargs.update(type=_ranged(item, ranged) if ranged else item, nargs="+")
         else:
-            kwargs["type"] = hint
+            kwargs["type"] = _ranged(hint, ranged) if ranged else hint
         valid = tuple((choices or {}).get(f.name, ())) or meta.get("choices", ())
         if valid:
             kwargs["choices"] = valid
         elif hint is not bool:
             kwargs["metavar"] = f.name.upper()
+        if ranged:
+            kwargs["help"] = f"{kwargs['help']}; {ranged}"
         if default is not dataclasses.MISSING and default is not None:
             kwargs["help"] = f"{kwargs['help']} (default: {default})".lstrip()
         if meta.get("positional"):
@@ -432,15 +523,26 @@ def from_args(klass: type[T], args: argparse.Namespace, prefix: str = "") -> T:
     return klass(**given_flags(klass, args, prefix))
 
 
-def build_parser(description: str = "gcc_sgcl pre-training", methods: str = "") -> argparse.ArgumentParser:
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (the flag and why) and a pointer to ``--help``, exit status 2,
+    instead of the whole usage text."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser(description: str = "gcc_sgcl pre-training", methods: str = "",
+                 choices: dict[str, dict[str, Iterable[str]]] | None = None) -> argparse.ArgumentParser:
     """Pre-training's parser: one flag per field of every group (dest ``<group>.<field>``), defaults left as
     ``None`` = not given, since the method preset comes between the defaults and the flags; ``methods`` describes
-    the valid ``--method`` values."""
-    parser = argparse.ArgumentParser(description=description)
+    the valid ``--method`` values, ``choices`` (group → field → names) the values of fields whose set is a
+    registry outside this module."""
+    parser = OneLineParser(description=description)
     parser.add_argument("--method", default="gcc", help=f"one of: {methods or 'a method preset'} (default: gcc)")
     parser.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
     for group_name, klass in GROUPS.items():
-        add_arguments(parser, klass, prefix=f"{group_name}.", title=group_name)
+        add_arguments(parser, klass, prefix=f"{group_name}.", title=group_name,
+                      choices=(choices or {}).get(group_name))
     return parser
 
 
@@ -461,10 +563,11 @@ class InputConfig:
 class GenerateConfig:
     """Embedding generation (``generate.sh``): how the views are built and encoded."""
 
-    batch_size: int = setting(256, "views encoded per forward pass")
-    copies: int = setting(2, "views averaged per row (GCC: 2 -- two walks per node, two sign draws per graph)")
-    seed: int = setting(0, "seed of the views")
-    num_workers: int = setting(0, "DataLoader workers building the views")
+    batch_size: int = setting(256, "views encoded per forward pass", valid=at_least(1))
+    copies: int = setting(2, "views averaged per row (GCC: 2 -- two walks per node, two sign draws per graph)",
+                          valid=at_least(1))
+    seed: int = setting(0, "seed of the views", valid=NON_NEGATIVE)
+    num_workers: int = setting(0, "DataLoader workers building the views", valid=NON_NEGATIVE)
     cache_views: bool = setting(False, "read/write the encoder-independent views in the cache dir "
                                        "($GCC_SGCL_CACHE)")
     visit_budget: str = setting("pretrain", "visits of a node's RWR view: pretrain = max(rw_hops, "
@@ -479,14 +582,15 @@ class EvalConfig:
     ``folds``-fold CV, splits and bootstrap draws from ``seed``; graph classification with the RBF SVC ``svc``
     (``gcc_sgcl.tasks.graph_classification.SVC_PROTOCOLS``)."""
 
-    folds: int = setting(10, "stratified CV folds per repetition")
-    repeats: int = setting(10, "repetitions of the CV, each with a new split (paper: 10)")
+    folds: int = setting(10, "stratified CV folds per repetition", valid=at_least(2))
+    repeats: int = setting(10, "repetitions of the CV, each with a new split (paper: 10)", valid=at_least(1))
     bootstrap: bool = setting(True, "score a bootstrap resample of each test fold (the paper's protocol)")
-    seed: int = setting(0, "seed of the CV splits and bootstrap draws")
+    seed: int = setting(0, "seed of the CV splits and bootstrap draws", valid=NON_NEGATIVE)
     svc: str = setting("gcc", "graph classification's SVC: gcc = C=100000, gamma=1/n_features (GCC); gcc-scale = "
                               "C=100000, gamma=scale (GCC's SVC under scikit-learn >= 0.22); grid = C by inner grid "
                               "search in each training fold; c1 = C=1, gamma=scale")
-    jobs: int = setting(1, "processes fitting the CV folds (0: every available core); scores do not depend on it")
+    jobs: int = setting(1, "processes fitting the CV folds (0: every available core); scores do not depend on it",
+                        valid=NON_NEGATIVE)
     fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs (one "
                                            "sub-folder per dataset), so one killed part-way resumes at its missing "
                                            "folds (none: no cache)")
@@ -497,13 +601,13 @@ class TaskConfig:
     """What the task commands add to their inputs: the embedding width, and labels or pairs of datasets given
     by path."""
 
-    hidden: int = setting(help="embedding size (columns of each .npy)")
+    hidden: int = setting(help="embedding size (columns of each .npy)", valid=at_least(1))
     labels: list[str] = setting([], "labels of the datasets given by path, one file each in order (lines "
                                     "'node label' or 'graph_index label', a header line allowed); unnamed items "
                                     "stay unlabelled and are not evaluated")
     pairs: str | None = setting(None, "ground-truth pairs 'id_1 id_2' of the two graphs given by path as "
                                       "--dataset A B")
-    ks: list[int] = setting([20, 40], "cut-offs k of HITS@k")
+    ks: list[int] = setting([20, 40], "cut-offs k of HITS@k", valid=at_least(1))
 
 
 @dataclass
@@ -511,37 +615,29 @@ class FinetuneConfig:
     """Fine-tuning on downstream labels: Adam with linear warm-up and ramp-down (the paper's appendix), stratified
     k-fold CV scored after the last epoch."""
 
-    folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds")
-    max_folds: int | None = setting(None, "run only the first N folds (budget)")
-    epochs: int = setting(30, "epochs per fold (GCC's 30)")
-    batch_size: int = setting(32, "views per optimisation step (GCC's 32)")
+    folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds", valid=at_least(2))
+    max_folds: int | None = setting(None, "run only the first N folds (budget)", valid=at_least(1))
+    epochs: int = setting(30, "epochs per fold (GCC's 30)", valid=at_least(1))
+    batch_size: int = setting(32, "views per optimisation step (GCC's 32)", valid=at_least(1))
     view_copies: int = setting(30, "independently sampled views of every example, epoch e training on copy e mod "
-                                   "N (GCC samples a fresh view per example and epoch: N = epochs)")
-    jobs: int = setting(1, "processes fine-tuning folds side by side (0: every available core)")
-    lr: float = setting(0.005, "peak learning rate")
-    warmup_epochs: int = setting(3, "epochs of linear warm-up")
-    rampdown_epochs: int = setting(3, "epochs of linear ramp-down")
+                                   "N (GCC samples a fresh view per example and epoch: N = epochs)", valid=at_least(1))
+    jobs: int = setting(1, "processes fine-tuning folds side by side (0: every available core)", valid=NON_NEGATIVE)
+    lr: float = setting(0.005, "peak learning rate", valid=POSITIVE)
+    warmup_epochs: int = setting(3, "epochs of linear warm-up", valid=NON_NEGATIVE)
+    rampdown_epochs: int = setting(3, "epochs of linear ramp-down", valid=NON_NEGATIVE)
     seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, views, head init, dropout, "
-                                                        "batches")
+                                                        "batches", valid=NON_NEGATIVE)
     fold_cache: str | None = setting(None, "folder keeping each finished fold's test predictions until all are in "
                                            "(a sub-folder per dataset and settings), so a fine-tuning killed part-way "
                                            "resumes at its missing folds (default: <load-path>/finetune-folds)")
     progress: bool = setting(True, "show progress bars")
 
     def check(self) -> None:
-        """Raise ``ValueError`` naming the offending setting."""
-        if self.folds < 2:
-            raise ValueError(f"folds must be >= 2, got {self.folds}")
-        if self.max_folds is not None and not 1 <= self.max_folds <= self.folds:
-            raise ValueError(f"max_folds must be in [1, folds={self.folds}], got {self.max_folds}")
-        if self.jobs < 0:
-            raise ValueError(f"jobs must be >= 0 (0: every available core), got {self.jobs}")
-        if self.epochs < 1 or self.batch_size < 1 or self.view_copies < 1:
-            raise ValueError(f"epochs, batch_size and view_copies must be >= 1, got {self.epochs}, {self.batch_size} "
-                             f"and {self.view_copies}")
-        if self.lr <= 0 or self.warmup_epochs < 0 or self.rampdown_epochs < 0:
-            raise ValueError(f"need lr > 0 and warmup/rampdown epochs >= 0, got {self.lr}, {self.warmup_epochs}, "
-                             f"{self.rampdown_epochs}")
+        """Raise ``ValueError`` naming the flag of the first setting out of range (:func:`check_fields`) or beyond
+        ``--folds``."""
+        check_fields(self)
+        if self.max_folds is not None and self.max_folds > self.folds:
+            raise ValueError(f"--max-folds must be <= --folds ({self.folds}), got {self.max_folds}")
 
 
 @dataclass
@@ -551,8 +647,9 @@ class ClassicalConfig:
     method: str = setting(help="training-free method")
     out_dir: str = setting(help="folder to write <dataset>.npy (a path: <stem>.npy) to (created if missing)")
     hidden: int = setting(default_of(ModelConfig, "hidden_size"), "embedding size of prone and graphwave (the "
-                                                                  "structural and spectral floors have fixed sizes)")
-    seed: int = setting(0, "seed of the numpy Generator of randomized methods")
+                                                                  "structural and spectral floors have fixed sizes)",
+                                                                  valid=at_least(1))
+    seed: int = setting(0, "seed of the numpy Generator of randomized methods", valid=NON_NEGATIVE)
 
 
 @dataclass
@@ -564,30 +661,33 @@ class SweepConfig:
     chose); the MoCo queue defaults to the paper's, as pre-training's ``nce_k``."""
 
     methods: list[str] = setting(help="pretrain.sh presets or training-free methods")
-    seeds: list[int] = setting(help="seeds of the pre-training runs")
+    seeds: list[int] = setting(help="seeds of the pre-training runs", valid=NON_NEGATIVE)
     datasets: list[str] = setting(help="downstream datasets")
     modes: list[str] = setting(["e2e"], "pre-training modes", choices=MODES)
     corpus: list[str] = setting(default_of(TrainConfig, "corpus"), "pre-training graphs")
-    steps: int = setting(100, "pre-training steps of every run")
-    batch_size: int = setting(128, "pre-training batch size of every run")
-    moco_queue: int = setting(default_of(TrainConfig, "nce_k"), "MoCo queue length (nce_k)")
-    num_workers: int = setting(2, "DataLoader workers of pre-training and view building")
-    save_freq: int = setting(50, "checkpoint every N steps")
+    steps: int = setting(100, "pre-training steps of every run", valid=NON_NEGATIVE)
+    batch_size: int = setting(128, "pre-training batch size of every run", valid=at_least(1))
+    moco_queue: int = setting(default_of(TrainConfig, "nce_k"), "MoCo queue length (nce_k)", valid=at_least(1))
+    num_workers: int = setting(2, "DataLoader workers of pre-training and view building", valid=NON_NEGATIVE)
+    save_freq: int = setting(50, "checkpoint every N steps", valid=at_least(1))
     output_dir: str = setting("saved/repro", "where the run folders go")
     rows: str = setting("saved/repro/rows.jsonl", "JSON-lines result store")
     data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")
     device: str = setting(default_of(TrainConfig, "device"), "torch device")
-    folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds per repetition")
-    repeats: int = setting(default_of(EvalConfig, "repeats"), "repetitions of the K-fold CV (paper: 10)")
-    eval_seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, same for all encoders")
+    folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds per repetition", valid=at_least(2))
+    repeats: int = setting(default_of(EvalConfig, "repeats"), "repetitions of the K-fold CV (paper: 10)",
+                           valid=at_least(1))
+    eval_seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, same for all encoders",
+                             valid=NON_NEGATIVE)
     svc: str = setting(default_of(EvalConfig, "svc"), "graph classification's SVC protocol (see the tasks' --svc)")
     eval_jobs: int = setting(0, "processes fitting the CV folds and the fine-tuning folds (0: every available "
-                                "core; the sweep evaluates between pre-training runs, so the cores are free)")
+                                "core; the sweep evaluates between pre-training runs, so the cores are free)",
+                                valid=NON_NEGATIVE)
     fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs, so "
                                            "a sweep killed mid-evaluation resumes at its missing folds (default: "
                                            "<output-dir>/folds)")
     copies: int = setting(default_of(GenerateConfig, "copies"), "inference views averaged into each embedding row "
-                                                                "(generate's --copies; GCC: 2)")
+                                                                "(generate's --copies; GCC: 2)", valid=at_least(1))
     ship: str | None = setting(None, "export every encoder the sweep trains or reuses, as it finishes, to "
                                      "<ship>/<method>_<mode>_<ship-tag>_<steps>x<batch>_s<seed> (weights and "
                                      "configuration, no optimiser; e.g. saved/pretrained)")
@@ -621,9 +721,9 @@ class RuntimeConfig:
 
     methods: list[str] = setting(["gcc", "sgcl"], "methods timed side by side")
     corpus: list[str] = setting(default_of(TrainConfig, "corpus"), "pre-training graphs")
-    batch_size: int = setting(16, "the paper's runtime table uses 16")
-    batches: int = setting(60, "mini-batches per method")
-    seed: int = setting(0, "seed of the sampled nodes")
+    batch_size: int = setting(16, "the paper's runtime table uses 16", valid=at_least(1))
+    batches: int = setting(60, "mini-batches per method", valid=at_least(1))
+    seed: int = setting(0, "seed of the sampled nodes", valid=NON_NEGATIVE)
 
 
 @dataclass
@@ -635,7 +735,8 @@ class ReportConfig:
     intro: str | None = setting(None, "Markdown file put before the tables")
     heatmap_dataset: str = setting("rdt-b", "dataset of the pairwise-ablation heat-map")
     c_grid: list[float] | None = setting(None, "c values of the grid besides the default: the tables' sgcl row "
-                                               "stays at the default c until each has its seed-0 rows")
+                                               "stays at the default c until each has its seed-0 rows",
+                                               valid=PROBABILITY)
 
 
 @dataclass
@@ -644,7 +745,7 @@ class ChoiceConfig:
 
     rows: str = setting(default_of(SweepConfig, "rows"), "JSON-lines result store")
     grid: list[float] | None = setting(None, "c values of the grid besides the default: fail unless each has its "
-                                             "seed-0 rows at the table budget")
+                                             "seed-0 rows at the table budget", valid=PROBABILITY)
 
 
 # Settings a method name may change in brackets, ``sgcl[c=0.35]``, ``sgcl[k=64]`` or ``sgcl[crop=random]`` (the c
@@ -743,13 +844,13 @@ class DemoConfig:
     instead of 10 CV repetitions. With ``--mode moco`` its queue is :data:`DEMO_MOCO_QUEUE`."""
 
     methods: list[str] = setting(["gcc", "sgcl"], "method presets (see pretrain --help)")
-    steps: int = setting(200, "pre-training steps")
-    batch_size: int = setting(128, "pre-training batch size")
+    steps: int = setting(200, "pre-training steps", valid=NON_NEGATIVE)
+    batch_size: int = setting(128, "pre-training batch size", valid=at_least(1))
     mode: str = setting(default_of(TrainConfig, "mode"), "pre-training mode", choices=MODES)
-    seed: int = setting(0, "seed of pre-training, views and CV splits")
+    seed: int = setting(0, "seed of pre-training, views and CV splits", valid=NON_NEGATIVE)
     output_dir: str = setting("saved/demo", "where the run folders go")
-    num_workers: int = setting(2, "DataLoader workers")
-    repeats: int = setting(3, "repetitions of the bootstrapped 10-fold CV (paper: 10)")
+    num_workers: int = setting(2, "DataLoader workers", valid=NON_NEGATIVE)
+    repeats: int = setting(3, "repetitions of the bootstrapped 10-fold CV (paper: 10)", valid=at_least(1))
 
 
 # The demo's MoCo queue: a value of its CPU profile, not a second default of ``TrainConfig.nce_k`` (the paper's
@@ -785,26 +886,27 @@ class BenchConfig:
     only: list[str] = setting(list(BENCH_PARTS), "parts to run (they run in the order listed here)",
                               choices=BENCH_PARTS)
     corpus: list[str] = setting(["ca-hepth"], "pre-training graphs of the pe, sampler, runtime and scaling parts")
-    seed: int = setting(0, "seed of every part")
+    seed: int = setting(0, "seed of every part", valid=NON_NEGATIVE)
     methods: list[str] = setting(default_of(RuntimeConfig, "methods"), "methods of the sampler and runtime parts")
-    pe_graphs: int = setting(512, "RWR subgraphs decomposed by each path")
-    pe_batch: int = setting(256, "subgraphs per batched call of the fast path")
-    pe_repeats: int = setting(3, "timings per chunk and path; the fastest is kept")
-    workers: list[int] = setting([0, 1, 2], "DataLoader worker counts")
-    batch_size: int = setting(256, "pairs per batch")
-    sampler_batches: int = setting(4, "batches per (method, path) setting and round")
-    reference_pairs: int = setting(128, "pairs of the per-item reference per round")
-    sampler_rounds: int = setting(2, "rounds over the settings, order rotating")
-    e2e_steps: int = setting(30, "steps of the shorter run (the longer has twice)")
-    e2e_batch_size: int = setting(256, "pre-training batch size")
-    e2e_workers: int = setting(2, "DataLoader workers")
-    runtime_batch_size: int = setting(default_of(RuntimeConfig, "batch_size"), "the paper's runtime table uses 16")
-    runtime_batches: int = setting(default_of(RuntimeConfig, "batches"), "mini-batches per method")
-    nodes: int = setting(1_000_000, "nodes of the generated graph")
-    edges: int = setting(10_000_000, "undirected edges drawn (before removing repeats)")
-    steps: int = setting(100, "pre-training steps")
-    mem_batch_size: int = setting(32, "pre-training batch size")
-    mem_workers: int = setting(2, "DataLoader workers")
-    hops: list[int] = setting([64, 128, 256], "rw_hops values")
-    scaling_views: int = setting(128, "views (and pairs) per rw_hops value")
-    augment_batches: int = setting(8, "batches (of --batch-size pairs) per method")
+    pe_graphs: int = setting(512, "RWR subgraphs decomposed by each path", valid=at_least(1))
+    pe_batch: int = setting(256, "subgraphs per batched call of the fast path", valid=at_least(1))
+    pe_repeats: int = setting(3, "timings per chunk and path; the fastest is kept", valid=at_least(1))
+    workers: list[int] = setting([0, 1, 2], "DataLoader worker counts", valid=NON_NEGATIVE)
+    batch_size: int = setting(256, "pairs per batch", valid=at_least(1))
+    sampler_batches: int = setting(4, "batches per (method, path) setting and round", valid=at_least(1))
+    reference_pairs: int = setting(128, "pairs of the per-item reference per round", valid=at_least(1))
+    sampler_rounds: int = setting(2, "rounds over the settings, order rotating", valid=at_least(1))
+    e2e_steps: int = setting(30, "steps of the shorter run (the longer has twice)", valid=at_least(1))
+    e2e_batch_size: int = setting(256, "pre-training batch size", valid=at_least(1))
+    e2e_workers: int = setting(2, "DataLoader workers", valid=NON_NEGATIVE)
+    runtime_batch_size: int = setting(default_of(RuntimeConfig, "batch_size"), "the paper's runtime table uses 16",
+                                      valid=at_least(1))
+    runtime_batches: int = setting(default_of(RuntimeConfig, "batches"), "mini-batches per method", valid=at_least(1))
+    nodes: int = setting(1_000_000, "nodes of the generated graph", valid=at_least(1))
+    edges: int = setting(10_000_000, "undirected edges drawn (before removing repeats)", valid=at_least(1))
+    steps: int = setting(100, "pre-training steps", valid=NON_NEGATIVE)
+    mem_batch_size: int = setting(32, "pre-training batch size", valid=at_least(1))
+    mem_workers: int = setting(2, "DataLoader workers", valid=NON_NEGATIVE)
+    hops: list[int] = setting([64, 128, 256], "rw_hops values", valid=at_least(1))
+    scaling_views: int = setting(128, "views (and pairs) per rw_hops value", valid=at_least(1))
+    augment_batches: int = setting(8, "batches (of --batch-size pairs) per method", valid=at_least(1))

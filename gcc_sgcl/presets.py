@@ -11,7 +11,9 @@ import functools
 from typing import Any
 
 from gcc_sgcl.augment.crop import CROP_BASES, CROPS
-from gcc_sgcl.augment.pipeline import BASELINES, PERMUTE_KINDS
+from gcc_sgcl.augment.filter import FILTER_MODES
+from gcc_sgcl.augment.global_embedding import GLOBAL_EMBEDDINGS
+from gcc_sgcl.augment.pipeline import BASELINES, PERMUTE_KINDS, SPARSIFIERS
 from gcc_sgcl.config import (
     GROUPS,
     STAGES,
@@ -20,6 +22,7 @@ from gcc_sgcl.config import (
     Config,
     build_parser,
     canonical_method,
+    flag_name,
     given_flags,
     variant_settings,
 )
@@ -120,15 +123,24 @@ def reads_c(method: str) -> bool:
     return _read_settings(make_config(method).augment)["c"]
 
 
+def augment_choices() -> dict[str, tuple[str, ...]]:
+    """The valid names of each augmentation setting whose values are a registry's (the flags' choices)."""
+    return {"filter_mode": FILTER_MODES, "crop_kind": tuple(CROPS), "permute_kind": tuple(PERMUTE_KINDS),
+            "crop_basis": tuple(CROP_BASES), "global_method": tuple(GLOBAL_EMBEDDINGS),
+            "mvgrl_sparsify": tuple(SPARSIFIERS), "baseline": ("", *BASELINES)}
+
+
 def _check_variant(method: str, bracketed: dict[str, dict[str, Any]], cfg: Config) -> None:
-    """A ValueError naming a bracketed setting the method cannot use (no stage reads it) or an unknown kind."""
+    """A ValueError naming a bracketed setting the method cannot use (no stage reads it) or an unknown name of a
+    registry-valued setting (:func:`augment_choices`), named by its flag."""
     a = cfg.augment
     for field, used in _read_settings(a).items():
         if field in bracketed.get("augment", {}) and not used:
             raise ValueError(f"method {method!r}: its {field} has no effect (the method has no stage reading it)")
-    for registry, kind in ((CROPS, a.crop_kind), (PERMUTE_KINDS, a.permute_kind), (CROP_BASES, a.crop_basis)):
-        if kind not in registry:
-            raise ValueError(f"method {method!r}: unknown {registry.what} {kind!r}; choose from {sorted(registry)}")
+    for field, names in augment_choices().items():
+        if getattr(a, field) not in names:
+            raise ValueError(f"{flag_name(field)} must be one of {', '.join(n or repr(n) for n in names)}, got "
+                             f"{getattr(a, field)!r} (method {method!r})")
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -142,4 +154,4 @@ def config_from_args(args: argparse.Namespace) -> Config:
 
 def pretrain_parser(description: str = "gcc_sgcl pre-training") -> argparse.ArgumentParser:
     """:func:`~gcc_sgcl.config.build_parser` listing the valid methods."""
-    return build_parser(description, method_names())
+    return build_parser(description, method_names(), {"augment": augment_choices()})

@@ -130,10 +130,10 @@ def test_bracketed_settings_change_only_their_fields_and_bad_ones_name_the_probl
     assert basis.augment == dataclasses.replace(make_config("sgcl-crop").augment, crop_basis="combinatorial")
     assert make_config("sgcl[basis=combinatorial, c=0.4]").method == "sgcl[c=0.4,basis=combinatorial]"
     for bad, message in [("sgcl[c=high]", "c must be float"), ("sgcl[q=1]", "among c, k"),
-                         ("sgcl[crop=fancy]", "unknown crop_kind 'fancy'"),
+                         ("sgcl[crop=fancy]", "--crop-kind must be one of random, spectral, got 'fancy'"),
                          ("gcc[crop=random]", "crop_kind has no effect"), ("sgcl-mask[permute=random]", "permute_kind"),
                          ("sgcl-mask[basis=combinatorial]", "crop_basis has no effect"),
-                         ("sgcl[basis=fancy]", "unknown crop basis 'fancy'"),
+                         ("sgcl[basis=fancy]", "--crop-basis must be one of .*got 'fancy'"),
                          ("graphcl[c=0.2]", "its c has no effect"), ("sgcl-crop+mask[c=0.45]", "its c has no effect"),
                          ("sgcl[]", "empty brackets"), ("sgcl[c=0.2,c=0.3]", "at most once"), ("sgcl[c=0.3", r"<method>\[name=value"),
                          ("nope[c=0.3]", "unknown method 'nope'")]:

@@ -21,6 +21,8 @@ from gcc_sgcl.sampling.keys import KeyedRandom
 
 # similar: cos > 1 - c (avoid noisy pairs); diverse: cos < 1 - c (the ablation's alternative).
 _ACCEPTS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {"similar": operator.gt, "diverse": operator.lt}
+FILTER_MODES = tuple(_ACCEPTS)
+"""The filter's modes (``AugmentConfig.filter_mode``)."""
 
 Walk = Callable[[np.ndarray, KeyedRandom], NodeSets]
 """``walk(rows, rng) -> node sets`` of candidate views for the pairs ``rows`` (``rng`` rows align with ``rows``)."""

@@ -191,7 +191,8 @@ def read_id_edge_list(path: Path) -> np.ndarray:
     :func:`id_values`): one edge ``u v`` per line, fields separated by whitespace and/or commas, further
     columns (weights, times) ignored, lines starting with ``#`` or ``%`` skipped; plain or ``.gz``. The first
     line is a header (``source,target``), and skipped, when its two ids are not numbers and all the others are
-    integers; with string ids a header cannot be told from an edge, so it must be a comment."""
+    integers; with string ids a header cannot be told from an edge, so it must be a comment. A file whose one line
+    holds two non-numbers is a header without data, and refused."""
     with open_text(path) as f:
         r = LineReader(f, str(path), comments=("#", "%"))
         tokens = []
@@ -202,6 +203,9 @@ def read_id_edge_list(path: Path) -> np.ndarray:
             tokens += fields[:2]
     if not tokens:
         raise DataFormatError(f"{path}: no edges; expected lines 'u v' (two node ids each)")
+    if len(tokens) == 2 and not any(map(is_number, tokens)):  # a header and no edge (a one-edge graph means nothing)
+        raise DataFormatError(f"{path}: only the line {' '.join(tokens)!r}, a header without any edge after it; "
+                              f"expected lines 'u v' (two node ids each)")
     header = len(tokens) > 2 and not any(map(is_number, tokens[:2]))
     ids = id_values(tokens[2:] if header else tokens)
     if header and not np.issubdtype(ids.dtype, np.integer):  # string ids: the first line is an edge

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 import os
 import sys
 import time
@@ -322,6 +323,7 @@ def _train(
     first_step, seconds_before = trainer.step_count, trainer.train_seconds
     for graph_q, graph_k in loader_batches(loader):
         stats = trainer.step(graph_q, graph_k)
+        check_finite_loss(stats["loss"], trainer.step_count, ckpt_path)
         if not main:
             continue
         step = trainer.step_count
@@ -342,6 +344,15 @@ def _train(
     if dist is not None:  # the final checkpoint exists when any rank returns
         barrier()
     return run_dir
+
+
+def check_finite_loss(loss: float, step: int, ckpt_path: Path) -> None:
+    """Stop a diverged run: a ValueError naming the step whose loss is not finite (its update is never saved, so
+    ``ckpt_path`` keeps the last good state). Under DDP the loss is the mean over ranks, so every rank stops."""
+    if not math.isfinite(loss):
+        kept = f"{ckpt_path} keeps step {load_checkpoint(ckpt_path)['step']}" if ckpt_path.exists() else "nothing saved"
+        raise ValueError(f"training diverged: the loss is {loss} at step {step} ({kept}); try a larger --nce-t or a "
+                         f"smaller --lr")
 
 
 def main(argv: list[str] | None = None) -> None:
