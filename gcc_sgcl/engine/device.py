@@ -1,34 +1,29 @@
 """Device selection from GCC's ``<gpu>`` argument.
 
     python -m gcc_sgcl.engine.device <gpu>     prints the device, or why it cannot be used (exit status 2)
+
+A GPU is usable whenever torch sees it: with a CUDA build of DGL the encoder runs DGL's kernels there, with
+the registry's CPU-only DGL it runs the same GIN in plain torch (:func:`gcc_sgcl.models.flat.model_path`).
+Views are built on the CPU either way.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 import torch
 
-from gcc_sgcl.cli import user_errors
+from gcc_sgcl.models.flat import dgl_sees_gpu, model_path
 
 
 class DeviceError(RuntimeError):
     """The requested GPU cannot be used by this installation; the message says what to do instead."""
 
 
-def dgl_sees_gpu(index: int) -> bool:
-    """Whether the installed DGL can use CUDA device ``index``: false for the CPU-only DGL builds (the
-    package registry's ``dgl`` wheels), which report no CUDA device even where torch sees one."""
-    import dgl
-
-    return bool(dgl.ndarray.gpu(index).exist)
-
-
 def resolve_device(gpu: str | int) -> str:
     """``-1``/``cpu`` → ``"cpu"``; ``N`` → ``"cuda:N"``, falling back to CPU with a warning when CUDA is absent.
 
-    Raises :class:`DeviceError` when torch has CUDA but GPU ``N`` is absent or the installed DGL is CPU-only,
-    before any work starts.
+    Raises :class:`DeviceError` when torch has CUDA but GPU ``N`` is absent, before any work starts. With a
+    CPU-only DGL the GPU is used through the plain-torch encoder path, said once on stderr.
     """
     gpu = str(gpu)
     if gpu in ("-1", "cpu"):
@@ -41,13 +36,11 @@ def resolve_device(gpu: str | int) -> str:
     if int(gpu) >= torch.cuda.device_count():
         raise DeviceError(f"GPU {gpu} does not exist: torch sees {torch.cuda.device_count()} GPU(s); "
                           f"give an index below that, or -1 for CPU")
-    if not dgl_sees_gpu(int(gpu)):
-        raise DeviceError(
-            f"GPU {gpu} needs a CUDA build of DGL, but the installed dgl is the CPU-only build (torch has CUDA, "
-            f"DGL does not): pass -1 to run on CPU, or install a CUDA build of dgl==1.1.3 matching your CUDA "
-            f"version (see https://www.dgl.ai/pages/start.html)"
-        )
-    return f"cuda:{gpu}"
+    device = f"cuda:{gpu}"
+    if model_path(device, dgl_sees_gpu) == "plain":
+        print(f"[gcc_sgcl] the installed DGL is CPU-only: the encoder runs in plain torch on {device} "
+              f"(same parameters and checkpoints); views are built on the CPU", file=sys.stderr)
+    return device
 
 
 def check_torch_device(device: str | torch.device) -> None:

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gcc_sgcl.config import Config
+from gcc_sgcl.models.flat import FlatGraph, model_path
 from gcc_sgcl.models.gin import UnsupervisedGIN
 from gcc_sgcl.sampling.view import PE, SEED
 
@@ -37,7 +38,7 @@ class GraphEncoder(nn.Module):
         input_dim = positional_embedding_size + degree_embedding_size + 1
         self.gnn = UnsupervisedGIN(input_dim, hidden_size, hidden_size, num_layers, dropout, readout, apply_node_func)
 
-    def node_inputs(self, g: dgl.DGLGraph) -> torch.Tensor:
+    def node_inputs(self, g: dgl.DGLGraph | FlatGraph) -> torch.Tensor:
         """The (num_nodes, input_dim) node input matrix of ``g``."""
         pe = g.ndata[PE]
         if pe.shape[1] != self.positional_embedding_size:
@@ -48,8 +49,15 @@ class GraphEncoder(nn.Module):
         degrees = g.in_degrees().clamp(max=self.max_degree)
         return torch.cat([pe, self.degree_embedding(degrees), g.ndata[SEED].unsqueeze(1).to(pe.dtype)], dim=-1)
 
-    def forward(self, g: dgl.DGLGraph) -> torch.Tensor:
-        """Return (batch_size, hidden_size) unit-norm embeddings of the batched graph ``g``."""
+    def forward(self, g: dgl.DGLGraph | FlatGraph) -> torch.Tensor:
+        """Return (batch_size, hidden_size) unit-norm embeddings of the batched graph ``g``.
+
+        ``g`` is a ``DGLGraph`` or a :class:`~gcc_sgcl.models.flat.FlatGraph` (see
+        :func:`~gcc_sgcl.models.flat.to_model_input`); a ``DGLGraph`` goes the plain way too when
+        :func:`~gcc_sgcl.models.flat.model_path` says so for its device (``GCC_SGCL_MODEL_PATH=plain``).
+        """
+        if isinstance(g, dgl.DGLGraph) and model_path(g.device) == "plain":
+            g = FlatGraph.from_dgl(g)
         return F.normalize(self.gnn(g, self.node_inputs(g)), p=2, dim=-1, eps=1e-5)
 
 
