@@ -734,6 +734,8 @@ class ReportConfig:
     out: str = setting("docs/results.md", "Markdown report to write")
     intro: str | None = setting(None, "Markdown file put before the tables")
     heatmap_dataset: str = setting("rdt-b", "dataset of the pairwise-ablation heat-map")
+    readme: str | None = setting(None, "README whose headline block (between its headline markers) is rewritten "
+                                       "from the rows, e.g. README.md")
     c_grid: list[float] | None = setting(None, "c values of the grid besides the default: the tables' sgcl row "
                                                "stays at the default c until each has its seed-0 rows",
                                                valid=PROBABILITY)

@@ -10,6 +10,8 @@
 # Every flag goes to every task, and a task refuses a flag it does not take (e.g. --ks, similarity search's):
 # give datasets of one kind per call when passing a task's own flags.
 source "$(dirname "$0")/_env.sh"
+source "$(dirname "$0")/_help.sh"
+show_help_if_asked "$0" "${1:-}" python -m gcc_sgcl.classical
 if [ $# -lt 3 ]; then
   echo "usage: bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...> [flags...]" >&2
   exit 2

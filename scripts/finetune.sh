@@ -6,6 +6,8 @@
 # Node datasets report micro-F1, graph datasets accuracy; prints a table line per dataset and appends it to
 # <load_path>/results.csv (task *_finetuned). The data root comes from $GCC_SGCL_DATA.
 source "$(dirname "$0")/_env.sh"
+source "$(dirname "$0")/_help.sh"
+show_help_if_asked "$0" "${1:-}" python -m gcc_sgcl.tasks.finetune
 if [ $# -lt 3 ]; then
   echo "usage: bash scripts/finetune.sh <load_path> <gpu> <dataset...> [flags...]" >&2
   exit 2

@@ -12,6 +12,8 @@
 #   address) and MASTER_PORT (a free port on it, default 29500), and give --output-dir a shared file system
 #   (rank 0 writes the checkpoint; every rank reads it on --resume).
 source "$(dirname "$0")/_env.sh"
+source "$(dirname "$0")/_help.sh"
+show_help_if_asked "$0" "${1:-}" python -m gcc_sgcl.engine.pretrain
 if [ $# -lt 2 ]; then
   echo "usage: [NPROC=N [NNODES=M NODE_RANK=i MASTER_ADDR=host MASTER_PORT=port]] \
 bash scripts/pretrain.sh <gpu> <method> [flags...]" >&2

@@ -33,7 +33,7 @@ from gcc_sgcl.config import (
     given_flags,
 )
 from gcc_sgcl.experiments.plan import Deadline, format_plan, parse_deadline, plan_finetune, plan_sweep
-from gcc_sgcl.experiments.report import build_report, chosen_sgcl
+from gcc_sgcl.experiments.report import build_report, chosen_sgcl, headline, update_readme
 from gcc_sgcl.experiments.runner import Sweep, export_run, run_finetune, run_runtime, run_sweep, stash
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
@@ -123,6 +123,9 @@ def main(argv: list[str] | None = None) -> None:
             report = from_args(ReportConfig, a)
             build_report(report.rows, report.out, report.intro, report.heatmap_dataset, c_grid=report.c_grid)
             print(report.out)
+            if report.readme:
+                update_readme(report.readme, headline(report.rows, report.c_grid))
+                print(report.readme)
 
 
 if __name__ == "__main__":

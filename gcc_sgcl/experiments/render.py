@@ -270,6 +270,29 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
     return "\n".join([line(frozen, "Frozen encoders"), line(finetuned, "Fine-tuned encoders")])
 
 
+READINGS = {"interval above 0": "SGCL ahead", "interval below 0": "GCC ahead",
+            "interval contains 0": "no difference shown", "one seed, no interval": "one seed only"}
+
+
+def headline_table(items: list[SeedDifferences]) -> str:
+    """The front page's result: per column, SGCL − GCC over paired seeds with its 90 % interval and what the
+    interval says (:data:`READINGS`).
+
+    >>> from gcc_sgcl.experiments.analysis import Column, SeedDifferences
+    >>> from gcc_sgcl.experiments.stats import summarize
+    >>> up = SeedDifferences(Column("imdb-multi", "t", "accuracy", "e2e"), (0, 1, 2), (0.01, 0.02, 0.01),
+    ...                      summarize((0.01, 0.02, 0.01), interval="t"))
+    >>> print(headline_table([up]))
+    | column | seeds | SGCL − GCC (pp) | 90 % interval | reading |
+    |---|---|---|---|---|
+    | IMDB-M accuracy | 3 | +1.33 | [+0.36, +2.31] | SGCL ahead |
+    """
+    body = [[f"{label(d.column.dataset)} {d.column.metric}", len(d.seeds), f"{100 * d.summary.mean:+.2f}",
+             f"[{100 * d.summary.ci_low:+.2f}, {100 * d.summary.ci_high:+.2f}]" if d.summary.n > 1 else "–",
+             READINGS[interval_side(d.summary)]] for d in items]
+    return markdown_table(["column", "seeds", "SGCL − GCC (pp)", "90 % interval", "reading"], body)
+
+
 def seed_differences_section(items: list[SeedDifferences], method: str, png: Path, csv_path: Path) -> str:
     """``method`` − GCC seed by seed: CSV (one line per seed), a dot plot (seeds as dots, the mean with its
     90 % t-interval as a bar) and a Markdown table, in pp, with the seed-level t-test p (unadjusted; the opening
