@@ -5,10 +5,18 @@ setup(
     version="0.1.0",
     description="GCC and SGCL (spectral augmentations for graph contrastive learning) on DGL",
     packages=find_packages(include=["gcc_sgcl", "gcc_sgcl.*"]),
-    python_requires=">=3.10,<3.12",  # dgl==1.1.3 publishes wheels for CPython 3.8-3.11 only; the code uses 3.10 syntax
+    # the code uses 3.10 syntax; dgl publishes Linux wheels up to CPython 3.11 for 1.1.3 and 3.12 for 2.1.0
+    python_requires=">=3.10,<3.13",
     install_requires=[
-        "torch==2.13.0",
-        "dgl==1.1.3",
+        # scripts/_env.sh installs torch==2.13.0 on a fresh machine; an existing torch (GCC_SGCL_SYSTEM_TORCH=1,
+        # e.g. a CUDA build) is kept from 2.11, the oldest tested
+        "torch>=2.11",
+        # 1.1.3 where it has wheels (every recorded result was computed with it); 2.1.0, the newest with a Linux
+        # wheel for 3.12, there (an 8-step sgcl checkpoint is bit-identical to 1.1.3's). Both are CPU-only builds.
+        'dgl==1.1.3; python_version < "3.12"',
+        'dgl==2.1.0; python_version >= "3.12"',
+        'torchdata>=0.5,<0.10; python_version >= "3.12"',  # dgl 2.1 imports torchdata.datapipes, gone in 0.10
+        'pandas; python_version >= "3.12"',  # imported by dgl 2.1 without being declared
         "packaging",  # imported by dgl 1.1.3 without being declared
         "numpy",
         "scipy",

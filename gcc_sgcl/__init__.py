@@ -3,6 +3,10 @@ import os
 
 os.environ.setdefault("DGLBACKEND", "pytorch")
 
+from gcc_sgcl import _dgl_compat  # noqa: E402  before any module of the package imports dgl
+
+_dgl_compat.install()
+
 __version__ = "0.1.0"
 
 _API = ("Encoder", "as_dgl_graph", "load_encoder")

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+import gcc_sgcl  # noqa: F401  first: registers dgl 2.x's GraphBolt stand-in before test modules import dgl
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
