@@ -2,6 +2,7 @@
 the package, so every layer can use it)."""
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -12,6 +13,36 @@ from contextlib import contextmanager
 from pathlib import Path
 
 _CHUNK = 1 << 20
+# What a failed write of an output looks like: a full disk or quota, a file too large, a read-only or forbidden
+# folder, an I/O error; ``None``: numpy's "76160 requested and 56288 written" carries no errno. A missing folder
+# (ENOENT) is left as it is: callers rely on FileNotFoundError (a cache folder removed meanwhile).
+_WRITE_FAILURES = {None, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+class WriteError(OSError):
+    """An output could not be written (a full disk, a read-only folder, ...): the message names the file and says
+    that nothing was left under its name (an earlier version of it stays as it was)."""
+
+
+def write_failure(target: str | os.PathLike, error: BaseException) -> WriteError | None:
+    """The :class:`WriteError` naming ``target`` that ``error`` stands for when it is a failed write (an
+    ``OSError`` of :data:`_WRITE_FAILURES`, or an error raised while handling one, as torch's ``RuntimeError:
+    [enforce fail at inline_container.cc...]`` is); ``None`` for any other error.
+
+    >>> print(write_failure("out.npy", OSError(errno.ENOSPC, "No space left on device")))
+    out.npy: cannot write it (No space left on device); nothing was written under that name
+    >>> write_failure("out.npy", FileNotFoundError(errno.ENOENT, "No such file or directory")) is None
+    True
+    """
+    if isinstance(error, WriteError):
+        return error
+    cause = error if isinstance(error, OSError) else error.__context__
+    if not isinstance(cause, OSError) or cause.errno not in _WRITE_FAILURES:
+        return None
+    reason = cause.strerror or str(cause).strip() or type(cause).__name__
+    failure = WriteError(f"{target}: cannot write it ({reason}); nothing was written under that name")
+    failure.errno = cause.errno
+    return failure
 
 
 @contextmanager
@@ -23,6 +54,8 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
     The caller creates the file (``open``, ``torch.save``, ``np.save``, ...), so it gets the usual mode of
     the process's umask. A kill mid-write can leave the temporary file behind: its name is
     ``.<target name>.<pid>-<random>.tmp``, removed by :func:`remove_stale_temporaries` once that process is gone.
+    A failed write (a full disk, a read-only folder: :func:`write_failure`) raises a :class:`WriteError` naming
+    ``target``, not the temporary file.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -34,13 +67,22 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
     target = Path(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
     try:
-        yield tmp
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
+        try:
+            yield tmp
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except Exception as error:
+            failure = write_failure(target, error)
+            if failure is None or failure is error:
+                raise
+            raise failure from error
         sync_folder(target.parent)
     finally:
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:  # a read-only folder refuses even removing what is not there; the error above tells why
+            pass
 
 
 def sync_folder(folder: str | os.PathLike) -> None:

@@ -1,27 +1,49 @@
-"""Checkpoint files: atomic saves, and loads that say what is wrong with a damaged file."""
+"""Checkpoint files: atomic saves, and loads that say what is wrong with a damaged file or with one that loads but
+does not fit this code (a field missing, a configuration key unknown, a weight of another shape)."""
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import numbers
 import os
 import pickle
 import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from gcc_sgcl.config import GROUPS, Config
 from gcc_sgcl.engine.device import check_torch_device
 from gcc_sgcl.fileio import atomic_target
 
 CHECKPOINT_NAME = "checkpoint.pt"
+CONFIG_KEYS = ("method", *GROUPS)
+"""The top-level keys of a checkpoint's ``config`` (:meth:`~gcc_sgcl.config.Config.to_dict`)."""
 
 
 class CheckpointError(ValueError):
     """A checkpoint file is empty, truncated or not a checkpoint of this project; the message names it."""
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """A loaded checkpoint: the file it was read from, its state and the sha256 of the bytes the state was read
+    from (read once, so the digest is of this very state even while a run keeps saving over the file)."""
+
+    path: Path
+    state: dict[str, Any]
+    sha256: str
+
+
 def save_checkpoint(state: dict[str, Any], path: str | os.PathLike) -> None:
-    """Write ``state`` to ``path`` atomically: a kill mid-write leaves the previous checkpoint intact."""
+    """Write ``state`` to ``path`` atomically: a kill mid-write leaves the previous checkpoint intact, and a full
+    disk is a :class:`~gcc_sgcl.fileio.WriteError` naming ``path`` (torch reports it as ``RuntimeError: [enforce
+    fail at inline_container.cc...]``, raised while handling the ``OSError``, which
+    :func:`~gcc_sgcl.fileio.atomic_target` finds)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_target(path) as tmp, open(tmp, "wb") as f:
@@ -29,9 +51,15 @@ def save_checkpoint(state: dict[str, Any], path: str | os.PathLike) -> None:
 
 
 def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> dict[str, Any]:
+    """The state of :func:`read_checkpoint`."""
+    return read_checkpoint(path, device).state
+
+
+def read_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> Checkpoint:
     """Load a checkpoint file, or a run folder's ``checkpoint.pt``; a missing, empty, truncated or foreign
-    file raises an error naming it, a CUDA ``device`` torch cannot use a
-    :class:`~gcc_sgcl.engine.device.DeviceError` (:func:`~gcc_sgcl.engine.device.check_torch_device`)."""
+    file raises an error naming it, as does one whose fields do not fit (:func:`check_fields`); a CUDA ``device``
+    torch cannot use raises a :class:`~gcc_sgcl.engine.device.DeviceError`
+    (:func:`~gcc_sgcl.engine.device.check_torch_device`)."""
     path = Path(path)
     if path.is_dir():
         path = path / CHECKPOINT_NAME
@@ -41,14 +69,74 @@ def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
         raise CheckpointError(f"{path}: empty checkpoint file (an interrupted copy?)")
     check_torch_device(device)
     with open(path, "rb") as f:  # an unreadable file is reported as such, not as damage
-        try:
-            state = torch.load(f, map_location=device, weights_only=False)
-        except (RuntimeError, OSError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile) as error:
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise CheckpointError(f"{path}: not a readable checkpoint, truncated or damaged ({reason})") from error
+        data = f.read()
+    try:
+        state = torch.load(io.BytesIO(data), map_location=device, weights_only=False)
+    except (RuntimeError, OSError, EOFError, ValueError, pickle.UnpicklingError, zipfile.BadZipFile) as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise CheckpointError(f"{path}: not a readable checkpoint, truncated or damaged ({reason})") from error
+    check_fields(state, path)
+    return Checkpoint(path, state, hashlib.sha256(data).hexdigest())
+
+
+def check_fields(state: Any, path: str | os.PathLike) -> None:
+    """Raise a :class:`CheckpointError` naming ``path`` and the first field of ``state`` that does not fit: a dict
+    with ``config`` (a dict of :data:`CONFIG_KEYS` that :meth:`~gcc_sgcl.config.Config.from_dict` accepts),
+    ``model`` (a dict of tensors) and ``step`` (a count >= 0).
+
+    >>> check_fields({"config": {"bogus": 1}, "model": {}}, "run/checkpoint.pt")
+    Traceback (most recent call last):
+    ...
+    gcc_sgcl.engine.checkpoint.CheckpointError: run/checkpoint.pt: unknown config key 'bogus' (a checkpoint of other code?)
+    """
     if not isinstance(state, dict) or not {"config", "model"} <= state.keys():
         raise CheckpointError(f"{path}: not a gcc_sgcl checkpoint (expected a dict with 'config' and 'model')")
-    return state
+    config, model = state["config"], state["model"]
+    if not isinstance(config, Mapping):
+        raise CheckpointError(f"{path}: 'config' is a {type(config).__name__}, expected a dict")
+    unknown = [key for key in config if key not in CONFIG_KEYS]
+    if unknown:
+        raise CheckpointError(f"{path}: unknown config key {unknown[0]!r} (a checkpoint of other code?)")
+    try:
+        Config.from_dict(dict(config))
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"{path}: its config does not fit this code ({error})") from None
+    if not isinstance(model, Mapping):
+        raise CheckpointError(f"{path}: 'model' is a {type(model).__name__}, expected a dict of tensors")
+    odd = [key for key, value in model.items() if not isinstance(value, torch.Tensor)]
+    if odd:
+        raise CheckpointError(f"{path}: model entry {odd[0]!r} is a {type(model[odd[0]]).__name__}, not a tensor")
+    step = state.get("step")
+    if step is None:
+        raise CheckpointError(f"{path}: no 'step' field (not saved by this project's pretrain?)")
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
+        raise CheckpointError(f"{path}: 'step' is {step!r}, expected a step count >= 0")
+
+
+def check_weights(module: torch.nn.Module, weights: Mapping[str, torch.Tensor], path: str | os.PathLike,
+                  what: str = "model") -> None:
+    """Raise a :class:`CheckpointError` naming ``path`` unless ``weights`` (the checkpoint's ``what`` entry) fit
+    ``module``: the first tensor missing, of another shape or unknown to ``module`` is named
+    (``load_state_dict`` would list every mismatch in a multi-line ``RuntimeError``, without the file)."""
+    expected = module.state_dict()
+    missing = [key for key in expected if key not in weights]
+    if missing:
+        raise CheckpointError(f"{path}: {what} has no tensor {missing[0]!r} ({len(missing)} of {len(expected)} "
+                              f"missing: saved by another architecture?)")
+    for key, tensor in expected.items():
+        if tuple(weights[key].shape) != tuple(tensor.shape):
+            raise CheckpointError(f"{path}: {what} tensor {key!r} has shape {list(weights[key].shape)}, but its "
+                                  f"config builds {list(tensor.shape)}")
+    unknown = [key for key in weights if key not in expected]
+    if unknown:
+        raise CheckpointError(f"{path}: {what} holds the tensor {unknown[0]!r}, which its config does not build")
+
+
+def load_weights(module: torch.nn.Module, weights: Mapping[str, torch.Tensor], path: str | os.PathLike,
+                 what: str = "model") -> None:
+    """Load ``weights`` into ``module`` once :func:`check_weights` finds that they fit."""
+    check_weights(module, weights, path, what)
+    module.load_state_dict(weights)
 
 
 def export_encoder(run: str | os.PathLike, dest: str | os.PathLike) -> Path:
