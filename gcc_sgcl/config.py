@@ -733,6 +733,8 @@ class ReportConfig:
     rows: str = setting(default_of(SweepConfig, "rows"), "JSON-lines result store")
     out: str = setting("docs/results.md", "Markdown report to write")
     intro: str | None = setting(None, "Markdown file put before the tables")
+    protocol: str | None = setting(None, "Markdown file put after the main tables (machine, protocol, commands)")
+    status: str | None = setting(None, "Markdown file put before the sweep progress and provenance")
     heatmap_dataset: str = setting("rdt-b", "dataset of the pairwise-ablation heat-map")
     readme: str | None = setting(None, "README whose headline block (between its headline markers) is rewritten "
                                        "from the rows, e.g. README.md")

@@ -55,7 +55,8 @@ else
   SEEDS8=(${SEEDS:-0 1 2 3 4 5 6 7}); SEEDS3=(0 1 2); SEEDS2=(0 1); C_GRID=(0.2 0.25 0.35 0.4 0.45)
   MOCO=(--batch-size 32 --moco-queue 16384)  # the papers' MoCo: batch 32, 16384 keys, as many steps as E2E
   FT=(); RT=(--batches 40)  # fine-tuning: GCC's recipe (FinetuneConfig's defaults: 30 epochs, batch 32, all folds)
-  INTRO=(--intro docs/results/intro.md --readme README.md)  # the README's headline block comes from the rows too
+  INTRO=(--intro docs/results/intro.md --protocol docs/results/protocol.md --status docs/results/status.md
+         --readme README.md)  # the hand-written parts of the report; the README's headline block comes from the rows
   # Every encoder a sweep command trains is exported as it finishes, to $SHIP/<method>_<mode>_<TAG>_<steps>x<batch>_s<seed>
   # (saved/pretrained/README.md lists them); the shipped encoders are those runs: not trained again.
   SHIP=saved/pretrained; TAG=snap5

@@ -690,3 +690,11 @@ def test_ablation_tests_sgcl_against_each_random_analogue_it_has_rows_for(tmp_pa
     assert (tmp_path / "ablation_statistics_crop_random.csv").read_text().startswith(
         "dataset,mode,metric,seeds,samples,sgcl,sgcl[crop=random],difference")
     assert (tmp_path / "statistics.csv").read_text().startswith("dataset,mode,metric,seeds,samples,sgcl,gcc,")
+
+
+def test_a_table_keeps_training_free_rows_beside_encoders_whose_rows_name_their_inference_views():
+    rows = [row("gcc", "imdb-binary", 0.7, copies=2), row("sgcl", "imdb-binary", 0.71, copies=2),
+            row("sgcl", "imdb-binary", 0.72, copies=8),
+            row("structural", "imdb-binary", 0.6, mode="none", steps=None, batch_size=None)]
+    table = an.at_budget(rows, an.table_budget(rows))
+    assert sorted((r.method, r.copies) for r in table) == [("gcc", 2), ("sgcl", 2), ("structural", None)]

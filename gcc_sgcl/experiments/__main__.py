@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> None:
             print(chosen_sgcl(choice.rows, choice.grid))
         else:
             report = from_args(ReportConfig, a)
-            build_report(report.rows, report.out, report.intro, report.heatmap_dataset, c_grid=report.c_grid)
+            build_report(report.rows, report.out, report.intro, report.heatmap_dataset, c_grid=report.c_grid,
+                         protocol=report.protocol, status=report.status)
             print(report.out)
             if report.readme:
                 update_readme(report.readme, headline(report.rows, report.c_grid))

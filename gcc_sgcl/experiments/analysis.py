@@ -166,8 +166,9 @@ def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRo
         budget[0], batches[r.mode], budget[2]) and r.task != "runtime"]
     protocol = majority(trained, lambda r: r.task in FINETUNED, evaluation_protocol)
 
-    def same(r: ResultRow) -> bool:
-        return protocol.get(r.task in FINETUNED, evaluation_protocol(r)) == evaluation_protocol(r)
+    def same(r: ResultRow) -> bool:  # a training-free row averages no inference views: its copies are not compared
+        want, got = protocol.get(r.task in FINETUNED, evaluation_protocol(r)), evaluation_protocol(r)
+        return want == got if r.mode != CLASSICAL_MODE else want[:-1] == got[:-1]
 
     trained = [r for r in trained if same(r)]
     untrained = [r for r in rows if r.mode != CLASSICAL_MODE and r.steps == 0 and r.task != "runtime"

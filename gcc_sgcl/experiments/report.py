@@ -246,8 +246,11 @@ def swap_statistics(rows: an.Rows, trained: Sequence[str], folder: Path) -> list
 
 def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | None = None,
                  heatmap_dataset: str = "rdt-b", modes: Sequence[str] = ("moco", "e2e"),
-                 c_grid: Sequence[float] | None = None) -> str:
-    """Write the report to ``out`` (CSV tables and figures beside ``rows_path``); returns its text.
+                 c_grid: Sequence[float] | None = None, protocol: str | Path | None = None,
+                 status: str | Path | None = None) -> str:
+    """Write the report to ``out`` (CSV tables and figures beside ``rows_path``); returns its text: the hand-written
+    ``intro`` (Markdown file), the summary and the main tables, the hand-written ``protocol``, the budget study, the c
+    grid, the ablations and the runtime, then the hand-written ``status``, the sweep's progress and the provenance.
 
     With ``c_grid`` (the c values besides the default) the tables' ``sgcl`` row stays at the default c until every
     grid point has its seed-0 rows (as the sweep's ``sgcl-method``)."""
@@ -255,7 +258,10 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     out, folder = Path(out), Path(rows_path).parent
     study, table, default_c, choice, missing, rows = tables_of(stored, c_grid)
     present_modes = [m for m in modes if any(r.mode == m for r in rows.rows)]
-    parts = [Path(intro).read_text().rstrip() if intro else "# Results",
+    def written(path: str | Path | None) -> str:
+        return Path(path).read_text().rstrip() if path else ""
+
+    parts = [written(intro) or "# Results",
              "## Summary: SGCL against GCC at the table budget",
              "SGCL − GCC seed by seed on every column (frozen: classification and similarity search; fine-tuned "
              "apart), as in the seed-by-seed tables of the classification, similarity and fine-tuning sections "
@@ -265,23 +271,25 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              "repetitions, are in \"SGCL against GCC\".",
              rd.summary_lines(an.seed_differences(rows, an.SGCL, present_modes, an.CLASSIFICATION + an.SIMILARITY),
                               an.seed_differences(rows, an.SGCL, present_modes, an.FINETUNED)),
-             "## Sweep progress at the table budget",
-             "Pre-trained encoders in the tables below: the seeds with rows, and the columns that have a row of every "
-             "one of those seeds.",
-             rd.progress_section(an.progress(rows), folder / "progress.csv"),
-             "## Provenance", rd.provenance_lines(an.provenance(stored)),
-             "Evaluation protocols recorded in the rows:",
-             rd.protocol_lines(an.protocols(stored, an.CLASSIFICATION + an.FINETUNED)),
+             *comparison_sections(rows, present_modes, table_methods(rows, default_c), out, folder),
+             written(protocol),
              *budget_sections(study, table, out, folder, default_c),
              *c_sections(table, default_c, choice, folder, missing),
-             *comparison_sections(rows, present_modes, table_methods(rows, default_c), out, folder),
              *ablation_sections(rows, heatmap_dataset, out, folder),
              "## Runtime (seconds per mini-batch, one run)",
              "Measured by `bash scripts/reproduce.sh runtime` at the SGCL paper's runtime batch (16), on one thread, "
              "the methods alternating batch by batch so that the machine's load falls on all of them alike (the "
              "ratio to `gcc` is what the run compares). Seconds per step at the tables' batch 256 with two data "
              "workers, for `gcc` and `sgcl`, are in `docs/performance.md`.",
-             rd.runtime_section(an.runtimes(rows), folder / "runtime.csv")]
+             rd.runtime_section(an.runtimes(rows), folder / "runtime.csv"),
+             written(status),
+             "## Sweep progress at the table budget",
+             "Pre-trained encoders in the tables below: the seeds with rows, and the columns that have a row of every "
+             "one of those seeds.",
+             rd.progress_section(an.progress(rows), folder / "progress.csv"),
+             "## Provenance", rd.provenance_lines(an.provenance(stored)),
+             "Evaluation protocols recorded in the rows:",
+             rd.protocol_lines(an.protocols(stored, an.CLASSIFICATION + an.FINETUNED))]
     text = "\n\n".join(p for p in parts if p) + "\n"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
