@@ -698,3 +698,23 @@ def test_a_table_keeps_training_free_rows_beside_encoders_whose_rows_name_their_
             row("structural", "imdb-binary", 0.6, mode="none", steps=None, batch_size=None)]
     table = an.at_budget(rows, an.table_budget(rows))
     assert sorted((r.method, r.copies) for r in table) == [("gcc", 2), ("sgcl", 2), ("structural", None)]
+
+
+def test_the_views_study_pairs_seeds_per_view_count_and_says_whether_the_verdict_moves(tmp_path):
+    rows = [row(m, "usa_airport", base + 0.01 * s + (0.02 if m.startswith("sgcl") and c == 8 else 0.0), seed=s,
+                task="node_classification", metric="micro_f1", copies=c)
+            for m, base in (("gcc", 0.60), ("sgcl[c=0.4]", 0.59)) for s in (0, 1, 2) for c in (2, 8)]
+    points = an.views_study(rows)
+    assert [(p.copies, p.seeds) for p in points] == [(2, {"gcc": 3, "sgcl": 3}), (8, {"gcc": 3, "sgcl": 3})]
+    assert points[0].difference.mean == pytest.approx(-0.01) and points[1].difference.mean == pytest.approx(0.01)
+    text = rd.views_section(points, tmp_path / "v.png", tmp_path / "v.csv")
+    assert "GCC ahead" in text and "SGCL ahead" in text and "changes with the number of views on US-Airport" in text
+    assert (tmp_path / "v.png").is_file()
+
+
+def test_rescored_rows_are_paired_with_the_stored_evaluation_they_repeat():
+    stored = [row("gcc", "usa_airport", 0.60, task="node_classification", metric="micro_f1", copies=2)]
+    again = [dataclasses.replace(stored[0], mean=0.61), dataclasses.replace(stored[0], copies=8)]
+    pairs = an.rescored(again, stored)
+    assert pairs == [(stored[0], again[0])]
+    assert "up to 1.00 pp (US-Airport micro_f1: 60.00 stored, 61.00 now)" in rd.rescored_lines(pairs)

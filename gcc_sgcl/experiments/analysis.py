@@ -831,3 +831,42 @@ def cv_settings(rows: Rows, tasks: Sequence[str]) -> list[tuple[int, int]]:
     """The distinct (CV repetitions, folds) of the rows of ``tasks``, most frequent first."""
     counts = Counter((r.repeats, r.folds) for r in rows.rows if r.task in tasks and r.repeats and r.folds)
     return [k for k, _ in counts.most_common()]
+
+
+@dataclass(frozen=True)
+class ViewsPoint:
+    """One column at one inference-view count: each method's mean over its seeds, and ``method`` − ``gcc`` seed by
+    seed (:class:`~gcc_sgcl.experiments.stats.Summary` over the paired seeds; None without a paired seed)."""
+
+    dataset: str
+    metric: str
+    copies: int
+    means: dict[str, float]
+    seeds: dict[str, int]
+    difference: Summary | None
+
+
+def views_study(rows: Sequence[ResultRow], method: str = SGCL) -> list[ViewsPoint]:
+    """The views study (stage ``views``): per column and view count of the frozen E2E rows of ``gcc`` and ``method``
+    (the chosen ``sgcl`` when its name carries a c), the means and the seed-paired difference."""
+    by: dict[tuple, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        name = BASELINE if r.method == BASELINE else (method if r.method.split("[")[0] == method else None)
+        if name is None or r.mode != "e2e" or r.copies is None or r.task not in CLASSIFICATION + SIMILARITY:
+            continue
+        by[r.dataset, r.metric, r.copies][name][r.seed] = r.mean
+    points = []
+    for (dataset, metric, copies), scores in sorted(by.items(), key=lambda item: (item[0][1], item[0][2])):
+        diffs = seed_differences_of(scores.get(method, {}), scores.get(BASELINE, {}))
+        points.append(ViewsPoint(dataset, metric, copies, {m: float(np.mean(list(s.values()))) for m, s in
+                                                          scores.items()}, {m: len(s) for m, s in scores.items()},
+                                 summarize(list(diffs.values()), interval="t") if diffs else None))
+    return _paper_order(points, lambda p: p.dataset)
+
+
+def rescored(views: Sequence[ResultRow], stored: Sequence[ResultRow]) -> list[tuple[ResultRow, ResultRow]]:
+    """Pairs (stored row, re-scored row): the views study's rows at the tables' view count that re-evaluate an
+    evaluation of the tables' store (same :attr:`ResultRow.key` and metric), i.e. the same training and protocol
+    scored again (a retrained seed, or a shipped encoder re-scored with later code)."""
+    index = {(r.key, r.metric): r for r in stored}
+    return [(index[r.key, r.metric], r) for r in views if (r.key, r.metric) in index]

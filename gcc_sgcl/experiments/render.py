@@ -5,6 +5,7 @@ A ``*_section``-style function writes its CSV and returns its Markdown.
 from __future__ import annotations
 
 import csv
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -32,6 +33,7 @@ from gcc_sgcl.experiments.analysis import (
     Runtime,
     SeedDifferences,
     Statistic,
+    ViewsPoint,
     baseline_of,
     loose_mark,
 )
@@ -44,6 +46,7 @@ from gcc_sgcl.experiments.budget import (
     Published,
     fidelity_passes,
 )
+from gcc_sgcl.experiments.rows import ResultRow
 from gcc_sgcl.experiments.stats import Summary, fdr_adjusted, marker
 
 
@@ -560,3 +563,68 @@ def fidelity_section(table: list[Fidelity], csv_path: Path, corpus: str, cv: lis
                            if f.floor is not None else "no training-free row under this protocol yet.")
                         for f in misses))
     return markdown_table(["dataset", "published", "gcc", "difference"], body) + "\n\n" + verdict
+
+
+def views_section(points: list[ViewsPoint], png: Path, csv_path: Path, method: str = "sgcl") -> str:
+    """The views study's table (and ``png``, score against view count per column, and ``csv_path``): per column and
+    inference-view count, each method's mean over seeds and ``method`` − GCC over paired seeds with its 90 %
+    interval; a sentence says whether that interval's side of 0 changes with the view count on any column."""
+    if not points:
+        return "No rows of the views study yet (`bash scripts/reproduce.sh views`)."
+    header = ["column", "views", "gcc", method, "seeds", f"{method} − gcc (pp)", "90 % interval", "reading"]
+    body = []
+    for p in points:
+        d = p.difference
+        body.append([f"{label(p.dataset)} {p.metric}", p.copies, f"{100 * p.means.get('gcc', np.nan):.2f}",
+                     f"{100 * p.means.get(method, np.nan):.2f}", d.n if d else 0,
+                     f"{100 * d.mean:+.2f}" if d else "–",
+                     f"[{100 * d.ci_low:+.2f}, {100 * d.ci_high:+.2f}]" if d and d.n > 1 else "–",
+                     READINGS[interval_side(d)] if d else "–"])
+    write_csv(csv_path, header, body)
+    plot_views(points, png, method)
+    readings = defaultdict(set)
+    for p, row in zip(points, body):
+        if p.difference is not None and p.difference.n > 1:
+            readings[p.dataset, p.metric].add(row[-1])
+    changed = [f"{label(d)} {m}" for (d, m), r in readings.items() if len(r) > 1]
+    verdict = (f"The verdict changes with the number of views on {', '.join(changed)}." if changed else
+               "On no column with at least two paired seeds does the verdict change with the number of views.")
+    return markdown_table(header, body) + "\n\n" + verdict
+
+
+def plot_views(points: list[ViewsPoint], png: Path, method: str = "sgcl") -> None:
+    """Mean score over seeds against the inference views averaged per row, one panel per column."""
+    plt = _pyplot()
+    columns = list(dict.fromkeys((p.dataset, p.metric) for p in points))
+    fig, axes = plt.subplots(1, len(columns), figsize=(3.0 * len(columns), 3.0), squeeze=False)
+    for ax, (dataset, metric) in zip(axes[0], columns):
+        mine = [p for p in points if (p.dataset, p.metric) == (dataset, metric)]
+        for name in ("gcc", method):
+            ax.plot([p.copies for p in mine], [100 * p.means.get(name, np.nan) for p in mine], marker="o", label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{label(dataset)} {metric}", fontsize=9)
+        ax.set_xlabel("inference views")
+    axes[0][0].set_ylabel("score (%)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def rescored_lines(pairs: list[tuple[ResultRow, ResultRow]]) -> str:
+    """Whether re-scored evaluations reproduce their stored rows: per method and seed, the largest difference
+    and its column, or "exactly"."""
+    if not pairs:
+        return "No stored evaluation has been scored again yet."
+    worst: dict[tuple[str, int], tuple[float, str]] = {}
+    for old, new in pairs:
+        gap = abs(new.mean - old.mean)
+        key = (old.method, old.seed)
+        if gap >= worst.get(key, (-1.0, ""))[0]:
+            worst[key] = (gap, f"{label(old.dataset)} {old.metric}: {100 * old.mean:.2f} stored, {100 * new.mean:.2f} now")
+    parts = [f"`{m}` seed {s}: " + ("exactly" if gap == 0 else f"up to {100 * gap:.2f} pp ({where})")
+             for (m, s), (gap, where) in sorted(worst.items())]
+    return ("The views study re-scores the tables' encoders at 2 views with today's code; against their stored "
+            "rows: " + "; ".join(parts) + ".")
+

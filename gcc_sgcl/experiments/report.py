@@ -282,6 +282,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              "ratio to `gcc` is what the run compares). Seconds per step at the tables' batch 256 with two data "
              "workers, for `gcc` and `sgcl`, are in `docs/performance.md`.",
              rd.runtime_section(an.runtimes(rows), folder / "runtime.csv"),
+             *views_sections(Path(rows_path), out, folder, stored),
              written(status),
              "## Sweep progress at the table budget",
              "Pre-trained encoders in the tables below: the seeds with rows, and the columns that have a row of every "
@@ -294,6 +295,28 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     return text
+
+
+def views_store(rows_path: Path) -> Path:
+    """The views study's row store beside the tables' (``views.jsonl.gz`` beside ``rows.jsonl.gz``)."""
+    return rows_path.with_name("views.jsonl" + "".join(rows_path.suffixes[1:]))
+
+
+def views_sections(rows_path: Path, out: Path, folder: Path, stored: Sequence[ResultRow] = ()) -> list[str]:
+    """The views study (stage ``views``, its own store): score and SGCL − GCC against the inference views averaged
+    per row, on the node-level columns (the tables stay at GCC's 2 views), and how its 2-view rows compare with the
+    ``stored`` rows of the same evaluations."""
+    views = RowStore(views_store(rows_path)).load()
+    points = an.views_study(views)
+    png = folder / "views.png"
+    text = rd.views_section(points, png, folder / "views.csv")
+    return ["## Inference views: how many to average per row",
+            "Each row of an embedding is the mean over `--copies` random views of its node (GCC: 2, which every "
+            "table above uses). Rows of `bash scripts/reproduce.sh views` (`docs/results/views.jsonl.gz`): the "
+            "same encoders re-scored at 2, 8 and 32 views on the node-level columns, seed-paired. The view count is "
+            "read on these columns only; the graph columns are left as they are.",
+            *([f"![score against inference views]({_relative(png, out)})"] if points else []), text,
+            rd.rescored_lines(an.rescored(views, stored))]
 
 
 def tables_of(stored: Sequence[ResultRow], c_grid: Sequence[float] | None = None) -> tuple:
