@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.config import Config, visit_budget_power
 from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
 from gcc_sgcl.engine import generate
@@ -143,11 +144,13 @@ class Encoder:
 
     def embed_nodes(self, graph: GraphLike, nodes: Sequence[int] | None = None, batch_size: int = 256,
                     seed: int = 0, copies: int = generate.INFERENCE_COPIES,
-                    visit_budget: str = "pretrain") -> np.ndarray:
+                    visit_budget: str = "pretrain", with_structural: bool = False) -> np.ndarray:
         """``(len(nodes), hidden)`` float32 embeddings of ``nodes`` (default: every node, row ``i`` = node ``i``):
         nodes of a networkx graph's ``nodes``, ids ``0..n-1`` of any other input, or a boolean numpy / torch mask
         of length n. ``visit_budget`` is the walks' budget rule, as ``generate --visit-budget``
-        (:data:`~gcc_sgcl.config.VISIT_BUDGETS`)."""
+        (:data:`~gcc_sgcl.config.VISIT_BUDGETS`). ``with_structural`` appends the training-free structural vector
+        of each node (z-scored over all nodes of the graph), each block divided by its mean row norm over the
+        returned rows: the tables' ``⊕ structural`` rows when every node is embedded."""
         _check_settings(batch_size, copies)
         visit_budget_power(visit_budget)
         g = as_dgl_graph(graph)
@@ -155,13 +158,15 @@ class Encoder:
         if g.num_nodes() and not g.num_edges():
             raise ValueError(f"the graph has no edges: all {g.num_nodes()} nodes are isolated, so every RWR view is "
                              f"one node (generate.sh refuses such a dataset too)")
-        return self._embed(lambda c: NodeViewDataset(g, self.cfg.sampling, seed, c, visit_budget), items,
+        rows = self._embed(lambda c: NodeViewDataset(g, self.cfg.sampling, seed, c, visit_budget), items,
                            batch_size, copies)
+        return joined(rows, structural_vector([g], per_graph=False)[items]) if with_structural else rows
 
     def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
-                     copies: int = generate.INFERENCE_COPIES) -> np.ndarray:
-        """``(len(graphs), hidden)`` float32 embeddings of whole graphs (a list of graphs, each without isolated-only
-        structure: a graph without edges is refused, as ``generate.sh`` refuses it)."""
+                     copies: int = generate.INFERENCE_COPIES, with_structural: bool = False) -> np.ndarray:
+        """``(len(graphs), hidden)`` float32 embeddings of a list of whole graphs (a graph without edges is refused,
+        as ``generate.sh`` refuses it); ``with_structural`` appends each graph's structural vector (z-scored over
+        the given graphs), as :meth:`embed_nodes`."""
         _check_settings(batch_size, copies)
         if isinstance(graphs, (dgl.DGLGraph, nx.Graph)) or sp.issparse(graphs):
             raise TypeError(f"embed_graphs takes a list of graphs, got one {type(graphs).__name__}: pass [graph] "
@@ -176,8 +181,9 @@ class Encoder:
             if not g.num_edges():
                 raise ValueError(f"graphs[{i}] has no {'edges' if g.num_nodes() else 'nodes'}: a graph's embedding "
                                  f"needs at least one edge (generate.sh refuses such a graph too)")
-        return self._embed(lambda c: GraphViewDataset(dataset, self.cfg.sampling, seed, c), np.arange(len(dataset)),
+        rows = self._embed(lambda c: GraphViewDataset(dataset, self.cfg.sampling, seed, c), np.arange(len(dataset)),
                            batch_size, copies)
+        return joined(rows, structural_vector(dataset, per_graph=True)) if with_structural and len(dataset) else rows
 
     def _embed(self, views_of: Callable[[int], NodeViewDataset | GraphViewDataset], items: np.ndarray,
                batch_size: int, copies: int) -> np.ndarray:

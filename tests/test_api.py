@@ -160,3 +160,18 @@ def test_bad_arguments_name_the_parameter(run, call, error, message):
 def test_loading_on_an_absent_gpu_says_so_rather_than_calling_the_checkpoint_damaged(run):
     with pytest.raises(DeviceError, match="torch sees no CUDA device on this machine; use 'cpu'"):
         gcc_sgcl.load_encoder(run, device="cuda")
+
+
+def test_with_structural_rows_equal_the_runners_joined_rows(run):
+    from gcc_sgcl.classical import embed_dataset, joined
+    from gcc_sgcl.data import load_any
+    from gcc_sgcl.engine.generate import dataset_views, embed_parts
+    from gcc_sgcl.engine.generate import load_encoder as load_model
+
+    model, cfg = load_model(run)
+    runner = joined(embed_parts(model, dataset_views("synthetic-roles", cfg.sampling, None, 0, 0, False), 256),
+                    embed_dataset("structural", "synthetic-roles"))
+    enc = gcc_sgcl.load_encoder(run)
+    rows = enc.embed_nodes(load_any("synthetic-roles").graph, with_structural=True)
+    np.testing.assert_allclose(rows, runner, atol=1e-6)
+    assert rows.shape[1] == enc.hidden_size + 8

@@ -87,3 +87,30 @@ def embed_dataset(
     graphs = kind.graphs(load_any(dataset, data_dir))
     emb = (embedder.graphs if kind.per_graph else embedder.nodes)(graphs, hidden, np.random.default_rng(seed))
     return emb.astype(np.float32)
+
+
+STRUCTURAL = "structural"
+"""The training-free vector joined to an encoder's rows (``<method> ⊕ structural``)."""
+
+
+def joined(*blocks: np.ndarray) -> np.ndarray:
+    """The column blocks side by side, each divided by its mean row norm (label-free), so that every block
+    weighs alike in the classifiers' distances and margins whatever its width and scale (an encoder's rows have
+    norm 1; the structural vector is z-scored per column).
+
+    >>> joined(np.ones((2, 1)), np.full((2, 4), 3.0)).tolist()
+    [[1.0, 0.5, 0.5, 0.5, 0.5], [1.0, 0.5, 0.5, 0.5, 0.5]]
+    """
+    out = []
+    for block in blocks:
+        block = np.asarray(block, dtype=np.float64)
+        norm = float(np.linalg.norm(block, axis=1).mean())
+        out.append(block / norm if norm > 0 else block)
+    return np.hstack(out).astype(np.float32)
+
+
+def structural_vector(graphs: Sequence[dgl.DGLGraph], per_graph: bool) -> np.ndarray:
+    """The structural vector of every node of ``graphs`` in order (z-scored over all of them), or of each graph:
+    the block :func:`joined` puts beside an encoder's rows in ``⊕ structural`` rows."""
+    method = METHODS[STRUCTURAL]
+    return (method.graphs if per_graph else method.nodes)(list(graphs), 0, np.random.default_rng(0))

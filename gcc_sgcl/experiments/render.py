@@ -628,3 +628,20 @@ def rescored_lines(pairs: list[tuple[ResultRow, ResultRow]]) -> str:
     return ("The views study re-scores the tables' encoders at 2 views with today's code; against their stored "
             "rows: " + "; ".join(parts) + ".")
 
+
+def stability_table(rows: list[dict]) -> str:
+    """The stability measurements (:mod:`gcc_sgcl.experiments.stability`), one line per encoder, dataset and view
+    count, distances in % of the rows' norm.
+
+    >>> print(stability_table([{"encoder": "e", "dataset": "usa_airport", "copies": 2, "nodes": 5,
+    ...                         "seed_distance": 0.25, "numbering_distance": 0.26}]))
+    | encoder | dataset | views | other seed (% of norm) | other numbering (% of norm) |
+    |---|---|---|---|---|
+    | e | US-Airport | 2 | 25.0 | 26.0 |
+    """
+    if not rows:
+        return "Not measured yet (the command above writes `docs/results/stability.csv`)."
+    return markdown_table(["encoder", "dataset", "views", "other seed (% of norm)", "other numbering (% of norm)"],
+                          [[r["encoder"], label(r["dataset"]), r["copies"], f"{100 * r['seed_distance']:.1f}",
+                            f"{100 * r['numbering_distance']:.1f}"] for r in rows])
+

@@ -22,6 +22,7 @@ from gcc_sgcl.experiments.budget import (
     BudgetChoice, Curve, changes_at, choose_budget, curve_family, fidelity, learning_curves, published_finetuned,
 )
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
+from gcc_sgcl.experiments.stability import read as read_stability
 from gcc_sgcl.experiments.stats import min_wilcoxon_p
 from gcc_sgcl.fileio import atomic_target
 
@@ -316,7 +317,13 @@ def views_sections(rows_path: Path, out: Path, folder: Path, stored: Sequence[Re
             "same encoders re-scored at 2, 8 and 32 views on the node-level columns, seed-paired. The view count is "
             "read on these columns only; the graph columns are left as they are.",
             *([f"![score against inference views]({_relative(png, out)})"] if points else []), text,
-            rd.rescored_lines(an.rescored(views, stored))]
+            rd.rescored_lines(an.rescored(views, stored)),
+            "### How much a row moves",
+            "The distance between a node's rows under two view seeds, and under two numberings of the same graph "
+            "(its nodes in a random order, rows mapped back), relative to the rows' norm, with the shipped seed-0 "
+            "encoders: `python -m gcc_sgcl.experiments.stability --encoders saved/pretrained/gcc_e2e_snap5_6000x256_s0 "
+            "saved/pretrained/sgcl-c=0.4_e2e_snap5_6000x256_s0 --out docs/results/stability.csv`.",
+            rd.stability_table(read_stability(folder / "stability.csv"))]
 
 
 def tables_of(stored: Sequence[ResultRow], c_grid: Sequence[float] | None = None) -> tuple:

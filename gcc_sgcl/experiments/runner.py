@@ -34,6 +34,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.config import (Config, EvalConfig, FinetuneConfig, RuntimeConfig, SweepConfig, canonical_method,
                              default_of, method_slug)
+from gcc_sgcl.classical import STRUCTURAL, joined
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
@@ -47,28 +48,11 @@ from gcc_sgcl.tasks.registry import TASKS
 
 CLASSICAL_MODE = "none"
 QUINTILES = 5
-STRUCTURAL = "structural"
 
 
 def joined_name(method: str) -> str:
     """The method label of ``method``'s embedding joined to the structural vector."""
     return f"{method} ⊕ {STRUCTURAL}"
-
-
-def joined(*blocks: np.ndarray) -> np.ndarray:
-    """The column blocks side by side, each divided by its mean row norm (label-free), so that every block
-    weighs alike in the classifiers' distances and margins whatever its width and scale (an encoder's rows have
-    norm 1; the structural vector is z-scored per column).
-
-    >>> joined(np.ones((2, 1)), np.full((2, 4), 3.0)).tolist()
-    [[1.0, 0.5, 0.5, 0.5, 0.5], [1.0, 0.5, 0.5, 0.5, 0.5]]
-    """
-    out = []
-    for block in blocks:
-        block = np.asarray(block, dtype=np.float64)
-        norm = float(np.linalg.norm(block, axis=1).mean())
-        out.append(block / norm if norm > 0 else block)
-    return np.hstack(out).astype(np.float32)
 
 
 @dataclasses.dataclass
