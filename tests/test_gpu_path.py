@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from gcc_sgcl.bench import gpu_check
 from gcc_sgcl.contrastive import e2e_logits, info_nce
 from gcc_sgcl.data.synthetic import build_pretrain_corpus
 from gcc_sgcl.engine import device
@@ -201,3 +202,23 @@ def test_a_missing_gpu_index_is_still_refused(cuda_torch, monkeypatch):
     monkeypatch.setattr(device, "dgl_sees_gpu", lambda index: False)
     with pytest.raises(device.DeviceError, match="GPU 2 does not exist: torch sees 2"):
         device.resolve_device("2")
+
+
+def test_gpu_check_dry_run_holds_the_plain_path_to_bit_equality_and_reproduces_runs(corpus):
+    cfg = gpu_check._config(16, "cpu")
+    batches = gpu_check.build_batches(corpus, cfg, 1)
+    row = gpu_check.check_model_step(batches, cfg, "cpu", "plain", gpu_check.EXACT)
+    assert row.status == "ok" and row.result == "embeddings 0.0e+00, loss 0.0e+00, gradients 0.0e+00"
+    assert gpu_check.check_run_to_run(batches, cfg, "cpu", "plain").result == "bit-identical"
+    assert not torch.are_deterministic_algorithms_enabled()  # switched back on the way out
+
+
+def test_gpu_check_table_says_which_steps_failed(tmp_path):
+    rows = tmp_path / "rows.tsv"
+    rows.write_text("install\tok\t3 s\t\npretrain.sh 0 sgcl\tFAILED\tsee log\tout of memory\n")
+    with rows.open("a") as f:
+        f.write(gpu_check.Row("eigh n=16", "ok", "cpu 0.1 ms/matrix").tsv() + "\n")
+    table = gpu_check.format_table(gpu_check.read_rows(rows))
+    assert table.splitlines()[3] == "| pretrain.sh 0 sgcl | FAILED | see log | out of memory |"
+    assert table.endswith("FAILED: pretrain.sh 0 sgcl")
+    assert gpu_check.format_table(gpu_check.read_rows(rows)[:1]).endswith("all 1 rows ok")
