@@ -18,21 +18,19 @@ from typing import Callable, Hashable, Iterable, Sequence, TypeVar
 import numpy as np
 
 from gcc_sgcl.config import canonical_method, compose_method, parse_method, variant_settings
-from gcc_sgcl.experiments.rows import ResultRow
-from gcc_sgcl.experiments.stats import DOWN, UP, Comparison, Summary, compare, marker, seed_ttest, summarize
+from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
+from gcc_sgcl.experiments.stats import DOWN, PAPER_ALPHA, UP, Comparison, Summary, compare, marker, seed_ttest, summarize
 
 T = TypeVar("T")
 
 BASELINE = "gcc"
 FLOOR_MIN_SEEDS = 3  # seeds a pre-trained method needs to stand against the training-free floor
 RANDOM_INIT = "random init"  # the label of an encoder pre-trained for 0 steps
-PAPER_ALPHA = 1e-6
 LOOSE_ALPHA = 0.05
 LOOSE = "†"
 CLASSIFICATION = ("node_classification", "graph_classification")
 FINETUNED = ("node_classification_finetuned", "graph_classification_finetuned")
 SIMILARITY = ("similarity_search",)
-CLASSICAL_MODE = "none"
 # The appendix's ablation: SGCL with its spectral crop / reorder swapped for the random analogue (after
 # :func:`relabel_c`, at the tables' c); ``sgcl-random-crop`` / ``sgcl-random-permute`` are the controls alone.
 SWAPPED = ("sgcl[crop=random]", "sgcl[permute=random]")
@@ -84,10 +82,6 @@ class Rows:
         """Datasets that have rows of any of ``tasks``, in the papers' order (:data:`DATASET_LABELS`), then the
         others in first-seen order."""
         return _paper_order(dict.fromkeys(r.dataset for r in self.rows if r.task in tasks), lambda d: d)
-
-    def task_of(self, dataset: str, tasks: Sequence[str]) -> str | None:
-        """Which of ``tasks`` ``dataset`` was evaluated with."""
-        return next((r.task for r in self.rows if r.dataset == dataset and r.task in tasks), None)
 
     def columns(self, tasks: Sequence[str]) -> list[tuple[str, str, str]]:
         """Every (dataset, task, metric) of ``tasks``, datasets in the papers' order (:meth:`datasets`), metrics

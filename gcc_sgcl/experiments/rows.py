@@ -26,6 +26,10 @@ import numpy as np
 from gcc_sgcl.fileio import atomic_target, sync_folder
 from gcc_sgcl.tasks.common import TaskResult
 
+CLASSICAL_MODE = "none"
+"""The mode of a training-free method's rows (no pre-training)."""
+
+
 @dataclass(frozen=True)
 class ResultRow:
     """One metric of one evaluation, with its budget and provenance (see the module docstring).
@@ -81,7 +85,7 @@ class ResultRow:
             raise ValueError(f"{'fine-tuned' if finetuned else 'frozen'} row ({self.method}, seed {self.seed}, "
                              f"{self.dataset}, {self.task}): view_copies must be "
                              f"{'given' if finetuned else 'None'}, got {self.view_copies}")
-        if self.copies is not None and (finetuned or self.task == "runtime" or self.mode == "none"):
+        if self.copies is not None and (finetuned or self.task == "runtime" or self.mode == CLASSICAL_MODE):
             raise ValueError(f"row ({self.method}, seed {self.seed}, {self.dataset}, {self.task}): only a frozen "
                              f"encoder's row averages inference views (copies), got {self.copies}")
 

@@ -37,7 +37,7 @@ from gcc_sgcl.config import (Config, EvalConfig, FinetuneConfig, RuntimeConfig, 
 from gcc_sgcl.classical import STRUCTURAL, joined
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
-from gcc_sgcl.experiments.rows import ResultRow, RowStore
+from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.fileio import copy_atomic
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch, offsets
@@ -46,7 +46,6 @@ from gcc_sgcl.tasks.common import TaskResult
 from gcc_sgcl.tasks.folds import cache_folder
 from gcc_sgcl.tasks.registry import TASKS
 
-CLASSICAL_MODE = "none"
 QUINTILES = 5
 
 

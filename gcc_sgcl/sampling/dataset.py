@@ -246,11 +246,6 @@ def collate_pairs(pair: Pair) -> tuple[dgl.DGLGraph, dgl.DGLGraph]:
     return q.to_dgl(), k.to_dgl()
 
 
-def collate_views(views: ViewBatch) -> dgl.DGLGraph:
-    """DataLoader collate of a view dataset's batch: the batched graph the encoder reads."""
-    return views.to_dgl()
-
-
 def _keep(batch: ViewBatch) -> ViewBatch:
     return batch
 
