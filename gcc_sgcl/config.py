@@ -744,6 +744,17 @@ class ReportConfig:
 
 
 @dataclass
+class MethodNameConfig:
+    """Variants' method names (``python -m gcc_sgcl.experiments method``), e.g. the leave-one-out of the tables'
+    ``sgcl``: ``method sgcl-no-crop --like 'sgcl[c=0.4]'`` prints ``sgcl-no-crop[c=0.4]``."""
+
+    bases: list[str] = setting(help="presets (optionally with bracketed settings); one name printed per line",
+                               positional=True)
+    like: str = setting("gcc", "the method whose bracketed settings the variant takes where its stages read them")
+    set: list[str] = setting([], "further settings, name=value (e.g. crop=random, k=64)")
+
+
+@dataclass
 class ChoiceConfig:
     """Which method the tables' ``sgcl`` row is (``python -m gcc_sgcl.experiments sgcl-method``)."""
 

@@ -22,8 +22,10 @@ from gcc_sgcl.config import (
     Config,
     build_parser,
     canonical_method,
+    compose_method,
     flag_name,
     given_flags,
+    parse_method,
     variant_settings,
 )
 
@@ -141,6 +143,24 @@ def _check_variant(method: str, bracketed: dict[str, dict[str, Any]], cfg: Confi
         if getattr(a, field) not in names:
             raise ValueError(f"{flag_name(field)} must be one of {', '.join(n or repr(n) for n in names)}, got "
                              f"{getattr(a, field)!r} (method {method!r})")
+
+
+def derived_method(base: str, like: str, *settings: str) -> str:
+    """The canonical name of preset ``base`` with the bracketed settings of method ``like`` that ``base`` reads
+    (e.g. the tables' c for a method with SGCL's filter, nothing for one without), then ``settings`` (``name=value``):
+    how a sweep names the variants of its chosen ``sgcl`` without editing strings.
+
+    >>> derived_method("sgcl-no-crop", "sgcl[c=0.4]"), derived_method("sgcl-no-filter", "sgcl[c=0.4]")
+    ('sgcl-no-crop[c=0.4]', 'sgcl-no-filter')
+    >>> derived_method("sgcl", "sgcl[c=0.4]", "crop=random")
+    'sgcl[c=0.4,crop=random]'
+    """
+    preset, values = parse_method(base)
+    reads = _read_settings(make_config(preset).augment)
+    inherited = {name: value for name, value in parse_method(like)[1].items()
+                 if reads.get(VARIANT_SETTINGS[name][1], True)}
+    extra = parse_method(f"{preset}[{','.join(settings)}]")[1] if settings else {}
+    return canonical_method(compose_method(preset, {**inherited, **values, **extra}))
 
 
 def config_from_args(args: argparse.Namespace) -> Config:

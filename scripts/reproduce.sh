@@ -122,7 +122,10 @@ for i in "${!stages_list[@]}"; do for j in "${!stages_list[@]}"; do
 done; done
 C_METHODS=(sgcl); for c in "${C_GRID[@]}"; do C_METHODS+=("sgcl[c=$c]"); done
 # The chosen sgcl ($1) with one more bracketed setting ($2): sgcl[k=64], sgcl[c=0.4,crop=random].
-variant() { case $1 in *]) echo "${1%]},$2]" ;; *) echo "$1[$2]" ;; esac; }
+# A variant of the chosen sgcl ($1): preset $2 with the settings of $1 its stages read, plus settings $3...
+# (the package composes the name: sgcl[c=0.4] + crop=random → sgcl[c=0.4,crop=random]); variants: one per preset.
+variant() { python -m gcc_sgcl.experiments method "$2" --like "$1" ${3:+--set "${@:3}"}; }
+variants() { python -m gcc_sgcl.experiments method "${@:2}" --like "$1"; }
 
 for stage in $stages; do
   echo "=== stage $stage ($(date +%T))"
@@ -148,34 +151,32 @@ for stage in $stages; do
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${VIEW_DATA[@]}" --copies "$copies" \
                    --rows "$VIEW_ROWS"
                done; done ;;
-    loo)       sgcl=$(sgcl_method) || exit 1; loo=()
-               for stage in "${LOO_STAGES[@]}"; do
-                 case $stage in filter) loo+=("sgcl-no-filter") ;; *) loo+=("sgcl-no-$stage${sgcl#sgcl}") ;; esac
-               done
+    loo)       sgcl=$(sgcl_method) || exit 1
+               mapfile -t loo < <(variants "$sgcl" "${LOO_STAGES[@]/#/sgcl-no-}")
+               [ ${#loo[@]} = ${#LOO_STAGES[@]} ] || { echo "loo: could not name the variants" >&2; exit 1; }
                run run --methods "${loo[@]}" --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
     random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0  # untrained encoders,
                finetune gcc --seeds "${SEEDS3[@]}" --steps 0 ;;  # frozen and fine-tuned
     k64)       sgcl=$(sgcl_method) || exit 1
-               run run --methods "$(variant "$sgcl" k=64)" --seeds 0 --datasets "${ALL[@]}" ;;
+               run run --methods "$(variant "$sgcl" sgcl k=64)" --seeds 0 --datasets "${ALL[@]}" ;;
     moco)      sgcl=$(sgcl_method) || exit 1
                run run --methods gcc "$sgcl" --modes moco --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" \
                  "${MOCO[@]}" ;;
     ablation)  sgcl=$(sgcl_method) || exit 1
-               run run --methods "$(variant "$sgcl" crop=random)" "$(variant "$sgcl" permute=random)" \
+               run run --methods "$(variant "$sgcl" sgcl crop=random)" "$(variant "$sgcl" sgcl permute=random)" \
                  --seeds "${SEEDS3[@]}" --datasets "${ABL[@]}" ;;
     baselines) run run --methods graphcl grace mvgrl gca --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
-    pairs)     sgcl=$(sgcl_method) || exit 1; heat=()  # the similar / diverse filters at the sgcl row's c
-               for m in "${SINGLES[@]}" "${PAIRS[@]}"; do
-                 case $m in *similar*|*diverse*) heat+=("$m${sgcl#sgcl}") ;; *) heat+=("$m") ;; esac
-               done
+    pairs)     sgcl=$(sgcl_method) || exit 1  # the similar / diverse filters at the sgcl row's c
+               mapfile -t heat < <(variants "$sgcl" "${SINGLES[@]}" "${PAIRS[@]}")
+               [ ${#heat[@]} = $((${#SINGLES[@]} + ${#PAIRS[@]})) ] || { echo "pairs: could not name the variants" >&2; exit 1; }
                run run --methods "${heat[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1
                finetune gcc "$sgcl" --seeds "${SEEDS8[@]}" ;;
     runtime)   dry && { echo "(plan: runtime measures ${RT[*]} per method in one run)"; continue; }
                sgcl=$(sgcl_method) || exit 1
-               python -m gcc_sgcl.experiments runtime --methods gcc "$sgcl" "$(variant "$sgcl" crop=random)" \
-                   "$(variant "$sgcl" permute=random)" graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
+               python -m gcc_sgcl.experiments runtime --methods gcc "$sgcl" "$(variant "$sgcl" sgcl crop=random)" \
+                   "$(variant "$sgcl" sgcl permute=random)" graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
     report)    dry && { echo "(plan: report rebuilds $OUT from $ROWS)"; continue; }
                python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
                  --c-grid "${C_GRID[@]}" ;;

@@ -4,7 +4,8 @@
 - ``finetune``: fine-tune the sweep's encoders on its classification datasets;
 - ``runtime``: seconds per mini-batch of several methods, measured in one run;
 - ``report``: regenerate the Markdown report, CSV tables and heat-map from the stored rows;
-- ``sgcl-method``: print the method name of the tables' ``sgcl`` row (``sgcl`` or the chosen ``sgcl[c=…]``).
+- ``sgcl-method``: print the method name of the tables' ``sgcl`` row (``sgcl`` or the chosen ``sgcl[c=…]``);
+- ``method``: print a variant's name, e.g. ``method sgcl-no-crop --like 'sgcl[c=0.4]'`` → ``sgcl-no-crop[c=0.4]``.
 
 - ``export``: pre-train one encoder of a sweep if needed and write it for shipping (``saved/pretrained/<name>``).
 
@@ -25,6 +26,7 @@ from gcc_sgcl.config import (
     ExportConfig,
     FinetuneConfig,
     InputConfig,
+    MethodNameConfig,
     ReportConfig,
     RuntimeConfig,
     SweepConfig,
@@ -34,6 +36,7 @@ from gcc_sgcl.config import (
 )
 from gcc_sgcl.experiments.plan import Deadline, format_plan, parse_deadline, plan_finetune, plan_sweep
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl, headline, update_readme
+from gcc_sgcl.presets import derived_method
 from gcc_sgcl.experiments.runner import Sweep, export_run, run_finetune, run_runtime, run_sweep, stash
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
@@ -67,6 +70,8 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(sub.add_parser("report", help="write the report from stored rows"), ReportConfig)
     add_arguments(sub.add_parser("sgcl-method", help="print the method name of the tables' sgcl row (the c grid's "
                                                      "choice)"), ChoiceConfig)
+    add_arguments(sub.add_parser("method", help="print a variant's method name (e.g. the tables' sgcl without a "
+                                                "stage)"), MethodNameConfig)
     return p
 
 
@@ -116,6 +121,9 @@ def main(argv: list[str] | None = None) -> None:
             rows, data_dir = from_args(ReportConfig, a).rows, from_args(InputConfig, a).data_dir
             for row in run_runtime(from_args(RuntimeConfig, a), rows, data_dir):
                 print(f"{row.method:<24} {row.metric:<8} {row.mean:.4f}")
+        elif a.command == "method":
+            name = from_args(MethodNameConfig, a)
+            print("\n".join(derived_method(base, name.like, *name.set) for base in name.bases))
         elif a.command == "sgcl-method":
             choice = from_args(ChoiceConfig, a)
             print(chosen_sgcl(choice.rows, choice.grid))
