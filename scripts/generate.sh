@@ -3,6 +3,8 @@
 #   bash scripts/generate.sh <gpu> <load_path> <dataset...>
 # A dataset is a registered name or a graph file path (edge list, .mtx, .graphml, .gml, DGL binary, GIN text,
 # TU directory); a path writes <load_path>/<stem>.npy and, for one graph, <stem>.ids.txt (row i's node id).
+# Each .npy gets <stem>.provenance.json (checkpoint sha256 and step, dataset source and digest, views' settings),
+# which the task scripts check; an encoder giving NaN/inf writes nothing.
 source "$(dirname "$0")/_env.sh"
 if [ $# -lt 3 ]; then
   echo "usage: bash scripts/generate.sh <gpu> <load_path> <dataset...>" >&2

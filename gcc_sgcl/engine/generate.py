@@ -8,6 +8,12 @@ followed by graph 2's. As GCC's ``generate.py``, a row is the mean of the embedd
 two independent walks for a node, two copies of the graph with independently drawn eigenvector signs. A dataset
 given by path (a graph file, see :mod:`gcc_sgcl.data.files`) is written as ``<stem>.npy``, a single graph's with
 ``<stem>.ids.txt``: the original node id of each row, one per line.
+
+Each ``<stem>.npy`` gets a record, ``<stem>.provenance.json`` (:func:`embeddings_record`): the checkpoint's sha256
+and step and whether its run had finished, the dataset's source (a registered name, or a path and the file's
+sha256) and the digest of its graphs, and the views' settings. The task commands read it
+(:func:`gcc_sgcl.tasks.common.check_provenance`). Every file is written through a temporary file, so a full disk
+leaves nothing half-written under a final name; an encoder that gives NaN or inf writes nothing.
 """
 from __future__ import annotations
 
@@ -16,7 +22,9 @@ import dataclasses
 import functools
 import hashlib
 import json
+import sys
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -39,16 +47,18 @@ from gcc_sgcl.config import (
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
 from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.kinds import DatasetKind
-from gcc_sgcl.data.paths import resolve_cache_dir
+from gcc_sgcl.data.paths import CACHE_ENV, resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
-from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries
+from gcc_sgcl.engine.checkpoint import Checkpoint, CheckpointError, load_weights, read_checkpoint
+from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries, sha256_of
 from gcc_sgcl.models import GraphEncoder, build_encoder
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
 
 # GCC's generate.py averages the embeddings of a query and a key view.
 INFERENCE_COPIES: int = default_of(GenerateConfig, "copies")
+RECORD_SUFFIX = ".provenance.json"
+RECORD_FORMAT = 1  # raise when a field of :func:`embeddings_record` changes meaning
 
 
 class UnfinishedRunWarning(UserWarning):
@@ -63,19 +73,51 @@ Parts = list[list[ViewBatch]]
 
 
 def load_encoder(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config]:
-    """The query encoder and configuration stored in a run folder (or checkpoint file); warns
-    (:class:`UnfinishedRunWarning`) when the checkpoint is of a run whose pre-training has not reached its steps."""
-    state = load_checkpoint(load_path, device)
+    """The query encoder and configuration stored in a run folder (or checkpoint file), as
+    :func:`load_encoder_checkpoint`."""
+    model, cfg, _ = load_encoder_checkpoint(load_path, device)
+    return model, cfg
+
+
+def load_encoder_checkpoint(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config, Checkpoint]:
+    """The query encoder, configuration and checkpoint of a run folder (or checkpoint file); warns
+    (:class:`UnfinishedRunWarning`) when the checkpoint is of a run whose pre-training has not reached its steps. A
+    checkpoint that loads but does not fit (a field missing, weights of another architecture or shape) is a
+    :class:`~gcc_sgcl.engine.checkpoint.CheckpointError` naming the file and the first mismatch."""
+    checkpoint = read_checkpoint(load_path, device)
+    state = checkpoint.state
     cfg = Config.from_dict(state["config"])
-    step = state.get("step")
-    if step is not None and step < cfg.train.steps:
+    step = state["step"]
+    if step < cfg.train.steps:
         warnings.warn(f"{load_path}: the encoder is at step {step} of {cfg.train.steps}, its pre-training is "
                       "unfinished (a run still training, or stopped: its pretrain command with --resume finishes it)",
-                      UnfinishedRunWarning, stacklevel=2)
-    model = build_encoder(cfg).to(device)
-    model.load_state_dict(state["model"])
+                      UnfinishedRunWarning, stacklevel=3)
+    try:
+        model = build_encoder(cfg).to(device)
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"{checkpoint.path}: its config builds no encoder ({error})") from None
+    load_weights(model, state["model"], checkpoint.path)
     model.eval()
-    return model, cfg
+    return model, cfg, checkpoint
+
+
+def check_finite_weights(model: GraphEncoder, checkpoint: Path, datasets: list[str]) -> None:
+    """Refuse to embed ``datasets`` with an encoder whose weights hold NaN or inf (a diverged run): a ValueError
+    naming the ``checkpoint`` and the first such tensor, before any view is built."""
+    for name, tensor in model.state_dict().items():
+        bad = int(tensor.numel() - torch.isfinite(tensor).sum()) if tensor.is_floating_point() else 0
+        if bad:
+            raise ValueError(f"{checkpoint}: {bad} non-finite weights (NaN/inf) in {name!r}, its training diverged; "
+                             f"nothing written for {', '.join(datasets)}")
+
+
+def check_finite_rows(emb: np.ndarray, checkpoint: Path, dataset: str, path: Path) -> None:
+    """A ValueError naming the ``checkpoint`` and ``dataset`` when the embedding holds NaN or inf (``path`` is then
+    not written)."""
+    bad = int(emb.size - np.count_nonzero(np.isfinite(emb)))
+    if bad:
+        raise ValueError(f"{checkpoint}: the encoder gives {bad} non-finite values (NaN/inf) of {emb.size} on "
+                         f"{dataset}; {path} not written")
 
 
 @torch.no_grad()
@@ -181,18 +223,47 @@ def cached_views(
     key = hashlib.sha256(json.dumps(fields).encode())
     path = resolve_cache_dir() / "views" / f"{dataset_name(name)}-{key.hexdigest()[:16]}.npz"
     if path.exists():
-        with np.load(path) as stored:
-            arrays = dict(stored)
-        layout = arrays.pop("layout")
-        return [[ViewBatch.from_arrays(arrays, f"{p}_{c}_") for c in range(layout[p])] for p in range(len(layout))]
+        try:
+            return _read_views(path)
+        except (OSError, ValueError, EOFError, KeyError, IndexError, zipfile.BadZipFile) as error:
+            _notice(f"{path}: damaged view-cache entry ({_reason(error)}); rebuilding it")
     parts = dataset_views(name, sampling, data_dir, seed, num_workers, progress, copies, data, visit_budget)
+    try:
+        _write_views(path, parts)
+    except OSError as error:
+        _notice(f"{path}: cannot write the view cache (${CACHE_ENV}={path.parent.parent}: {_reason(error)}); going on "
+                f"without caching the views of {name}")
+    return parts
+
+
+def _read_views(path: Path) -> Parts:
+    """The views stored in the view-cache entry ``path`` (a truncated or foreign file raises)."""
+    with np.load(path) as stored:
+        arrays = dict(stored)
+    layout = arrays.pop("layout")
+    return [[ViewBatch.from_arrays(arrays, f"{p}_{c}_") for c in range(layout[p])] for p in range(len(layout))]
+
+
+def _write_views(path: Path, parts: Parts) -> None:
+    """Store ``parts`` as the view-cache entry ``path``, atomically."""
     arrays = {f"{p}_{c}_{key}": value for p, part in enumerate(parts) for c, views in enumerate(part)
               for key, value in views.to_arrays().items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_target(path) as tmp:
         with open(tmp, "wb") as f:
             np.savez(f, layout=np.array([len(part) for part in parts]), **arrays)
-    return parts
+
+
+def _reason(error: BaseException) -> str:
+    """The first line of ``error``'s message (its OS reason when it has one)."""
+    text = getattr(error, "reason", None) or getattr(error, "strerror", None) or str(error).strip()
+    text = text or type(error).__name__
+    return text.splitlines()[0]
+
+
+def _notice(message: str) -> None:
+    """One line on stderr: a cache is an optimisation, so its trouble never stops a command."""
+    print(message, file=sys.stderr, flush=True)
 
 
 def generate(
@@ -203,14 +274,15 @@ def generate(
     data_dir: str | None = None,
     progress: bool = True,
 ) -> list[Path]:
-    """Write ``<load_path>/<dataset>.npy`` for each dataset (for a path, ``<stem>.npy`` and, for a single
-    graph, ``<stem>.ids.txt``); returns the written paths.
+    """Write ``<load_path>/<dataset>.npy`` and its record ``<dataset>.provenance.json`` for each dataset (for a path,
+    ``<stem>.npy`` and, for a single graph, ``<stem>.ids.txt``); returns the written paths.
 
     ``settings`` (default :class:`~gcc_sgcl.config.GenerateConfig`) sets the views' seed, copies, workers and
     visit budget and the batch size; with ``cache_views`` the views are read from (or written to) the view cache
-    (:func:`cached_views`). Names,
-    worker count, batch size, checkpoint and output folder are checked, and datasets given by path read, before
-    anything is embedded, so a malformed file stops the run with nothing written.
+    (:func:`cached_views`). Names, worker count, batch size, checkpoint (its fields, its weights' shapes, and that
+    they are finite) and output folder are checked, and datasets given by path read, before anything is embedded,
+    so a malformed file stops the run with nothing written. A dataset whose embedding holds NaN or inf stops the run
+    before its files are written (those of the datasets before it stay).
     """
     from gcc_sgcl.data import dataset_name, is_dataset_path, load_any
 
@@ -225,25 +297,75 @@ def generate(
     if repeated:
         raise ValueError(f"several datasets would be written as {', '.join(repeated)}.npy; rename the files")
     loaded = {name: load_any(name, data_dir) for name in datasets if is_dataset_path(name)}  # read once, up front
-    model, cfg = load_encoder(load_path, device)
+    model, cfg, checkpoint = load_encoder_checkpoint(load_path, device)
+    check_finite_weights(model, checkpoint.path, datasets)
     load_dir = check_writable_dir(folder_of(load_path), "--load-path")
     build = cached_views if g.cache_views else dataset_views
     written = []
     for name, stem in zip(datasets, stems):
-        data = loaded.pop(name, None)  # freed after its embedding is written
+        data = loaded.pop(name, None)  # a path's data, read up front, is freed once written
+        data = load_any(name, data_dir) if data is None else data
         parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies, data, g.visit_budget)
         emb = embed_parts(model, parts, g.batch_size, stem, progress)
         path = load_dir / f"{stem}.npy"
-        remove_stale_temporaries(path)
-        with atomic_target(path) as tmp, open(tmp, "wb") as f:
-            np.save(f, emb)
-        written.append(path)
-        ids = getattr(data, "ids", None)
-        if ids is not None:
-            ids_path = load_dir / f"{stem}.ids.txt"
-            ids_path.write_text("".join(f"{i}\n" for i in ids.tolist()))
-            written.append(ids_path)
+        check_finite_rows(emb, checkpoint.path, name, path)
+        written += write_embeddings(path, emb, getattr(data, "ids", None),
+                                    embeddings_record(checkpoint, cfg, name, data, g))
     return written
+
+
+def write_embeddings(path: Path, emb: np.ndarray, ids: np.ndarray | None, record: dict) -> list[Path]:
+    """Write ``emb`` to ``path``, the ``ids`` of its rows (if any) to ``<stem>.ids.txt`` and ``record`` (completed
+    with the two files' sha256) to ``<stem>.provenance.json``, each through a temporary file; returns the paths.
+    The record comes last, and names the bytes of the files it describes, so a reader can tell when a file was
+    replaced without it."""
+    files = [path]
+    remove_stale_temporaries(path)
+    with atomic_target(path) as tmp, open(tmp, "wb") as f:
+        np.save(f, emb)
+    record = {**record, "embeddings": {"file": path.name, "sha256": sha256_of(path), "shape": list(emb.shape)},
+              "ids": None}
+    if ids is not None:
+        files.append(path.with_suffix(".ids.txt"))
+        with atomic_target(files[-1]) as tmp:
+            tmp.write_text("".join(f"{i}\n" for i in ids.tolist()))
+        record["ids"] = {"file": files[-1].name, "sha256": sha256_of(files[-1])}
+    files.append(record_path(path))
+    with atomic_target(files[-1]) as tmp:
+        tmp.write_text(json.dumps(record, indent=1) + "\n")
+    return files
+
+
+def record_path(embeddings: str | Path) -> Path:
+    """The record of the embeddings file ``<stem>.npy``: ``<stem>.provenance.json``.
+
+    >>> record_path("saved/run/usa_airport.npy").name
+    'usa_airport.provenance.json'
+    """
+    return Path(embeddings).with_suffix(RECORD_SUFFIX)
+
+
+def embeddings_record(checkpoint: Checkpoint, cfg: Config, name: str, data: LoadedDataset,
+                      settings: GenerateConfig) -> dict:
+    """Where the embeddings of dataset ``name`` (loaded as ``data``) come from: the encoder (checkpoint file and
+    sha256, step, steps, whether its run had finished), the dataset (``source`` ``"registered"`` with its name, or
+    ``"path"`` with the file and its sha256; the digest of its graphs, what the task commands compare) and the
+    views' settings. :func:`write_embeddings` adds the files' own digests."""
+    from gcc_sgcl.data import is_dataset_path, kind_of_data
+
+    step, steps = int(checkpoint.state["step"]), cfg.train.steps
+    source = {"source": "registered", "name": name}
+    if is_dataset_path(name):
+        file = Path(name).resolve()
+        source = {"source": "path", "path": str(file), "sha256": sha256_of(file) if file.is_file() else None}
+    kind = kind_of_data(data)
+    return {
+        "format": RECORD_FORMAT,
+        "encoder": {"checkpoint": str(checkpoint.path.resolve()), "sha256": checkpoint.sha256, "step": step,
+                    "steps": steps, "finished": step >= steps, "method": cfg.method},
+        "dataset": {**source, "kind": kind.name, "graphs_sha256": graphs_digest(kind.graphs(data))},
+        "views": {"copies": settings.copies, "seed": settings.seed, "visit_budget": settings.visit_budget},
+    }
 
 
 def command_line() -> argparse.ArgumentParser:
