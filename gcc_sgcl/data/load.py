@@ -1,9 +1,11 @@
 """The public loaders: a registered name (registry lookup, file location, cached parsing) or a path (read by
 its format, see :mod:`gcc_sgcl.data.files`), and the checks every load of a registered dataset passes: at least
-one edge, and the registry's expected counts (:func:`check_expected_counts`)."""
+one edge, and the registry's expected counts (:func:`check_expected_counts`); a labels file given with a path
+passes :func:`check_labels_file`."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,12 +18,14 @@ from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPa
 from gcc_sgcl.data.files import dataset_stem, read_dataset_file, read_labels_file, read_pairs_file
 from gcc_sgcl.data.kinds import KINDS, kind_of_data
 from gcc_sgcl.data.paths import DatasetNotFoundError, resolve_data_dir
+from gcc_sgcl.data.readers import read_two_columns
 from gcc_sgcl.data.registry import DATASETS, DatasetSpec, get_spec
 from gcc_sgcl.data.text import DataFormatError
 
 DataDir = str | os.PathLike | None
 Dataset = str | os.PathLike
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")  # a label the labels reader takes for an integer
 ALLOW_MODIFIED_ENV = "GCC_SGCL_ALLOW_MODIFIED_DATA"
 """Set to ``1`` to load a registered dataset whose counts differ from the registry's (a deliberately
 modified copy); the no-edges check still applies."""
@@ -105,7 +109,30 @@ def _load_path(path: Dataset, kind: str, labels: Dataset | None) -> NodeLabelDat
             data.labels = read_labels_file(labels, data.ids, f"{path}")
         else:
             data.labels = read_labels_file(labels, np.arange(len(data.graphs)), f"{path} (graph indices 0..n-1)")
+        check_labels_file(labels, data.labels)
     return data
+
+
+def check_labels_file(path: Dataset, labels: np.ndarray) -> None:
+    """Raise :class:`DataFormatError` naming the labels file ``path`` (which gave ``labels``, ``-1`` unlabelled)
+    when it mixes integers with other values. Labels are either all integers (classes in numeric order, ``09`` =
+    ``9``) or all names; a mix (``abc`` or ``0.0`` among integers) is refused at the line of the first label of the
+    rarer kind, rather than read as names for every line, where ``0.0`` and ``0`` would silently be two classes.
+    (Fewer than two classes is refused by the task commands, which score labels: loading such a file is fine.)
+
+    The file was read by :func:`~gcc_sgcl.data.files.read_labels_file` already, which refuses unknown ids and
+    repeated ones; so it has one line per labelled item, and one more when its first line is a header.
+    """
+    rows = [(label, reader.line_number) for _, label, reader in read_two_columns(Path(path), "'id label'")]
+    labelled = int((np.asarray(labels) >= 0).sum())
+    rows = rows[len(rows) - labelled:]  # without a header line
+    integer = [bool(_INTEGER.fullmatch(label)) for label, _ in rows]
+    if any(integer) and not all(integer):
+        odd_is_integer = sum(integer) < len(rows) - sum(integer)  # the rarer kind is the odd one out
+        label, line = next(row for row, is_integer in zip(rows, integer) if is_integer == odd_is_integer)
+        what = "an integer among names" if odd_is_integer else "not an integer, unlike the others"
+        raise DataFormatError(f"{path} line {line}: label {label!r} is {what} ({sum(integer)} of its {len(rows)} "
+                              f"labels are integers); labels must be all integers or all names")
 
 
 def _load(name: str, kind: str, data_dir: DataDir, labels: Dataset | None = None) -> Any:
