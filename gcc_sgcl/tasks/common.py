@@ -5,15 +5,26 @@ Evaluation is decoupled from training through ``<load_path>/<dataset>.npy`` (wri
 ``bash scripts/generate.sh``): one float row per node (node datasets), per graph (graph datasets), or per
 node of graph_1 followed by graph_2 (similarity datasets). A dataset given by path goes by its file's stem
 (``<load_path>/<stem>.npy``, with ``<stem>.ids.txt`` holding each row's original node id).
+
+``generate`` writes a record beside each file, ``<stem>.provenance.json``, which the commands check
+(:func:`check_provenance`): embeddings of another graph than the one evaluated (a file given by path under a
+registered dataset's name, an edited file, another data root) are refused; embeddings of an unfinished run are
+scored with a one-line warning (:class:`~gcc_sgcl.engine.generate.UnfinishedRunWarning`), and every row of
+``results.csv`` records the encoder's step (``encoder_step``, empty for embeddings without a record: written by
+older code or by a classical baseline, which are not checked).
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
+import io
+import json
 import multiprocessing
 import os
 import sys
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,7 +39,7 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, add_arguments
-from gcc_sgcl.fileio import folder_of
+from gcc_sgcl.fileio import atomic_target, folder_of, sha256_of, write_failure
 from gcc_sgcl.tasks.folds import FoldResult, cache_meta, close_cache, held_cache, load_fold, open_cache, save_fold
 
 RESULTS_FILE = "results.csv"
@@ -50,7 +61,11 @@ CSV_COLUMNS = (
     "protocol",
     "seed",
     "load_path",
+    "encoder_step",
 )
+EARLIER_CSV_COLUMNS = CSV_COLUMNS[:-1]
+"""The header of logs written before ``encoder_step`` existed: such a log is rewritten with the column (empty in its
+old rows) when a row is next added."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +79,8 @@ class TaskResult:
     ``(repeats, n)`` boolean out-of-fold record: whether example ``i``'s prediction in repetition ``r`` (made
     when ``i`` was in the test fold, before any bootstrap) was right; it is not written to the CSV.
     ``resumed_seconds`` estimates the time an interrupted earlier run spent on the folds this one read back.
+    ``encoder_step`` is the pre-training step of the encoder whose embeddings were scored, when known
+    (:func:`check_provenance`).
     """
 
     task: str
@@ -78,6 +95,7 @@ class TaskResult:
     seed: int
     correct: np.ndarray | None = field(default=None, repr=False, compare=False)
     resumed_seconds: float = field(default=0.0, repr=False, compare=False)
+    encoder_step: int | None = None
 
     def row(self) -> dict[str, object]:
         """The CSV fields this result owns (``time`` and ``load_path`` are added by the writer)."""
@@ -92,6 +110,7 @@ class TaskResult:
             "n_scores": len(self.scores),
             "protocol": self.protocol,
             "seed": self.seed,
+            "encoder_step": "" if self.encoder_step is None else self.encoder_step,
         }
 
     def line(self) -> str:
@@ -326,12 +345,29 @@ def check_ids(load_path: str | Path, dataset: str, ids: np.ndarray | None) -> No
                          f"from a different graph; run generate.sh on {dataset} again")
 
 
+def check_classes(labels: np.ndarray, source: str | Path) -> None:
+    """A ValueError naming ``source`` (a labels file, or what the rows are) when the labelled items (label >= 0)
+    are of fewer than two classes: every classifier would score 100%.
+
+    >>> check_classes(np.array([3, 3, -1]), "labels.txt")
+    Traceback (most recent call last):
+    ...
+    ValueError: labels.txt: all 2 labelled items are of one class; classification needs at least two
+    """
+    labelled = np.asarray(labels)[np.asarray(labels) >= 0]
+    if len(np.unique(labelled)) < 2:
+        raise ValueError(f"{source}: all {len(labelled)} labelled items are of one class; classification needs at "
+                         f"least two")
+
+
 def labelled_rows(emb: np.ndarray, labels: np.ndarray, rows_are: str) -> tuple[np.ndarray, np.ndarray]:
     """The rows of ``emb`` and ``labels`` whose label is not ``-1`` (unlabelled); prints how many there are
-    when some are not. ``rows_are`` names the rows (``"nodes of cora"``)."""
+    when some are not. ``rows_are`` names the rows (``"nodes of cora"``). Fewer than two classes among them is a
+    ValueError (it would score 100%)."""
     labelled = np.asarray(labels) >= 0
     if not labelled.any():
         raise ValueError(f"none of the {len(labelled)} {rows_are} is labelled; give a labels file with --labels")
+    check_classes(labels, rows_are)
     if not labelled.all():
         print(f"{rows_are}: evaluating the {int(labelled.sum())} labelled of {len(labelled)}", flush=True)
     return emb[labelled], np.asarray(labels)[labelled]
@@ -370,15 +406,23 @@ def check_rows(emb: np.ndarray, load_path: str | Path, dataset: str, rows: int, 
         )
 
 
+def _header(path: Path) -> list[str] | None:
+    """The header of the CSV file ``path``; None when it is absent or empty."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    with path.open(newline="") as f:
+        return next(csv.reader(f), [])
+
+
 def check_results_csv(path: str | Path) -> bool:
     """Whether the ``results.csv`` log ``path`` is new (absent or empty); ``ValueError`` if it exists with another
-    header than :data:`CSV_COLUMNS`. The commands check it before evaluating, so a foreign file costs no work."""
+    header than :data:`CSV_COLUMNS` (or :data:`EARLIER_CSV_COLUMNS`). The commands check it before evaluating, so a
+    foreign file costs no work."""
     path = Path(path)
-    if not path.is_file() or path.stat().st_size == 0:
+    header = _header(path)
+    if header is None:
         return True
-    with path.open(newline="") as f:
-        header = next(csv.reader(f), [])
-    if tuple(header) != CSV_COLUMNS:
+    if tuple(header) not in (CSV_COLUMNS, EARLIER_CSV_COLUMNS):
         raise ValueError(f"{path} exists with header {header}, expected {list(CSV_COLUMNS)}; move it away to start a "
                          f"new log")
     return False
@@ -388,17 +432,133 @@ def append_results_csv(path: str | Path, results: Sequence[TaskResult], load_pat
     """Append one row per result to ``path``, writing the header only when the file is new or empty.
 
     An existing file with a different header is left untouched and reported (:func:`check_results_csv`), rather
-    than mixed.
+    than mixed; one of :data:`EARLIER_CSV_COLUMNS` is first rewritten with the ``encoder_step`` column (through a
+    temporary file). The rows are added in one write, and a failed one (a full disk) is cut off again: a
+    :class:`~gcc_sgcl.fileio.WriteError` naming ``path`` leaves the log as it was.
     """
     path = Path(path)
-    is_new = check_results_csv(path)
+    if not check_results_csv(path) and tuple(_header(path)) == EARLIER_CSV_COLUMNS:
+        _add_encoder_step_column(path)
     now = datetime.now().isoformat(timespec="seconds")
-    with path.open("a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-        if is_new:
-            writer.writeheader()
-        for result in results:
-            writer.writerow({"time": now, **result.row(), "load_path": str(load_path)})
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS)
+    if _header(path) is None:
+        writer.writeheader()
+    for result in results:
+        writer.writerow({"time": now, **result.row(), "load_path": str(load_path)})
+    _append(path, text.getvalue().encode())
+
+
+def _append(path: Path, data: bytes) -> None:
+    """Append ``data`` to ``path`` (created if absent); a failed write is cut off again, so a full disk leaves no
+    half row, and raised as a :class:`~gcc_sgcl.fileio.WriteError` naming ``path``."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        size = os.fstat(fd).st_size
+        rest = memoryview(data)
+        try:
+            while rest:
+                rest = rest[os.write(fd, rest):]
+        except OSError as error:
+            os.ftruncate(fd, size)
+            failure = write_failure(path, error)
+            if failure is None:
+                raise
+            raise failure from None
+    finally:
+        os.close(fd)
+
+
+def _add_encoder_step_column(path: Path) -> None:
+    """Rewrite the log ``path`` of :data:`EARLIER_CSV_COLUMNS` with the columns of :data:`CSV_COLUMNS` (the new ones
+    empty), atomically."""
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    with atomic_target(path) as tmp, tmp.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def check_provenance(load_path: str | Path, dataset: str, graphs: Sequence[Any]) -> dict | None:
+    """Check the embeddings of ``dataset`` against their record (``<stem>.provenance.json``, written by
+    ``generate``) and the ``graphs`` being evaluated; returns the record's encoder entry (``step``, ``steps``,
+    ``finished``, ``sha256``), or None when there is no record (embeddings of older code or of a classical
+    baseline: nothing to check).
+
+    Refused (a ValueError naming the file and what differs): a damaged record, a ``.npy`` that is not the file the
+    record describes, embeddings of a file given by path evaluated as a registered dataset of the same name (or the
+    reverse), and embeddings of other graphs (another digest: an edited file, another data root). Embeddings of an
+    unfinished run are scored, with a one-line :class:`~gcc_sgcl.engine.generate.UnfinishedRunWarning`: scoring an
+    encoder part-way through its training is a legitimate use (a learning curve), so it is said, not refused.
+    """
+    from gcc_sgcl.data import is_dataset_path
+    from gcc_sgcl.data.graphs import graphs_digest
+    from gcc_sgcl.engine.generate import RECORD_FORMAT, UnfinishedRunWarning, record_path
+
+    emb_path = embeddings_path(load_path, dataset)
+    path = record_path(emb_path)
+    if not path.is_file():
+        return None
+    record = _read_record(path, RECORD_FORMAT)
+    encoder, source = record["encoder"], record["dataset"]
+    if record["embeddings"].get("sha256") != sha256_of(emb_path):
+        raise ValueError(f"{emb_path} is not the file its record {path.name} describes (written since, without a "
+                         f"record?); run generate.sh on {dataset} again")
+    if is_dataset_path(dataset) and source["source"] != "path":
+        raise ValueError(f"{emb_path} holds the registered dataset {source.get('name')!r}, not the file {dataset}; "
+                         f"run generate.sh on the file, or evaluate {source.get('name')!r}")
+    if not is_dataset_path(dataset) and source["source"] != "registered":
+        raise ValueError(f"{emb_path} was generated from the file {source.get('path')}, not from the registered dataset "
+                         f"{dataset!r}; evaluate it by that path, or run generate.sh on {dataset}")
+    if source["graphs_sha256"] != graphs_digest(list(graphs)):
+        raise ValueError(f"{emb_path} was generated from other graphs than those of {dataset} (its record "
+                         f"{path.name} has another digest: an edited file, or another data root); run generate.sh "
+                         f"on {dataset} again")
+    if not encoder["finished"]:
+        warnings.warn(f"{emb_path}: embeddings of an unfinished run (its encoder at step {encoder['step']} of "
+                      f"{encoder['steps']}); the scores are of that step", UnfinishedRunWarning, stacklevel=2)
+    return encoder
+
+
+_RECORD_FIELDS = (("embeddings", "sha256"), ("encoder", "sha256"), ("encoder", "step"), ("encoder", "steps"),
+                  ("encoder", "finished"), ("dataset", "source"), ("dataset", "graphs_sha256"))
+"""The fields of an embeddings record (``generate``'s ``embeddings_record``) that :func:`check_provenance` reads."""
+
+
+def _read_record(path: Path, expected_format: int) -> dict:
+    """The embeddings record ``path``, checked to hold the fields :func:`check_provenance` reads."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{path}: not a readable embeddings record ({error}); run generate.sh again") from None
+    missing = next((f"{group}.{key}" for group, key in _RECORD_FIELDS
+                    if not isinstance(record, dict) or not isinstance(record.get(group), dict)
+                    or key not in record[group]), None)
+    if missing is not None:
+        raise ValueError(f"{path}: not an embeddings record of this code (no {missing}); run generate.sh again")
+    if record.get("format") != expected_format:
+        raise ValueError(f"{path}: record format {record.get('format')!r}, this code reads {expected_format}; run "
+                         f"generate.sh again")
+    return record
+
+
+def checked_encoder_step(load_path: str | Path, evaluated: Sequence[tuple[str, Sequence[Any]]]) -> int | None:
+    """:func:`check_provenance` of each ``(dataset, graphs)`` evaluated together (one dataset, or the two graphs of
+    a similarity search by path), and the step of the encoder that wrote their embeddings: None when no file has a
+    record, a ValueError when they come from different checkpoints (rows of two encoders cannot be compared)."""
+    encoders = [check_provenance(load_path, name, graphs) for name, graphs in evaluated]
+    known = {e["sha256"]: e["step"] for e in encoders if e is not None}
+    if len(known) > 1:
+        files = " and ".join(str(embeddings_path(load_path, name)) for name, _ in evaluated)
+        raise ValueError(f"{files} come from different checkpoints (steps {', '.join(map(str, known.values()))}); "
+                         f"run generate.sh on them with one encoder")
+    return next(iter(known.values()), None)
+
+
+def with_encoder_step(results: list[TaskResult], step: int | None) -> list[TaskResult]:
+    """``results`` recording the encoder ``step`` (their ``results.csv`` rows' ``encoder_step``)."""
+    return [dataclasses.replace(result, encoder_step=step) for result in results]
 
 
 def task_parser(task: str, description: str, fields: Sequence[str], evaluation: Sequence[str],

@@ -22,8 +22,10 @@ from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
 from gcc_sgcl.tasks.common import (
     FitPredict,
     TaskResult,
+    check_classes,
     check_features,
     check_rows,
+    checked_encoder_step,
     class_labels,
     cross_validated,
     labelled_rows,
@@ -31,6 +33,7 @@ from gcc_sgcl.tasks.common import (
     load_embeddings,
     run_datasets,
     task_parser,
+    with_encoder_step,
 )
 from gcc_sgcl.tasks.folds import cache_folder
 
@@ -153,8 +156,10 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
     def evaluate(name: str) -> list[TaskResult]:
         emb = load_embeddings(where.load_path, name, task.hidden)
         data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
+        check_classes(data.labels, labels.get(name, {}).get("labels", name))  # a --labels file by its name
         check_rows(emb, where.load_path, name, len(data.graphs), f"graphs in {name}")
-        return [graph_classification_under(emb, data.labels, data.name, p)]
+        step = checked_encoder_step(where.load_path, [(name, data.graphs)])
+        return with_encoder_step([graph_classification_under(emb, data.labels, data.name, p)], step)
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds)

@@ -22,8 +22,10 @@ from gcc_sgcl.cli import user_errors
 from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
 from gcc_sgcl.tasks.common import (
     TaskResult,
+    check_classes,
     check_ids,
     check_rows,
+    checked_encoder_step,
     class_labels,
     cross_validated,
     estimator_fit_predict,
@@ -32,6 +34,7 @@ from gcc_sgcl.tasks.common import (
     load_embeddings,
     run_datasets,
     task_parser,
+    with_encoder_step,
 )
 from gcc_sgcl.tasks.folds import cache_folder
 
@@ -103,9 +106,11 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
     def evaluate(name: str) -> list[TaskResult]:
         emb = load_embeddings(where.load_path, name, task.hidden)
         data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
+        check_classes(data.labels, labels.get(name, {}).get("labels", name))  # a --labels file by its name
         check_rows(emb, where.load_path, name, data.graph.num_nodes(), f"nodes in {name}")
         check_ids(where.load_path, name, getattr(data, "ids", None))
-        return [node_classification_under(emb, data.labels, data.name, p)]
+        step = checked_encoder_step(where.load_path, [(name, [data.graph])])
+        return with_encoder_step([node_classification_under(emb, data.labels, data.name, p)], step)
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds)

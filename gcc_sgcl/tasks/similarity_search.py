@@ -17,7 +17,16 @@ import numpy as np
 
 from gcc_sgcl.cli import user_errors
 from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
-from gcc_sgcl.tasks.common import TaskResult, check_ids, check_rows, load_embeddings, run_datasets, task_parser
+from gcc_sgcl.tasks.common import (
+    TaskResult,
+    check_ids,
+    check_rows,
+    checked_encoder_step,
+    load_embeddings,
+    run_datasets,
+    task_parser,
+    with_encoder_step,
+)
 
 TASK = "similarity_search"
 N_BOOTSTRAP = 1000
@@ -146,13 +155,17 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
             for emb, g, ids, n in zip((emb_1, emb_2), (data.graph_1, data.graph_2), (data.ids_1, data.ids_2), name):
                 check_rows(emb, where.load_path, n, g.num_nodes(), f"nodes in {n}")
                 check_ids(where.load_path, n, ids)
+            evaluated = [(name[0], [data.graph_1]), (name[1], [data.graph_2])]
         else:
             emb = load_embeddings(where.load_path, name, task.hidden)
             data = loader(name, data_dir=where.data_dir)
             n1, n2 = data.graph_1.num_nodes(), data.graph_2.num_nodes()
             check_rows(emb, where.load_path, name, n1 + n2, f"nodes in {name} ({n1} + {n2})")
             emb_1, emb_2 = emb[:n1], emb[n1:]
-        return evaluate_similarity_search(emb_1, emb_2, data.pairs, ks=task.ks, seed=seed, dataset=data.name)
+            evaluated = [(name, [data.graph_1, data.graph_2])]
+        step = checked_encoder_step(where.load_path, evaluated)
+        results = evaluate_similarity_search(emb_1, emb_2, data.pairs, ks=task.ks, seed=seed, dataset=data.name)
+        return with_encoder_step(results, step)
 
     datasets = [tuple(where.dataset)] if task.pairs is not None else where.dataset
     with user_errors():

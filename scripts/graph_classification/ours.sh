@@ -4,8 +4,11 @@
 #   bash scripts/graph_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]
 # flags: --svc gcc|grid|c1 (default gcc: C=100000, gamma=1/n_features, as GCC), --folds N, --repeats R,
 #        --no-bootstrap, --seed S, --data-dir DIR,
-#        --labels FILE... (one 'graph_index label' file per collection given by path, overriding its labels)
-# Prints a table and appends to <load_path>/results.csv; the data root comes from $GCC_SGCL_DATA.
+#        --labels FILE... (one 'graph_index label' file per collection given by path, overriding its labels;
+#        labels all integers or all names, at least two classes)
+# Prints a table and appends to <load_path>/results.csv (with the encoder's step); the data root comes from
+# $GCC_SGCL_DATA. Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
+# those of an unfinished run scored with a one-line warning.
 source "$(dirname "$0")/../_env.sh"
 if [ $# -lt 3 ]; then
   echo "usage: bash scripts/graph_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]" >&2

@@ -3,8 +3,11 @@
 # 10 repetitions of stratified 10-fold CV, each test fold scored on a bootstrap resample of itself.
 #   bash scripts/node_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]
 # flags: --folds N, --repeats R, --no-bootstrap, --seed S, --data-dir DIR,
-#        --labels FILE... (one 'node label' file per dataset given by path; unlabelled nodes are not evaluated)
-# Prints a table and appends to <load_path>/results.csv; the data root comes from $GCC_SGCL_DATA.
+#        --labels FILE... (one 'node label' file per dataset given by path; unlabelled nodes are not evaluated;
+#        labels all integers or all names, at least two classes)
+# Prints a table and appends to <load_path>/results.csv (with the encoder's step); the data root comes from
+# $GCC_SGCL_DATA. Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
+# those of an unfinished run scored with a one-line warning.
 source "$(dirname "$0")/../_env.sh"
 if [ $# -lt 3 ]; then
   echo "usage: bash scripts/node_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]" >&2

@@ -3,7 +3,9 @@
 #   bash scripts/similarity_search/ours.sh <load_path> <hidden> <dataset...> [flags...]
 #   bash scripts/similarity_search/ours.sh <load_path> <hidden> <graph_1 path> <graph_2 path> --pairs FILE
 # flags: --ks K..., --seed S, --data-dir DIR, --pairs FILE (lines 'id_1 id_2'; the graphs' own .npy files)
-# Prints a table and appends to <load_path>/results.csv; the data root comes from $GCC_SGCL_DATA.
+# Prints a table and appends to <load_path>/results.csv (with the encoder's step); the data root comes from
+# $GCC_SGCL_DATA. Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
+# those of an unfinished run scored with a one-line warning.
 source "$(dirname "$0")/../_env.sh"
 if [ $# -lt 3 ]; then
   echo "usage: bash scripts/similarity_search/ours.sh <load_path> <hidden> <dataset...> [flags...]" >&2
