@@ -21,7 +21,12 @@ _WRITE_FAILURES = {None, errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, e
 
 class WriteError(OSError):
     """An output could not be written (a full disk, a read-only folder, ...): the message names the file and says
-    that nothing was left under its name (an earlier version of it stays as it was)."""
+    that nothing was left under its name (an earlier version of it stays as it was); ``reason`` is the cause alone
+    (``"No space left on device"``), for messages that name the file themselves."""
+
+    def __init__(self, target: str | os.PathLike, reason: str, code: int | None = None) -> None:
+        super().__init__(f"{target}: cannot write it ({reason}); nothing was written under that name")
+        self.errno, self.reason = code, reason
 
 
 def write_failure(target: str | os.PathLike, error: BaseException) -> WriteError | None:
@@ -40,9 +45,7 @@ def write_failure(target: str | os.PathLike, error: BaseException) -> WriteError
     if not isinstance(cause, OSError) or cause.errno not in _WRITE_FAILURES:
         return None
     reason = cause.strerror or str(cause).strip() or type(cause).__name__
-    failure = WriteError(f"{target}: cannot write it ({reason}); nothing was written under that name")
-    failure.errno = cause.errno
-    return failure
+    return WriteError(target, reason, cause.errno)
 
 
 @contextmanager
