@@ -26,7 +26,11 @@ class WriteError(OSError):
 
     def __init__(self, target: str | os.PathLike, reason: str, code: int | None = None) -> None:
         super().__init__(f"{target}: cannot write it ({reason}); nothing was written under that name")
-        self.errno, self.reason = code, reason
+        self.target, self.errno, self.reason = target, code, reason
+
+    def __reduce__(self) -> tuple:
+        # raised in a forked worker (a CV fold's save), it is pickled back to the parent
+        return type(self), (self.target, self.reason, self.errno)
 
 
 def write_failure(target: str | os.PathLike, error: BaseException) -> WriteError | None:

@@ -8,6 +8,7 @@ import errno
 import io
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -27,7 +28,13 @@ from gcc_sgcl.data import ALLOW_MODIFIED_ENV, DataFormatError, load_graph_datase
 from gcc_sgcl.engine import checkpoint as checkpoint_module
 from gcc_sgcl.engine import generate as generate_module
 from gcc_sgcl.engine import pretrain as pretrain_module
-from gcc_sgcl.engine.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from gcc_sgcl.engine.checkpoint import (
+    CheckpointError,
+    check_resumable,
+    export_encoder,
+    load_checkpoint,
+    save_checkpoint,
+)
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.fileio import WriteError, sha256_of
 from gcc_sgcl.presets import make_config
@@ -529,6 +536,12 @@ def test_a_full_disk_while_logging_results_leaves_the_log_as_it_was(tmp_path, mo
     assert log.read_bytes() == before
 
 
+def test_a_write_failure_of_a_forked_worker_reaches_the_parent_intact():
+    failure = pickle.loads(pickle.dumps(WriteError("folds/3.npz", "No space left on device", errno.ENOSPC)))
+    assert isinstance(failure, OSError) and failure.errno == errno.ENOSPC and failure.reason == "No space left on device"
+    assert str(failure) == "folds/3.npz: cannot write it (No space left on device); nothing was written under that name"
+
+
 # ---------------------------------------------------------------------------------------------------------
 # 6. checkpoints that load but do not fit
 
@@ -581,3 +594,16 @@ def test_a_missing_or_unknown_weight_and_a_non_tensor_entry_are_named(run):
     save_checkpoint({**state, "step": -2}, path)
     with pytest.raises(CheckpointError, match=f"{path}: 'step' is -2, expected a step count >= 0"):
         load_checkpoint(path)
+
+
+def test_resuming_from_an_exported_encoder_or_weights_of_another_shape_is_named(run, tmp_path):
+    path = run / "checkpoint.pt"
+    trainer = pretrain_module.Trainer(_cfg(tmp_path))
+    check_resumable(load_checkpoint(run), path, trainer.model)  # the run's own checkpoint resumes
+    exported = export_encoder(run, tmp_path / "shipped") / "checkpoint.pt"
+    with pytest.raises(CheckpointError, match=f"{exported}: no 'optimizer' to resume from"):
+        check_resumable(load_checkpoint(exported), exported, trainer.model)
+    state = load_checkpoint(run)
+    state["model"]["gnn.convs.0.apply_func.0.weight"] = torch.zeros(16, 12)
+    with pytest.raises(CheckpointError, match=f"{path}: model tensor 'gnn.convs.0.apply_func.0.weight' has shape"):
+        check_resumable(state, path, trainer.model)

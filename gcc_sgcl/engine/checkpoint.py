@@ -139,6 +139,21 @@ def load_weights(module: torch.nn.Module, weights: Mapping[str, torch.Tensor], p
     module.load_state_dict(weights)
 
 
+def check_resumable(state: dict[str, Any], path: str | os.PathLike, model: torch.nn.Module,
+                    key_model: torch.nn.Module | None = None) -> None:
+    """Raise a :class:`CheckpointError` naming ``path`` unless ``state`` can resume the training of ``model`` (and,
+    in MoCo mode, ``key_model``): its optimiser and scheduler (and key encoder and queue) are there and its weights
+    fit (:func:`check_weights`). An exported encoder (:func:`export_encoder`) holds the weights only."""
+    needed = ["optimizer", "scheduler", *(["key_model", "queue"] if key_model is not None else [])]
+    missing = [key for key in needed if key not in state]
+    if missing:
+        raise CheckpointError(f"{path}: no {missing[0]!r} to resume from (an exported encoder? --resume needs the "
+                              f"run's own checkpoint)")
+    check_weights(model, state["model"], path)
+    if key_model is not None:
+        check_weights(key_model, state["key_model"], path, "key_model")
+
+
 def export_encoder(run: str | os.PathLike, dest: str | os.PathLike) -> Path:
     """Write the encoder of a finished run to ``dest/checkpoint.pt`` for shipping: its configuration, step and
     query-encoder weights only (no optimiser, key encoder or queue), loadable by ``generate`` and

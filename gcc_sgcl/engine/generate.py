@@ -320,7 +320,8 @@ def write_embeddings(path: Path, emb: np.ndarray, ids: np.ndarray | None, record
     The record comes last, and names the bytes of the files it describes, so a reader can tell when a file was
     replaced without it."""
     files = [path]
-    remove_stale_temporaries(path)
+    for output in (path, path.with_suffix(".ids.txt"), record_path(path)):
+        remove_stale_temporaries(output)  # of a killed generate
     with atomic_target(path) as tmp, open(tmp, "wb") as f:
         np.save(f, emb)
     record = {**record, "embeddings": {"file": path.name, "sha256": sha256_of(path), "shape": list(emb.shape)},
