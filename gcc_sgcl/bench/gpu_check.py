@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import os
 import sys
 import time
 import traceback
@@ -22,6 +21,7 @@ from typing import Callable, Sequence
 
 import torch
 
+from gcc_sgcl.config import NON_NEGATIVE, OneLineParser, add_arguments, at_least, from_args, setting
 from gcc_sgcl.contrastive import e2e_logits, info_nce
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
 from gcc_sgcl.models import build_encoder, model_path, to_model_input
@@ -212,7 +212,7 @@ def _guarded(name: str, check: Callable[[], Row | list[Row]]) -> list[Row]:
     return rows if isinstance(rows, list) else [rows]
 
 
-def run_checks(a: argparse.Namespace) -> list[Row]:
+def run_checks(a: GpuCheckConfig) -> list[Row]:
     """Every Python check, each guarded, on the SNAP corpus."""
     from gcc_sgcl.data import load_pretrain_corpus
 
@@ -254,37 +254,46 @@ def format_table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def command_line() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.bench.gpu_check", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", type=Path, help="append the rows of the checks to this file")
-    p.add_argument("--table", type=Path, help="print the rows of this file as one table and exit")
-    p.add_argument("--device", default="cuda:0", help="the CUDA device (ignored with --dry-run)")
-    p.add_argument("--dry-run", action="store_true", help="no GPU: the plain-torch path on the CPU against DGL")
-    p.add_argument("--corpus", nargs="+", default=list(SNAP))
-    p.add_argument("--data-dir", default=os.environ.get("GCC_SGCL_DATA") or None)
-    p.add_argument("--threads", type=int, default=1, help="torch threads of the model step")
-    p.add_argument("--compare-batch", type=int, default=256)
-    p.add_argument("--compare-batches", type=int, default=3)
-    p.add_argument("--split-batches", type=int, nargs="+", default=[256, 1024])
-    p.add_argument("--split-steps", type=int, default=10)
-    p.add_argument("--workers", type=int, default=12)
-    p.add_argument("--eigh-sizes", type=int, nargs="+", default=[16, 32, 33, 64, 96, 128, 256, 512])
-    p.add_argument("--eigh-count", type=int, default=64)
-    return p
+@dataclass
+class GpuCheckConfig:
+    """The flags of ``python -m gcc_sgcl.bench.gpu_check`` (``scripts/gpu_check.sh`` sets them)."""
+
+    rows: str | None = setting(None, "append the rows of the checks to this file")
+    table: str | None = setting(None, "print the rows of this file as one table and exit (status 1 when a row FAILED)")
+    device: str = setting("cuda:0", "the CUDA device (not used with --dry-run)")
+    dry_run: bool = setting(False, "no GPU: the plain-torch path on the CPU against DGL's, held to bit equality")
+    corpus: list[str] = setting(list(SNAP), "pre-training graphs the batches are drawn from")
+    data_dir: str | None = setting(None, "data root (default $GCC_SGCL_DATA, else ./data)")
+    threads: int = setting(1, "torch threads of the model step", valid=at_least(1))
+    compare_batch: int = setting(256, "pairs per batch of the model-step comparison", valid=at_least(2))
+    compare_batches: int = setting(3, "batches compared (and steps of each run-to-run training)", valid=at_least(1))
+    split_batches: list[int] = setting([256, 1024], "batch sizes of the s/step split", valid=at_least(2))
+    split_steps: int = setting(10, "steps timed per batch size, after one untimed", valid=at_least(1))
+    workers: int = setting(12, "DataLoader workers of the s/step split", valid=NON_NEGATIVE)
+    eigh_sizes: list[int] = setting([16, 32, 33, 64, 96, 128, 256, 512], "matrix sizes of the eigh timing",
+                                    valid=at_least(1))
+    eigh_count: int = setting(64, "matrices per size", valid=at_least(1))
+
+
+def command_line() -> OneLineParser:
+    """The parser of :class:`GpuCheckConfig`."""
+    parser = OneLineParser(prog="python -m gcc_sgcl.bench.gpu_check", description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser, GpuCheckConfig)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     """Append the checks' rows to ``--rows``, or print ``--table``."""
-    a = command_line().parse_args(argv)
-    if a.table is not None:
-        text = format_table(read_rows(a.table))
+    a = from_args(GpuCheckConfig, command_line().parse_args(argv))
+    if a.table:
+        text = format_table(read_rows(Path(a.table)))
         print(text)
         sys.exit(1 if "\nFAILED: " in text else 0)
-    if a.rows is None:
+    if not a.rows:
         sys.exit("give --rows FILE (append the checks' rows) or --table FILE (print them)")
     rows = run_checks(a)
-    with a.rows.open("a") as f:
+    with Path(a.rows).open("a") as f:
         f.writelines(r.tsv() + "\n" for r in rows)
 
 
