@@ -755,6 +755,18 @@ class MethodNameConfig:
 
 
 @dataclass
+class StabilityConfig:
+    """How much an embedding row moves with the view seed and the node numbering
+    (``python -m gcc_sgcl.experiments.stability``)."""
+
+    encoders: list[str] = setting(help="encoder folders (e.g. saved/pretrained/<name>)")
+    datasets: list[str] = setting(["usa_airport", "h-index"], "node datasets")
+    copies: list[int] = setting([2, 8, 32], "inference view counts", valid=at_least(1))
+    data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")
+    out: str = setting("docs/results/stability.csv", "CSV file to write")
+
+
+@dataclass
 class ChoiceConfig:
     """Which method the tables' ``sgcl`` row is (``python -m gcc_sgcl.experiments sgcl-method``)."""
 

@@ -54,7 +54,8 @@ def run_dir(tmp_path_factory) -> Path:
 def test_generate_writes_stem_npy_and_the_original_id_of_every_row(run_dir, tmp_path):
     edges, _, _ = _airport_files(tmp_path)
     written = generate(run_dir, [str(edges)], progress=False)
-    assert written == [run_dir / "usa-airports.npy", run_dir / "usa-airports.ids.txt"]
+    assert written == [run_dir / "usa-airports.npy", run_dir / "usa-airports.ids.txt",
+                       run_dir / "usa-airports.provenance.json"]
     emb = np.load(run_dir / "usa-airports.npy")
     ids = (run_dir / "usa-airports.ids.txt").read_text().splitlines()
     first_appearance = list(dict.fromkeys(edges.read_text().split()))

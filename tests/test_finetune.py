@@ -253,7 +253,7 @@ def test_datasets_without_labels_a_missing_checkpoint_and_bad_folds_are_refused(
         finetune(run, "synthetic-similarity", QUIET)
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         finetune(tmp_path, "synthetic-graphs", QUIET)
-    with pytest.raises(ValueError, match="max_folds"):
+    with pytest.raises(ValueError, match="--max-folds must be <= --folds"):
         finetune(run, "synthetic-graphs", FinetuneConfig(folds=3, max_folds=4, progress=False))
 
 

@@ -27,7 +27,7 @@ from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
-from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
+from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, check_resumable, load_checkpoint, save_checkpoint
 from gcc_sgcl.engine.distributed import (
     DistContext,
     GlobalBatchNorm,
@@ -284,6 +284,7 @@ def _train(
         state = load_checkpoint(ckpt_path, trainer.device)
         unfinished = state["step"] < t.steps  # its corpus is loaded, so checked by digest
         _check_resume_config(state["config"], cfg, ckpt_path, unfinished and state.get("corpus_sha256") is not None)
+        check_resumable(state, ckpt_path, trainer.model, trainer.key_model)
         trainer.load_state_dict(state)
     batch_size = t.effective_batch_size()
     rank, world_size = (0, 1) if dist is None else (dist.rank, dist.world_size)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
+from gcc_sgcl.config import OneLineParser, StabilityConfig, add_arguments, from_args
 from gcc_sgcl.fileio import atomic_target
 
 FIELDS = ("encoder", "dataset", "copies", "nodes", "seed_distance", "numbering_distance")
@@ -82,16 +83,10 @@ def read(path: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--encoders", nargs="+", required=True, help="encoder folders (e.g. saved/pretrained/<name>)")
-    p.add_argument("--datasets", nargs="+", default=["usa_airport", "h-index"], help="node datasets")
-    p.add_argument("--copies", nargs="+", type=int, default=[2, 8, 32], help="inference view counts")
-    p.add_argument("--data-dir", default=None, help="data root (default: $GCC_SGCL_DATA, else ./data)")
-    p.add_argument("--out", default="docs/results/stability.csv", help="CSV file to write")
-    a = p.parse_args(argv)
-    if min(a.copies) < 1:
-        p.error(f"argument --copies: must be >= 1, got {min(a.copies)}")
+    """Command-line entry point (:class:`~gcc_sgcl.config.StabilityConfig`)."""
+    p = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p, StabilityConfig)
+    a = from_args(StabilityConfig, p.parse_args(argv))
     with user_errors():
         measure(a.encoders, a.datasets, a.copies, a.data_dir, Path(a.out))
 
