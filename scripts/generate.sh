@@ -6,6 +6,8 @@
 # Each .npy gets <stem>.provenance.json (checkpoint sha256 and step, dataset source and digest, views' settings),
 # which the task scripts check; an encoder giving NaN/inf writes nothing.
 source "$(dirname "$0")/_env.sh"
+source "$(dirname "$0")/_help.sh"
+show_help_if_asked "$0" "${1:-}" python -m gcc_sgcl.engine.generate
 if [ $# -lt 3 ]; then
   echo "usage: bash scripts/generate.sh <gpu> <load_path> <dataset...>" >&2
   exit 2

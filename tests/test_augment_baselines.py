@@ -493,9 +493,9 @@ def test_bad_arguments_are_rejected_naming_the_parameter():
         (lambda: F.threshold_targets(np.eye(3), 0.0), "eps"),
         (lambda: F.ppr_matrix(np.array([0]), np.array([1]), 2, 0.0), "alpha"),
         (lambda: AugmentConfig(baseline="grace"), "use_filter"),
-        (lambda: AugmentConfig.only(baseline="grace", grace_drop_edge_q=1.5), "grace_drop_edge_q"),
-        (lambda: AugmentConfig.only(baseline="mvgrl", mvgrl_alpha=0.0), "mvgrl_alpha"),
-        (lambda: AugmentConfig.only(baseline="mvgrl", mvgrl_topk=-1), "mvgrl_topk"),
+        (lambda: AugmentConfig.only(baseline="grace", grace_drop_edge_q=1.5), "--grace-drop-edge-q"),
+        (lambda: AugmentConfig.only(baseline="mvgrl", mvgrl_alpha=0.0), "--mvgrl-alpha"),
+        (lambda: AugmentConfig.only(baseline="mvgrl", mvgrl_topk=-1), "--mvgrl-topk"),
         (lambda: baseline("simclr"), "baseline"),
         (lambda: baseline("mvgrl", mvgrl_sparsify="knn"), "mvgrl_sparsify"),
     ]

@@ -280,7 +280,7 @@ def cross_validated(
     ``features`` (what ``fit_predict`` was built on) are kept there while the evaluation runs
     (:mod:`gcc_sgcl.tasks.folds`), so a killed evaluation resumes at its missing folds; the folder is removed
     once every fold is in, and ``resumed_seconds`` estimates the wall time the folds read back took (their fit
-    seconds over the processes).
+    seconds over the processes). On a terminal a progress bar counts the folds fitted, named by the dataset.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -291,8 +291,9 @@ def cross_validated(
     splits = repeated_stratified_folds(labels, folds, repeats, seed)
     flat = [fold for repetition in splits for fold in repetition]
     meta = None if cache is None else cache_meta(labels, splits, model, seed)
+    bar = f"{dataset or task} folds" if sys.stderr.isatty() else None  # folds done / total, on a terminal only
     fitted = fold_predictions(lambda i: fit_predict(*flat[i]), [len(test) for _, test in flat], jobs,
-                              None if cache is None else Path(cache), features, meta)
+                              None if cache is None else Path(cache), features, meta, bar)
     resumed = sum(f.seconds for f in fitted if f.stored) / forked_jobs(jobs, len(flat))
     predictions = iter(f.predictions for f in fitted)
     for r, repetition in enumerate(splits):
@@ -593,13 +594,18 @@ def run_datasets(
     kinds: Sequence[str] = (),
 ) -> list[TaskResult]:
     """Evaluate each dataset, print a table line per metric as it finishes and log it to ``results.csv``. Checked
-    first: the ``results.csv`` header (:func:`check_results_csv`) and, given ``kinds``, that each dataset is a
-    registered one of those kinds or a path (:func:`~gcc_sgcl.data.check_dataset_names`)."""
+    first: the ``results.csv`` header (:func:`check_results_csv`), given ``kinds``, that each dataset is a
+    registered one of those kinds or a path (:func:`~gcc_sgcl.data.check_dataset_names`), and that each
+    embeddings file exists, so nothing is printed before an input error."""
     if kinds:
         from gcc_sgcl.data import check_dataset_names
 
         check_dataset_names([n for d in datasets for n in (d if isinstance(d, tuple) else (d,))], kinds, "--dataset")
     check_results_csv(folder_of(load_path) / RESULTS_FILE)
+    for name in (n for d in datasets for n in (d if isinstance(d, tuple) else (d,))):
+        if not embeddings_path(load_path, name).is_file():  # before the table header: nothing printed in vain
+            raise FileNotFoundError(f"embeddings file {embeddings_path(load_path, name)} not found; run "
+                                    f"`bash scripts/generate.sh <gpu> {load_path} {name}` first")
     print(f"{task}  load_path={load_path}")
     print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
     everything: list[TaskResult] = []

@@ -2,6 +2,7 @@
 # Node classification on saved embeddings: logistic regression, micro-F1; the paper's protocol of
 # 10 repetitions of stratified 10-fold CV, each test fold scored on a bootstrap resample of itself.
 #   bash scripts/node_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]
+#   <hidden>: the embedding size of the encoder (--hidden-size at pre-training; 64 for the shipped encoders)
 # flags: --folds N, --repeats R, --no-bootstrap, --seed S, --data-dir DIR,
 #        --labels FILE... (one 'node label' file per dataset given by path; unlabelled nodes are not evaluated;
 #        labels all integers or all names, at least two classes)
@@ -9,8 +10,11 @@
 # $GCC_SGCL_DATA. Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
 # those of an unfinished run scored with a one-line warning.
 source "$(dirname "$0")/../_env.sh"
+source "$(dirname "$0")/../_help.sh"
+show_help_if_asked "$0" "${1:-}" python -m gcc_sgcl.tasks.node_classification
 if [ $# -lt 3 ]; then
-  echo "usage: bash scripts/node_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]" >&2
+  echo "usage: bash scripts/node_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]" \
+       "(<hidden>: the encoder's embedding size, 64 for the shipped encoders; --help: every flag)" >&2
   exit 2
 fi
 load_path=$1 hidden=$2
