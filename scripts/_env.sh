@@ -10,7 +10,7 @@
 #                             the virtualenv sees the system packages and pip installs only what is missing;
 #                             the torch must be >= 2.11 (the oldest tested).
 #   GCC_SGCL_WHEELS=<dir>     install from the wheels in <dir> only, with no network (pip --no-index); the
-#                             folder needs setuptools too (for the editable install of this package).
+#                             folder needs setuptools and wheel too, to build this package.
 #   GCC_SGCL_VENV=<dir>       the virtualenv's folder (default .venv in the repository).
 # A virtualenv keeps the mode it was created with: delete it to change modes.
 set -euo pipefail
@@ -47,8 +47,12 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; 
     pip_args+=(--no-index --find-links "$(cd "$GCC_SGCL_WHEELS" && pwd)")
   fi
   echo "[env] bootstrapping $VENV with Python $version${torch_req[*]:+ and ${torch_req[*]}}${venv_args[*]:+ (system torch ${torch_version:-})}${GCC_SGCL_WHEELS:+ from $GCC_SGCL_WHEELS}" >&2
-  "$PYTHON" -m venv "${venv_args[@]}" "$VENV"
-  "$VENV/bin/pip" install "${pip_args[@]}" -e "$ROOT[test]" "${torch_req[@]}" >&2
+  # each step checked by hand: set -e does not apply where the caller sources this file inside an `if`
+  if ! "$PYTHON" -m venv "${venv_args[@]}" "$VENV" ||
+     ! "$VENV/bin/pip" install "${pip_args[@]}" -e "$ROOT[test]" "${torch_req[@]}" >&2; then
+    echo "[env] installing into $VENV failed (see above); fix the cause and run again" >&2
+    return 1 2>/dev/null || exit 1
+  fi
   echo "$want" > "$STAMP"
 fi
 export PATH="$VENV/bin:$PATH"

@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
         --platform manylinux1_x86_64 -d "$dir" \
         dgl==2.1.0 torchdata==0.9.0 urllib3 requests charset-normalizer idna certifi matplotlib contourpy cycler \
         fonttools kiwisolver pillow pyparsing python-dateutil six threadpoolctl packaging pytest iniconfig pluggy \
-        pygments setuptools ;;
+        pygments setuptools wheel ;;
     *) echo "usage: bash scripts/gpu_check.sh [--cpu-dry-run] [--wheels DIR] [--data DIR] [--workers N] | --fetch-wheels [DIR]" >&2
        exit 2 ;;
   esac
@@ -73,8 +73,9 @@ fi
 source "$ROOT/scripts/_env.sh"
 set +e
 cd "$ROOT"
-python - >> "$rows" <<'EOF'
+python - >> "$rows" 2> "$work/platform.log" <<'EOF' || row platform FAILED "see $work/platform.log"
 import os, platform, sys
+import gcc_sgcl  # first, as every entry point: its GraphBolt stand-in comes before dgl
 import torch, dgl
 from gcc_sgcl.models.flat import model_path
 gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"

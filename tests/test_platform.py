@@ -18,11 +18,11 @@ from gcc_sgcl.engine import device
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _fake_python(folder: Path, version: str, torch_version: str | None = None) -> Path:
+def _fake_python(folder: Path, version: str, torch_version: str | None = None, pip_fails: bool = False) -> Path:
     """An interpreter stand-in: reports ``version`` (and ``torch_version``, or fails to import torch), runs other
     ``-c`` snippets with the real Python, and for ``-m venv … DIR`` records the call and makes DIR a virtualenv
-    whose ``pip`` and ``python`` only record their arguments in ``calls.log``."""
-    recorder = f'#!/usr/bin/env bash\necho "$(basename "$0") $*" >> "{folder}/calls.log"\n'
+    whose ``pip`` and ``python`` only record their arguments in ``calls.log`` (and fail with ``pip_fails``)."""
+    recorder = f'#!/usr/bin/env bash\necho "$(basename "$0") $*" >> "{folder}/calls.log"\nexit {int(pip_fails)}\n'
     torch_line = f"echo {torch_version}; exit 0" if torch_version else "exit 1"
     path = folder / f"python{version}"
     path.write_text(
@@ -42,15 +42,17 @@ def _fake_python(folder: Path, version: str, torch_version: str | None = None) -
     return path
 
 
-def _source_env(tmp_path: Path, python: Path, **env: str) -> subprocess.CompletedProcess:
-    """Source a copy of scripts/_env.sh as the scripts do, in a fresh project folder (no .venv yet) with
-    ``PYTHON=python`` and the mode variables ``env``."""
+def _source_env(tmp_path: Path, python: Path, inside_if: bool = False, **env: str) -> subprocess.CompletedProcess:
+    """Source a copy of scripts/_env.sh as the scripts do (or as the condition of an ``if``, where bash ignores
+    ``set -e``), in a fresh project folder (no .venv yet) with ``PYTHON=python`` and the mode variables ``env``."""
     project = tmp_path / "project"
     (project / "scripts").mkdir(parents=True)
     shutil.copy(ROOT / "scripts/_env.sh", project / "scripts/_env.sh")
     shutil.copy(ROOT / "setup.py", project / "setup.py")
     clean = {k: v for k, v in os.environ.items() if not k.startswith("GCC_SGCL_")}
-    return subprocess.run(["bash", "-c", f"source {project}/scripts/_env.sh; echo activated"],
+    source = f"source {project}/scripts/_env.sh"
+    command = f"if ({source}); then echo activated; fi" if inside_if else f"{source}; echo activated"
+    return subprocess.run(["bash", "-c", command],
                           env={**clean, "PYTHON": str(python), **env}, capture_output=True, text=True, timeout=60)
 
 
@@ -91,6 +93,12 @@ def test_system_torch_mode_sees_the_system_packages_and_installs_only_what_is_mi
         f"pip install -q --disable-pip-version-check --no-index --find-links {wheels} -e {tmp_path / 'project'}[test]",
     ]
     assert (venv / ".setup-stamp").exists() and not (tmp_path / "project" / ".venv").exists()
+
+
+def test_a_failed_install_stops_even_when_sourced_inside_an_if_and_leaves_no_stamp(tmp_path):
+    out = _source_env(tmp_path, _fake_python(tmp_path, "3.12", pip_fails=True), inside_if=True)
+    assert "activated" not in out.stdout and "installing into" in out.stderr and "failed" in out.stderr
+    assert not (tmp_path / "project" / ".venv" / ".setup-stamp").exists()
 
 
 def test_system_torch_mode_without_a_torch_stops_naming_the_fix(tmp_path):
