@@ -51,7 +51,7 @@ from gcc_sgcl.data.paths import CACHE_ENV, resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import Checkpoint, CheckpointError, load_weights, read_checkpoint
 from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries, sha256_of
-from gcc_sgcl.models import GraphEncoder, build_encoder
+from gcc_sgcl.models import GraphEncoder, build_encoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
 
@@ -126,7 +126,7 @@ def embed(model: GraphEncoder, views: ViewBatch, batch_size: int = 256, desc: st
     """Encode every view of ``views`` in order, ``batch_size`` at a time; a float32 (len(views), hidden) array."""
     device = next(model.parameters()).device
     starts = range(0, len(views), batch_size)
-    out = [model(views.select(np.arange(a, min(a + batch_size, len(views)))).to_dgl(device=device)).cpu()
+    out = [model(to_model_input(views.select(np.arange(a, min(a + batch_size, len(views)))), device)).cpu()
            for a in tqdm(starts, desc=desc, disable=not progress, unit="batch")]
     return torch.cat(out).numpy().astype(np.float32)
 

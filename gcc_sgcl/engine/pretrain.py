@@ -42,7 +42,7 @@ from gcc_sgcl.engine.distributed import (
 )
 from gcc_sgcl.engine.run_lock import run_folder_lock
 from gcc_sgcl.fileio import remove_stale_temporaries
-from gcc_sgcl.models import build_encoder
+from gcc_sgcl.models import build_encoder, to_model_input
 from gcc_sgcl.presets import config_from_args, pretrain_parser
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, loader_batches, worker_init
 
@@ -176,7 +176,7 @@ class Trainer:
         t = self.cfg.train
         rank = 0 if self.dist is None else self.dist.rank
         torch.manual_seed(dropout_seed(t.seed, self.step_count, rank))
-        graph_q, graph_k = graph_q.to(self.device), graph_k.to(self.device)
+        graph_q, graph_k = to_model_input(graph_q, self.device), to_model_input(graph_k, self.device)
         self.net.train()
         q = self.net(graph_q)
         if t.mode == "e2e":

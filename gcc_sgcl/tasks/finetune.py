@@ -37,7 +37,7 @@ from gcc_sgcl.config import Config, FinetuneConfig, InputConfig, add_arguments, 
 from gcc_sgcl.data.load import check_dataset_names, dataset_name
 from gcc_sgcl.engine.generate import cached_views, embed, load_encoder
 from gcc_sgcl.fileio import folder_of
-from gcc_sgcl.models import GraphEncoder
+from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import copy_keys, limit_threads
 from gcc_sgcl.sampling.views import flip_signs, sign_draws
@@ -201,7 +201,7 @@ def finetune_fold(
                           leave=False):
             epoch_views = views[epoch % len(views)]
             for batch in _batches(rng.permutation(train_idx), ft.batch_size):
-                logits = model(epoch_views.select(batch).to_dgl(device=device))
+                logits = model(to_model_input(epoch_views.select(batch), device))
                 loss = nn.functional.cross_entropy(logits, y[torch.from_numpy(batch).to(device)])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -219,7 +219,7 @@ def predict(model: Classifier, views: ViewBatch, indices: np.ndarray, batch_size
     """Predicted class index of each of ``views[indices]``, in eval mode (running batch-norm statistics, no dropout)."""
     device = next(model.parameters()).device
     model.eval()
-    out = [model(views.select(batch).to_dgl(device=device)).argmax(dim=1).cpu()
+    out = [model(to_model_input(views.select(batch), device)).argmax(dim=1).cpu()
            for batch in _batches(np.asarray(indices), batch_size)]
     return torch.cat(out).numpy()
 
