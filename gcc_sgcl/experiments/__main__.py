@@ -35,7 +35,7 @@ from gcc_sgcl.config import (
     given_flags,
 )
 from gcc_sgcl.experiments.plan import Deadline, format_plan, parse_deadline, plan_finetune, plan_sweep
-from gcc_sgcl.experiments.report import build_report, chosen_sgcl, headline, update_readme
+from gcc_sgcl.experiments.report import build_report, chosen_sgcl
 from gcc_sgcl.presets import derived_method
 from gcc_sgcl.experiments.runner import Sweep, export_run, run_finetune, run_runtime, run_sweep, stash
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
@@ -130,11 +130,8 @@ def main(argv: list[str] | None = None) -> None:
         else:
             report = from_args(ReportConfig, a)
             build_report(report.rows, report.out, report.intro, report.heatmap_dataset, c_grid=report.c_grid,
-                         protocol=report.protocol, status=report.status)
-            print(report.out)
-            if report.readme:
-                update_readme(report.readme, headline(report.rows, report.c_grid))
-                print(report.readme)
+                         protocol=report.protocol, status=report.status, readme=report.readme)
+            print("\n".join(filter(None, [report.out, report.readme])))
 
 
 if __name__ == "__main__":

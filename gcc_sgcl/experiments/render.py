@@ -457,6 +457,16 @@ def curves_section(curves: list[Curve], png: Path, csv_path: Path) -> str:
     return markdown_table(["method", "column", "seeds"] + [f"{s} steps" for s in steps], body)
 
 
+def _save_panels(plt: Any, fig: Any, axes: Any, png: Path) -> None:
+    """Finish a row of score panels (y label and legend on the first) and write it to ``png``."""
+    axes[0][0].set_ylabel("score (%)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
 def plot_curves(curves: list[Curve], png: Path) -> None:
     """Score against pre-training steps (symmetric-log x axis, so 0 steps shows), one panel per column; bars are
     the curves' spreads (std over seeds, or one seed's std over its CV repetitions)."""
@@ -471,12 +481,7 @@ def plot_curves(curves: list[Curve], png: Path) -> None:
         ax.set_xscale("symlog", linthresh=max(1, min((s for c in curves for s in c.steps if s > 0), default=1)))
         ax.set_title(f"{label(dataset)} {metric}", fontsize=9)
         ax.set_xlabel("pre-training steps")
-    axes[0][0].set_ylabel("score (%)")
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    _save_panels(plt, fig, axes, png)
 
 
 def budget_text(choice: BudgetChoice, changes: dict[int, Sequence[tuple[Curve, float]]], method: str = "gcc") -> str:
@@ -604,12 +609,7 @@ def plot_views(points: list[ViewsPoint], png: Path, method: str = "sgcl") -> Non
         ax.set_xscale("log", base=2)
         ax.set_title(f"{label(dataset)} {metric}", fontsize=9)
         ax.set_xlabel("inference views")
-    axes[0][0].set_ylabel("score (%)")
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    _save_panels(plt, fig, axes, png)
 
 
 def rescored_lines(pairs: list[tuple[ResultRow, ResultRow]]) -> str:

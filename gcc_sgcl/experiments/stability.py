@@ -58,10 +58,10 @@ def measure(encoders: list[str], datasets: list[str], copies: list[int], data_di
     from gcc_sgcl.data import load_any
 
     rows = []
+    graphs = {name: load_any(name, data_dir).graph for name in datasets}  # read once for every encoder
     for path in encoders:
         encoder = load_encoder(path)
-        for name in datasets:
-            graph = load_any(name, data_dir).graph
+        for name, graph in graphs.items():
             for c in copies:
                 seed_d, order_d = stability(encoder, graph, c)
                 rows.append(dict(zip(FIELDS, (Path(path).name, name, c, graph.num_nodes(), seed_d, order_d))))

@@ -322,6 +322,16 @@ def cross_validated(
     )
 
 
+def check_embeddings_exist(load_path: str | Path, datasets: Sequence[str]) -> None:
+    """A FileNotFoundError naming the first dataset of ``datasets`` without ``<load_path>/<dataset>.npy`` and the
+    ``generate.sh`` command that writes it."""
+    for name in datasets:
+        path = embeddings_path(load_path, name)
+        if not path.is_file():
+            raise FileNotFoundError(f"embeddings file {path} not found; run "
+                                    f"`bash scripts/generate.sh <gpu> {load_path} {name}` first")
+
+
 def embeddings_path(load_path: str | Path, dataset: str) -> Path:
     """``<load_path>/<dataset>.npy`` (a dataset given by path: ``<load_path>/<stem>.npy``; a checkpoint file as
     ``load_path``: its folder's)."""
@@ -380,11 +390,7 @@ def load_embeddings(load_path: str | Path, dataset: str, hidden: int) -> np.ndar
     Called before the dataset is loaded, so that a missing or wrong file fails fast.
     """
     path = embeddings_path(load_path, dataset)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"embeddings file {path} not found; run `bash scripts/generate.sh <gpu> {load_path} {dataset}` "
-            f"first"
-        )
+    check_embeddings_exist(load_path, [dataset])
     try:
         emb = np.load(path)
     except (ValueError, OSError, EOFError) as error:  # not an .npy, truncated, or object arrays
@@ -602,10 +608,7 @@ def run_datasets(
 
         check_dataset_names([n for d in datasets for n in (d if isinstance(d, tuple) else (d,))], kinds, "--dataset")
     check_results_csv(folder_of(load_path) / RESULTS_FILE)
-    for name in (n for d in datasets for n in (d if isinstance(d, tuple) else (d,))):
-        if not embeddings_path(load_path, name).is_file():  # before the table header: nothing printed in vain
-            raise FileNotFoundError(f"embeddings file {embeddings_path(load_path, name)} not found; run "
-                                    f"`bash scripts/generate.sh <gpu> {load_path} {name}` first")
+    check_embeddings_exist(load_path, [n for d in datasets for n in (d if isinstance(d, tuple) else (d,))])
     print(f"{task}  load_path={load_path}")
     print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
     everything: list[TaskResult] = []
