@@ -3,7 +3,8 @@
 Every field becomes a command-line flag (``rw_hops`` → ``--rw-hops``) through :func:`add_arguments`, and the
 parsed flags become the dataclass again through :func:`from_args`; every command line of the package is built
 this way, so each setting has one default, stated here. The pre-training configuration is stored in each
-checkpoint, so ``generate`` needs only the run folder. This module imports nothing from the package; the method
+checkpoint, so ``generate`` needs only the run folder. This module imports only :mod:`gcc_sgcl.method` (a
+method's name, :class:`~gcc_sgcl.method.MethodSpec`) from the package; the method
 presets (``gcc``, ``sgcl``, …) that fill the pre-training dataclasses live in :mod:`gcc_sgcl.presets`.
 """
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import re
 import types
 import typing
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Sequence
 from typing import Any, Callable, TypeVar
+
+from gcc_sgcl.method import MethodSpec
 
 MODES = ("e2e", "moco")
 PE_SIGNS = ("random", "canonical")
@@ -414,7 +416,7 @@ class Config:
         if self.train.run_name:
             return self.train.run_name
         corpus = "+".join(os.path.basename(os.path.normpath(c)) for c in self.train.corpus)
-        return f"{method_slug(self.method)}_{self.train.mode}_{corpus}_s{self.train.seed}"
+        return f"{MethodSpec.parse(self.method).slug}_{self.train.mode}_{corpus}_s{self.train.seed}"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form stored in checkpoints."""
@@ -574,6 +576,10 @@ class GenerateConfig:
                                             "round(deg^0.75*e/(e-1)/p)), pre-training's rule; gcc = GCC "
                                             "generate.py's max(rw_hops, round(deg*e/(e-1)/p)); graph datasets "
                                             "embed whole graphs either way", choices=tuple(VISIT_BUDGETS))
+    with_structural: bool = setting(False, "join each row to the training-free structural vector of its node or "
+                                           "graph (z-scored over the dataset; 8 more columns for nodes, 24 for "
+                                           "graphs): the '<method> ⊕ structural' rows of the results tables; the "
+                                           "record says so and the task commands read them as they are")
 
 
 @dataclass(frozen=True)
@@ -716,6 +722,16 @@ class ExportConfig:
 
 
 @dataclass
+class ShippedConfig:
+    """The listing of the shipped encoders (``python -m gcc_sgcl.experiments shipped``)."""
+
+    folder: str = setting("saved/pretrained", "folder of the exported encoders (one sub-folder with checkpoint.pt "
+                                              "and config.json each)")
+    readme: str | None = setting(None, "README whose listing (between its listing markers) is rewritten (default: "
+                                       "<folder>/README.md)")
+
+
+@dataclass
 class RuntimeConfig:
     """Seconds per mini-batch of several methods, measured in one run (``bench_runtime.sh``)."""
 
@@ -773,96 +789,6 @@ class ChoiceConfig:
     rows: str = setting(default_of(SweepConfig, "rows"), "JSON-lines result store")
     grid: list[float] | None = setting(None, "c values of the grid besides the default: fail unless each has its "
                                              "seed-0 rows at the table budget", valid=PROBABILITY)
-
-
-# Settings a method name may change in brackets, ``sgcl[c=0.35]``, ``sgcl[k=64]`` or ``sgcl[crop=random]`` (the c
-# grid, the paper's k = 64 and the appendix's ablation, which swaps one spectral stage of SGCL for its random
-# analogue): short name → (config group, field, type).
-VARIANT_SETTINGS: dict[str, tuple[str, str, type]] = {
-    "c": ("augment", "c", float),
-    "k": ("sampling", "positional_embedding_size", int),
-    "crop": ("augment", "crop_kind", str),
-    "permute": ("augment", "permute_kind", str),
-    "basis": ("augment", "crop_basis", str),
-}
-_VARIANT = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<settings>[^\[\]]*)\]$")
-
-
-def variant_settings(method: str) -> tuple[str, dict[str, dict[str, Any]]]:
-    """The preset name of ``method`` and the overrides of its bracketed settings: ``"sgcl[c=0.35,k=64]"`` →
-    ``("sgcl", {"augment": {"c": 0.35}, "sampling": {"positional_embedding_size": 64}})``.
-
-    >>> variant_settings("sgcl[k=64]")
-    ('sgcl', {'sampling': {'positional_embedding_size': 64}})
-    """
-    base, values = parse_method(method)
-    overrides: dict[str, dict[str, Any]] = {}
-    for name, value in values.items():
-        group, field, _ = VARIANT_SETTINGS[name]
-        overrides.setdefault(group, {})[field] = value
-    return base, overrides
-
-
-def method_slug(method: str) -> str:
-    """``method`` as a folder-name part: bracketed settings become ``-name=value`` parts.
-
-    >>> method_slug("sgcl[c=0.35, k=64]")
-    'sgcl-c=0.35-k=64'
-    """
-    return re.sub(r"[\[,]\s*", "-", method).replace("]", "")
-
-
-def canonical_method(method: str) -> str:
-    """``method`` with its bracketed settings in :data:`VARIANT_SETTINGS` order, numbers in ``%g`` form and no
-    spaces, so that one configuration has one name (rows, run folders):
-
-    >>> canonical_method("sgcl[k=64, c=0.20]")
-    'sgcl[c=0.2,k=64]'
-    """
-    return compose_method(*parse_method(method))
-
-
-def compose_method(base: str, values: dict[str, Any]) -> str:
-    """The canonical name of preset ``base`` with bracketed ``values`` (short names of :data:`VARIANT_SETTINGS`).
-
-    >>> compose_method("sgcl", {"crop": "random", "c": 0.4})
-    'sgcl[c=0.4,crop=random]'
-    """
-    if not values:
-        return base
-    return base + "[" + ",".join(f"{name}={_format(values[name])}" for name in VARIANT_SETTINGS if name in values) + "]"
-
-
-def _format(value: Any) -> str:
-    return value if isinstance(value, str) else f"{value:g}"
-
-
-def parse_method(method: str) -> tuple[str, dict[str, Any]]:
-    """``(preset name, {short name: value})`` of a method name with optional bracketed settings; a malformed
-    name raises ValueError naming it.
-
-    >>> parse_method("sgcl[c=0.4,crop=random]")
-    ('sgcl', {'c': 0.4, 'crop': 'random'})
-    """
-    match = _VARIANT.match(method.strip())
-    if match is None:
-        if "[" in method or "]" in method:
-            raise ValueError(f"method {method!r}: write settings as <method>[name=value,...]")
-        return method, {}
-    values: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in match["settings"].split(","))):
-        name, _, value = (x.strip() for x in item.partition("="))
-        if name not in VARIANT_SETTINGS or not value or name in values:
-            raise ValueError(f"method {method!r}: {item!r} is not <name>=<value> with a name among "
-                             f"{', '.join(VARIANT_SETTINGS)}, each at most once")
-        kind = VARIANT_SETTINGS[name][2]
-        try:
-            values[name] = kind(value)
-        except ValueError:
-            raise ValueError(f"method {method!r}: {name} must be {kind.__name__}, got {value!r}") from None
-    if not values:
-        raise ValueError(f"method {method!r}: empty brackets")
-    return match["base"].strip(), values
 
 
 @dataclass

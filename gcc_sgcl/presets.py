@@ -14,20 +14,8 @@ from gcc_sgcl.augment.crop import CROP_BASES, CROPS
 from gcc_sgcl.augment.filter import FILTER_MODES
 from gcc_sgcl.augment.global_embedding import GLOBAL_EMBEDDINGS
 from gcc_sgcl.augment.pipeline import BASELINES, PERMUTE_KINDS, SPARSIFIERS
-from gcc_sgcl.config import (
-    GROUPS,
-    STAGES,
-    VARIANT_SETTINGS,
-    AugmentConfig,
-    Config,
-    build_parser,
-    canonical_method,
-    compose_method,
-    flag_name,
-    given_flags,
-    parse_method,
-    variant_settings,
-)
+from gcc_sgcl.config import GROUPS, STAGES, AugmentConfig, Config, build_parser, flag_name, given_flags
+from gcc_sgcl.method import VARIANT_SETTINGS, MethodSpec
 
 # Method presets: name → overrides applied to the defaults before command-line flags. ``gcc`` switches
 # every SGCL stage off, ``sgcl`` keeps them all (the appendix's sequence); ``sgcl-<stage>`` keeps one stage;
@@ -64,10 +52,10 @@ def method_names() -> str:
 
 def preset_overrides(method: str) -> dict[str, dict[str, Any]]:
     """The config overrides of ``method``; ``sgcl-a+b`` merges two single-stage presets; settings in brackets
-    (:func:`variant_settings`) apply last."""
-    base, settings = variant_settings(method)
-    merged = _preset(base)
-    for group, values in settings.items():
+    (:meth:`~gcc_sgcl.method.MethodSpec.overrides`) apply last."""
+    spec = MethodSpec.parse(method)
+    merged = _preset(spec.preset)
+    for group, values in spec.overrides().items():
         merged.setdefault(group, {}).update(values)
     return merged
 
@@ -87,10 +75,11 @@ def _preset(method: str) -> dict[str, dict[str, Any]]:
 
 def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None = None) -> Config:
     """Defaults ← the method's preset ← ``overrides`` (``{"train": {"steps": 10}, …}``); validated. The method
-    is stored under its :func:`canonical_method` name; an override may not contradict a bracketed setting."""
+    is stored under its canonical name (:class:`~gcc_sgcl.method.MethodSpec`); an override may not contradict a
+    bracketed setting."""
     merged = preset_overrides(method)
-    bracketed = variant_settings(method)[1]
-    cfg = Config(method=canonical_method(method))
+    bracketed = MethodSpec.parse(method).overrides()
+    cfg = Config(method=str(MethodSpec.parse(method)))
     for group, values in (overrides or {}).items():
         if group not in GROUPS:
             raise ValueError(f"unknown config group {group!r}; groups: {', '.join(GROUPS)}")
@@ -155,12 +144,12 @@ def derived_method(base: str, like: str, *settings: str) -> str:
     >>> derived_method("sgcl", "sgcl[c=0.4]", "crop=random")
     'sgcl[c=0.4,crop=random]'
     """
-    preset, values = parse_method(base)
-    reads = _read_settings(make_config(preset).augment)
-    inherited = {name: value for name, value in parse_method(like)[1].items()
+    spec = MethodSpec.parse(base)
+    reads = _read_settings(make_config(spec.preset).augment)
+    inherited = {name: value for name, value in MethodSpec.parse(like).settings
                  if reads.get(VARIANT_SETTINGS[name][1], True)}
-    extra = parse_method(f"{preset}[{','.join(settings)}]")[1] if settings else {}
-    return canonical_method(compose_method(preset, {**inherited, **values, **extra}))
+    extra = MethodSpec.parse(f"{spec.preset}[{','.join(settings)}]").values if settings else {}
+    return str(MethodSpec.of(spec.preset, {**inherited, **spec.values, **extra}))
 
 
 def config_from_args(args: argparse.Namespace) -> Config:

@@ -17,8 +17,8 @@ from typing import Callable, Hashable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from gcc_sgcl.config import canonical_method, compose_method, parse_method, variant_settings
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
+from gcc_sgcl.method import MethodSpec
 from gcc_sgcl.experiments.stats import DOWN, PAPER_ALPHA, UP, Comparison, Summary, compare, marker, seed_ttest, summarize
 
 T = TypeVar("T")
@@ -37,7 +37,6 @@ SWAPPED = ("sgcl[crop=random]", "sgcl[permute=random]")
 ABLATION_METHODS = ("sgcl", *SWAPPED)
 CONTROLS = ("random-crop", "random-permute")
 SGCL = "sgcl"
-JOINED = " ⊕ "  # "<method> ⊕ structural": an encoder's embedding joined to a training-free vector
 STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
 # Display names of the downstream datasets, in the papers' column order (tables follow it; others go last).
 DATASET_LABELS = {
@@ -176,19 +175,18 @@ def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRo
 
 
 def c_of(method: str) -> float | None:
-    """The filter threshold ``c`` named by a grid variant ``sgcl[c=…]`` (:func:`~gcc_sgcl.config.variant_settings`),
+    """The filter threshold ``c`` named by a grid variant ``sgcl[c=…]`` (:class:`~gcc_sgcl.method.MethodSpec`),
     else ``None``."""
     try:
-        base, settings = variant_settings(method)
-    except ValueError:  # not a method name (e.g. a joined row's label)
+        spec = MethodSpec.parse(method)
+    except ValueError:  # not a method name
         return None
-    c = settings.get("augment", {}).get("c")
-    return c if base == SGCL and settings == {"augment": {"c": c}} else None
+    return spec.get("c") if spec.preset == SGCL and not spec.joined and spec.values.keys() == {"c"} else None
 
 
 def c_variant(c: float) -> str:
     """The method name of SGCL at filter threshold ``c``: ``sgcl[c=0.35]`` (the canonical form)."""
-    return canonical_method(f"{SGCL}[c={c}]")
+    return str(MethodSpec.of(SGCL, {"c": c}))
 
 
 @dataclass(frozen=True)
@@ -224,7 +222,7 @@ def choose_c(rows: Rows, default_c: float, mode: str = "e2e", seed: int = 0) -> 
 def is_swapped(method: str) -> bool:
     """Whether ``method`` names a stage swapped for its random analogue (``sgcl[crop=random]``, at any c)."""
     try:
-        return bool({"crop", "permute"} & set(parse_method(method.partition(JOINED)[0])[1]))
+        return bool({"crop", "permute"} & MethodSpec.parse(method).values.keys())
     except ValueError:  # not a method name
         return False
 
@@ -239,18 +237,15 @@ def relabel_c(rows: Sequence[ResultRow], default_c: float, best_c: float | None)
     from gcc_sgcl.presets import reads_c  # here: the presets import the augmentations (torch, DGL)
 
     def name(method: str) -> str:
-        head, sep, tail = method.partition(JOINED)
         try:
-            base, values = parse_method(head)
-            filtered = reads_c(base)
+            spec = MethodSpec.parse(method)
+            filtered = reads_c(spec.preset)
         except ValueError:  # not a method name
             return method
         if not filtered:
             return method
-        values = {"c": default_c, **values}
-        if best_c is not None and values["c"] == best_c:
-            del values["c"]
-        return compose_method(base, values) + sep + tail
+        c = spec.get("c", default_c)
+        return str(spec.with_settings(c=None if best_c is not None and c == best_c else c))
 
     return [r if name(r.method) == r.method else dataclasses.replace(r, method=name(r.method)) for r in rows]
 
@@ -304,8 +299,8 @@ def baseline_of(method: str) -> str:
     >>> baseline_of("sgcl ⊕ structural"), baseline_of("gcc ⊕ structural"), baseline_of("sgcl")
     ('gcc ⊕ structural', 'gcc', 'gcc')
     """
-    head, sep, tail = method.partition(JOINED)
-    return f"{BASELINE}{JOINED}{tail}" if sep and head != BASELINE else BASELINE
+    spec = MethodSpec.parse(method)
+    return str(MethodSpec(BASELINE).join(spec.joined)) if spec.joined and str(spec.encoder) != BASELINE else BASELINE
 
 
 def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: str,
@@ -536,7 +531,7 @@ def join_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str], method
         for mode in modes:
             for method in methods:
                 a, b = paired(rows.seeds(method, mode, d, task, metric),
-                              rows.seeds(f"{method}{JOINED}{floor}", mode, d, task, metric))
+                              rows.seeds(str(MethodSpec.parse(method).join(floor)), mode, d, task, metric))
                 if a and alone:
                     out.append(JoinVerdict(Column(d, task, metric, mode), method, len(a), float(np.mean(a)),
                                            float(np.mean(list(alone.values()))), float(np.mean(b))))
@@ -766,7 +761,7 @@ def provenance(stored: Sequence[ResultRow]) -> Provenance:
     return Provenance(
         rows=len(results),
         encoders=len({(r.method, r.mode, r.seed, budget_of(r)) for r in results
-                      if r.mode != CLASSICAL_MODE and JOINED not in r.method and r.steps != 0}),
+                      if r.mode != CLASSICAL_MODE and not MethodSpec.parse(r.method).joined and r.steps != 0}),
         runtime_rows=len(stored) - len(results),
         commits=sorted({r.commit for r in stored}),
         budgets=budgets,
@@ -799,7 +794,7 @@ def progress(rows: Rows) -> list[Progress]:
     """:class:`Progress` of every pre-trained method and mode in ``rows`` (joined ``… ⊕ structural`` rows left out:
     they follow their encoder): ``gcc`` and ``sgcl`` first, ``random init`` last, the others in first-seen order."""
     order = {BASELINE: 0, SGCL: 1, RANDOM_INIT: 3}
-    found = dict.fromkeys((r.method, r.mode) for r in rows.rows if r.mode != CLASSICAL_MODE and JOINED not in r.method)
+    found = dict.fromkeys((r.method, r.mode) for r in rows.rows if r.mode != CLASSICAL_MODE and not MethodSpec.parse(r.method).joined)
 
     def coverage(method: str, mode: str, tasks: Sequence[str]) -> Coverage:
         columns = rows.columns(tasks)

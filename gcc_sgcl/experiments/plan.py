@@ -30,18 +30,13 @@ from typing import Callable, Iterable, Sequence
 from gcc_sgcl.config import Config, FinetuneConfig
 from gcc_sgcl.data import dataset_present
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
-from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.experiments.runner import (
-    CLASSICAL_MODE,
-    STRUCTURAL,
-    Job,
-    Sweep,
-    carried_state,
-    finetune_budget,
-    pending,
-    pending_finetune,
-    run_folder,
-)
+from gcc_sgcl.method import MethodSpec
+from gcc_sgcl.classical import STRUCTURAL
+from gcc_sgcl.experiments.encoders import carried_state, run_folder
+from gcc_sgcl.experiments.finetune_sweep import finetune_budget, pending_finetune
+from gcc_sgcl.experiments.frozen_sweep import pending
+from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
+from gcc_sgcl.experiments.sweep import Job, Sweep
 from gcc_sgcl.tasks.common import forked_jobs
 from gcc_sgcl.tasks.folds import CacheProgress, cache_folder, cache_progress
 
@@ -67,7 +62,7 @@ class PlannedJob:
 def encoder_state(cfg: Config | None, exported: Sequence[str | Path] = ()) -> tuple[str, float]:
     """How the runner will obtain ``cfg``'s encoder (None: a training-free method) and the fraction of its
     pre-training still to run: a state of ``exported`` further along than the run folder's is copied first
-    (:func:`~gcc_sgcl.experiments.runner.carried_state`)."""
+    (:func:`~gcc_sgcl.experiments.encoders.carried_state`)."""
     if cfg is None:
         return "training-free", 0.0
     ckpt = run_folder(cfg) / CHECKPOINT_NAME
@@ -114,7 +109,7 @@ class Timings:
                 continue
             if r.eval_seconds is not None and r.key not in seen:  # one evaluation, several metric rows
                 seen.add(r.key)
-                encoder = r.method.split(" ⊕ ")[0]
+                encoder = str(MethodSpec.parse(r.method).encoder)
                 kind = FINETUNED if r.task.endswith("_finetuned") else evaluation_kind(encoder, r.mode, r.method)
                 for key in ((encoder, r.dataset, kind), (r.dataset, kind)):
                     self.eval_s[key].append(r.eval_seconds)
@@ -138,7 +133,7 @@ class Timings:
 
 def preset_of(method: str) -> str:
     """The preset a method name starts from: ``sgcl[c=0.4]`` → ``sgcl``."""
-    return method.split("[")[0].split(" ⊕ ")[0]
+    return MethodSpec.parse(method).preset
 
 
 def _total(parts: Iterable[float | None]) -> float | None:
@@ -214,7 +209,7 @@ def parse_deadline(text: str, now: datetime | None = None) -> datetime:
 
 
 class Deadline:
-    """Admits a job of ``sweep`` (:data:`~gcc_sgcl.experiments.runner.Admission`) when the known parts of its
+    """Admits a job of ``sweep`` (:data:`~gcc_sgcl.experiments.sweep.Admission`) when the known parts of its
     estimated pre-training and evaluation (:func:`plan_sweep`'s, or :func:`plan_finetune`'s with ``finetune``)
     end by ``at``, counted from the moment it would start (a part with no stored timing counts 0). With
     ``finetune``, only trained (or exported) encoders are admitted: an encoder pre-trained for its fine-tuned rows

@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from gcc_sgcl.config import AugmentConfig, parse_method
+from gcc_sgcl.config import AugmentConfig
+from gcc_sgcl.method import MethodSpec
 from gcc_sgcl.experiments import analysis as an
 from gcc_sgcl.experiments import render as rd
 from gcc_sgcl.experiments.budget import (
@@ -113,7 +114,7 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
                    for d, t, metric in rows.columns(an.CLASSIFICATION)), default=0)
     untrained = [an.RANDOM_INIT] if an.RANDOM_INIT in rows.methods(classical=False) else []
     listed = methods + untrained
-    encoders = [m for m in methods if an.JOINED not in m]
+    encoders = [m for m in methods if not MethodSpec.parse(m).joined]
     presets = [m for m in encoders if "[" not in m]  # variants (default c, k = 64) are single-seed side rows
     headlines = [rd.headline_text(an.headline(rows, m, an.CLASSIFICATION + an.SIMILARITY, rd.DATASET_LABELS))
                  for m in modes]
@@ -233,7 +234,7 @@ def swap_statistics(rows: an.Rows, trained: Sequence[str], folder: Path) -> list
     for swapped in an.SWAPPED:
         if swapped not in trained:
             continue
-        part = "_".join(f"{k}_{v}" for k, v in parse_method(swapped)[1].items())
+        part = "_".join(f"{k}_{v}" for k, v in MethodSpec.parse(swapped).settings)
         stats = an.statistics(rows, an.SGCL, ["e2e"], an.CLASSIFICATION, against=swapped)
         n = max((s.seeds for s in stats), default=0)
         floor = (f"; with n paired seeds the Wilcoxon test of the seed means cannot fall below 2/2^n "
@@ -426,8 +427,9 @@ def table_methods(rows: an.Rows, default_c: float) -> list[str]:
     presets and variants (single stages, pairs, controls and the other c grid points left out), then the joined
     ``… ⊕ structural`` rows."""
     pretrained = [m for m in rows.methods(classical=False) if m != an.RANDOM_INIT]
+    encoder = {m: str(MethodSpec.parse(m).encoder) for m in pretrained}
     kept = [m for m in pretrained if not m.startswith("sgcl-") and not an.is_swapped(m)
-            and (an.c_of(m.partition(an.JOINED)[0]) is None or m.partition(an.JOINED)[0] == an.c_variant(default_c))]
+            and (an.c_of(encoder[m]) is None or encoder[m] == an.c_variant(default_c))]
     first = [m for m in (an.BASELINE, an.SGCL, an.c_variant(default_c)) if m in kept]
     rest = [m for m in kept if m not in first]
-    return (first + [m for m in rest if an.JOINED not in m] + [m for m in rest if an.JOINED in m]) or pretrained
+    return (first + [m for m in rest if m == encoder[m]] + [m for m in rest if m != encoder[m]]) or pretrained
