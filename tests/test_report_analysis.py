@@ -23,10 +23,10 @@ from gcc_sgcl.experiments.budget import (
     learning_curves,
     published_finetuned,
 )
-from gcc_sgcl.experiments.report import (build_report, budget_study, chosen_sgcl, finetune_intro, table_methods,
-                                         table_rows)
+from gcc_sgcl.experiments.report import build_report, budget_study, chosen_sgcl, finetune_intro, table_methods, tables_of
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.experiments.stats import summarize
+from gcc_sgcl.experiments.tables import TableSpec, table_budget, table_spec
 
 CORPUS = "ca-grqc"
 ROWS_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "rows.jsonl.gz"
@@ -347,55 +347,74 @@ def test_progress_table_marks_a_kind_without_rows_and_writes_its_csv(tmp_path):
 # -------------------------------------------------------------------------------- budgets and random init
 
 
+def table_of(rows, budget=(100, 128, CORPUS), sgcl_c=None) -> an.Rows:
+    """The table's view (:class:`TableSpec`) of ``rows`` at ``budget``, its ``sgcl`` at ``sgcl_c``."""
+    spec = table_spec(rows, budget, 0.3)
+    return an.Rows((spec.at_sgcl_c(sgcl_c) if sgcl_c else spec).select(rows))
+
+
 def test_tables_keep_one_budget_and_show_untrained_encoders_as_random_init():
-    rows = [row("gcc", "x", 0.5, steps=100), row("gcc", "x", 0.6, steps=100, seed=1), row("gcc", "x", 0.7, steps=300),
-            row("gcc", "x", 0.3, steps=0), row("sgcl", "x", 0.31, steps=0), row("structural", "x", 0.4, mode="none")]
-    assert an.table_budget(rows) == (100, 128, CORPUS)
-    kept = an.Rows(an.at_budget(rows, (100, 128, CORPUS)))
+    rows = [row("gcc", "x", 0.5, steps=100), row("gcc", "x", 0.6, steps=100, seed=1), row("gcc", "x", 0.3, steps=0),
+            row("sgcl", "x", 0.31, steps=0), row("structural", "x", 0.4, mode="none")]
+    assert table_budget(rows) == (100, 128, CORPUS)
+    with pytest.raises(ValueError, match="2 pre-training budgets.*one per table"):
+        table_budget(rows + [row("gcc", "x", 0.7, steps=300)])  # no vote between budgets
+    kept = table_of(rows + [row("gcc", "x", 0.7, steps=300)])  # a declared budget: the 300-step row is the curve's
     assert kept.seeds("gcc", "e2e", "x", "graph_classification", "accuracy") == {0: 0.5, 1: 0.6}
     assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.3}
     assert kept.methods(classical=True) == ["structural"]
 
 
-def test_random_init_keeps_one_batch_size_per_mode_so_a_seed_is_never_counted_twice():
-    big = [row("gcc", "x", 0.3 + s / 10, seed=s, steps=0, batch_size=256, time=f"2026-01-0{s + 1}") for s in (0, 1)]
-    small = [row("gcc", "x", 0.9, seed=0, steps=0, batch_size=128, time="2026-02-01")]
-    moco = [row("gcc", "x", 0.8, seed=0, mode="moco", steps=0, batch_size=32)]
-    kept = an.Rows(an.at_budget([row("gcc", "x", 0.5)] + big + small + moco, (100, 128, CORPUS)))
-    assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.3, 1: 0.4}
+def test_random_init_is_the_untrained_encoders_at_each_modes_table_batch():
+    big = [row("gcc", "x", 0.3 + s / 10, seed=s, steps=0, batch_size=256) for s in (0, 1)]
+    small = [row("gcc", "x", 0.9, seed=0, steps=0, batch_size=128)]
+    moco = [row("gcc", "x", 0.8, seed=0, mode="moco", steps=0, batch_size=32),
+            row("gcc", "x", 0.6, seed=0, mode="moco", steps=100, batch_size=32)]
+    kept = table_of([row("gcc", "x", 0.5)] + big + small + moco)
+    assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.9}
     assert kept.seeds(an.RANDOM_INIT, "moco", "x", "graph_classification", "accuracy") == {0: 0.8}
-    tied = an.Rows(an.at_budget([row("gcc", "x", 0.5)] + big[:1] + small, (100, 128, CORPUS)))
-    assert tied.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.9}  # the latest
 
 
-def test_tables_take_moco_at_its_own_batch_and_training_free_rows_under_the_encoders_protocol():
+def test_tables_take_moco_at_its_own_batch_and_refuse_a_row_under_another_protocol():
     rows = [row("gcc", "x", 0.5, steps=3000, batch_size=256), row("gcc", "x", 0.6, mode="moco", steps=3000,
                                                                  batch_size=32),
             row("gcc", "x", 0.9, mode="moco", steps=100, batch_size=32),
-            row("structural", "x", 0.4, mode="none", scores=[0.4] * 3),  # another protocol: 3 repetitions
-            row("spectral", "x", 0.3, mode="none"),
-            row("gcc", "x", 0.2, steps=0, batch_size=256), row("gcc", "x", 0.1, steps=0, scores=[0.1] * 3)]
-    assert an.mode_batches(rows, (3000, 256, CORPUS)) == {"e2e": 256, "moco": 32}
-    kept = an.Rows(an.at_budget(rows, (3000, 256, CORPUS)))
+            row("spectral", "x", 0.3, mode="none"), row("gcc", "x", 0.2, steps=0, batch_size=256)]
+    spec = table_spec(rows, (3000, 256, CORPUS))
+    assert spec.batches == {"e2e": 256, "moco": 32}
+    kept = an.Rows(spec.select(rows))
     assert kept.seeds("gcc", "moco", "x", "graph_classification", "accuracy") == {0: 0.6}
     assert kept.methods(classical=True) == ["spectral"]
     assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.2}
+    for other in (row("structural", "x", 0.4, mode="none", scores=[0.4] * 3),  # 3 repetitions, not 1
+                  row("gcc", "x", 0.1, steps=0, batch_size=256, scores=[0.1] * 3)):
+        with pytest.raises(ValueError, match="evaluated under .* one protocol per table"):
+            spec.select(rows + [other])
+    with pytest.raises(ValueError, match="2 e2e batch sizes at 3000 steps"):
+        table_spec(rows + [row("gcc", "x", 0.5, steps=3000, batch_size=64)], (3000, 128, CORPUS))
 
 
 def test_tables_keep_fine_tuned_rows_under_their_own_protocol():
-    """Fine-tuning is scored once per fold (1 repetition) while frozen encoders get 10: each kind keeps its own
-    majority protocol, so neither drops the other; fine-tuned rows of other epochs are not mixed in."""
+    """Fine-tuning is scored once per fold (1 repetition) while frozen encoders get 10: each kind has its own
+    protocol, and fine-tuned rows of another recipe in the same table are an error, not outvoted."""
     frozen = [row(m, "x", 0.5, seed=s, scores=[0.5] * 10) for m in ("gcc", "sgcl") for s in (0, 1)]
     tuned = [row(m, "x", 0.6, task="graph_classification_finetuned", epochs=10, max_folds=3) for m in ("gcc", "sgcl")]
-    other = row("gcc", "x", 0.9, seed=1, task="graph_classification_finetuned", epochs=2, max_folds=3)
-    kept = an.Rows(an.at_budget(frozen + tuned + [other], (100, 128, CORPUS)))
+    kept = table_of(frozen + tuned)
     assert kept.seeds("gcc", "e2e", "x", "graph_classification", "accuracy") == {0: 0.5, 1: 0.5}
     assert kept.seeds("gcc", "e2e", "x", "graph_classification_finetuned", "accuracy") == {0: 0.6}
-    newer = [dataclasses.replace(r, epochs=30, max_folds=None, mean=0.7, time="2026-11-25T00:00:00")
-             for r in tuned]  # as many rows as the older recipe: the tie goes to the latest rows
-    kept = an.Rows(an.at_budget(frozen + [dataclasses.replace(r, time="2026-11-24T00:00:00") for r in tuned]
-                                + newer, (100, 128, CORPUS)))
-    assert kept.seeds("sgcl", "e2e", "x", "graph_classification_finetuned", "accuracy") == {0: 0.7}
+    other = row("gcc", "x", 0.9, seed=1, task="graph_classification_finetuned", epochs=2, max_folds=3)
+    with pytest.raises(ValueError, match="2 fine-tuned evaluation protocols"):
+        table_of(frozen + tuned + [other])
+
+
+def test_the_table_spec_names_the_sgcl_row_and_is_written_beside_the_rows(tmp_path):
+    rows = [row("gcc", "x", 0.5), row("sgcl", "x", 0.6, config={"augment": {"c": 0.3}}), row("sgcl[c=0.4]", "x", 0.7)]
+    spec = table_spec(rows, (100, 128, CORPUS), 0.3)
+    assert str(spec.sgcl) == "sgcl" and str(spec.at_sgcl_c(0.4).sgcl) == "sgcl[c=0.4]"
+    assert [r.method for r in spec.at_sgcl_c(0.4).select(rows)] == ["gcc", "sgcl[c=0.3]", "sgcl"]
+    assert [r.method for r in rows] == ["gcc", "sgcl", "sgcl[c=0.4]"]  # the stored rows keep their names
+    written = json.loads(spec.at_sgcl_c(0.4).write(tmp_path / "tables.json").read_text())
+    assert (written["steps"], written["batches"], written["sgcl"]) == (100, {"e2e": 128}, "sgcl[c=0.4]")
 
 
 def _grid_rows(scores: dict[str, tuple[float, float]]) -> list[ResultRow]:
@@ -407,7 +426,7 @@ def test_the_heatmaps_filter_cells_are_the_rows_at_the_chosen_c():
     filter cells hold those rows, not the default-c ones, and the other cells are untouched."""
     rows = [row("gcc", "x", 0.6), row("sgcl-similar", "x", 0.3), row("sgcl-similar[c=0.4]", "x", 0.9),
             row("sgcl-crop+diverse[c=0.4]", "x", 0.66), row("sgcl-crop", "x", 0.54)]
-    heat = an.heatmap_gains(an.Rows(an.relabel_c(rows, 0.3, 0.4)), "x", "e2e")
+    heat = an.heatmap_gains(table_of(rows, sgcl_c=0.4), "x", "e2e")
     crop, similar, diverse = (an.STAGES.index(s) for s in ("crop", "similar", "diverse"))
     assert heat.gain[similar, similar] == pytest.approx(50.0)  # (0.9 - 0.6) / 0.6, the c = 0.4 row
     assert heat.gain[crop, diverse] == heat.gain[diverse, crop] == pytest.approx(10.0)
@@ -424,16 +443,16 @@ def test_c_is_chosen_on_the_shared_columns_and_the_chosen_variant_becomes_the_sg
     choice = an.choose_c(an.Rows(rows), default_c=0.3)
     assert choice.scores == pytest.approx({0.2: 0.665, 0.3: 0.65, 0.45: 0.745}) and choice.best_c == 0.45
     assert choice.columns == ["x accuracy", "y accuracy"]
-    relabelled = an.Rows(an.relabel_c(rows, 0.3, 0.2))
+    relabelled = an.Rows(TableSpec(3000, CORPUS, {"e2e": 128}, {}, 0.3, 0.2).select(rows))
     assert relabelled.seeds("sgcl", "e2e", "x", "graph_classification", "accuracy") == {0: 0.72, 1: 0.50}
     assert relabelled.seeds("sgcl[c=0.3]", "e2e", "x", "graph_classification", "accuracy") == {0: 0.70, 1: 0.55}
     assert relabelled.seeds("sgcl ⊕ structural", "e2e", "x", "graph_classification", "accuracy") == {0: 0.9}
     assert relabelled.seeds("sgcl[c=0.3] ⊕ structural", "e2e", "x", "graph_classification", "accuracy") == {0: 0.8}
-    same = an.relabel_c(rows, 0.3, 0.3)
+    same = TableSpec(3000, CORPUS, {"e2e": 128}, {}, 0.3, 0.3).select(rows)
     assert [r.method for r in same] == [r.method for r in rows]
     variants = [row(m, "x", 0.5) for m in ("sgcl[c=0.2,crop=random]", "sgcl[k=64]", "sgcl[permute=random]", "gcc",
                                             "sgcl-similar", "sgcl-crop+diverse[c=0.2]", "sgcl-crop", "structural")]
-    assert [r.method for r in an.relabel_c(variants, 0.3, 0.2)] == [
+    assert [TableSpec(100, CORPUS, default_c=0.3, sgcl_c=0.2).label(r.method) for r in variants] == [
         "sgcl[crop=random]", "sgcl[c=0.3,k=64]", "sgcl[c=0.3,permute=random]", "gcc",
         "sgcl-similar[c=0.3]", "sgcl-crop+diverse", "sgcl-crop", "structural"]  # the filters at the chosen c
     tie = an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6), "sgcl[c=0.25]": (0.6, 0.7)})), default_c=0.3)
@@ -458,7 +477,7 @@ def test_the_sweep_refuses_to_pick_c_from_an_incomplete_grid(tmp_path):
     with pytest.raises(ValueError, match="c grid is incomplete.*2 rows missing.*sgcl\\[c=0.45\\] on x accuracy"):
         chosen_sgcl(store, [0.2, 0.45])
     assert chosen_sgcl(store, [0.2]) == chosen_sgcl(store) == "sgcl[c=0.2]"
-    runtime = [r for r in an.relabel_c(rows, 0.3, 0.2) if r.task == "runtime"]
+    runtime = [r for r in TableSpec(3000, CORPUS, {"e2e": 128}, {}, 0.3, 0.2).select(rows) if r.task == "runtime"]
     assert [r.method for r in runtime] == ["sgcl[c=0.3]"]  # named by the c they timed, as every row
 
 
@@ -521,7 +540,7 @@ def test_tables_stay_at_the_curves_last_point_when_the_curve_flattens_earlier():
     family, _, choice, table = budget_study(rows)
     assert (choice.steps, choice.flat, choice.last, choice.flat_at(3000)) == (1000, True, 3000, False)
     assert table == (3000, *family)
-    assert {r.steps for r in table_rows(rows)} == {0, 3000}  # 0: the random-init rows
+    assert {r.steps for r in tables_of(rows)[-1].rows} == {0, 3000}  # 0: the random-init rows
     text = rd.budget_text(choice, {1000: [], 3000: []})
     assert "**The curve flattens at 1000 steps**" in text and "the rule does not hold there (1 of 2" in text
 
@@ -544,7 +563,7 @@ def test_fidelity_compares_gcc_e2e_at_the_budget_with_the_published_numbers():
             row("gcc", "usa_airport", 0.650, task="node_classification", metric="micro_f1", seed=1),
             row("gcc", "rdt-b", 0.80), row("gcc", "imdb-binary", 0.99, steps=300),
             row("gcc", "imdb-multi", 0.99, mode="moco"), row("sgcl", "collab", 0.747)]
-    table = {f.dataset: f for f in fidelity(an.Rows(an.at_budget(rows, (100, 128, CORPUS))))}
+    table = {f.dataset: f for f in fidelity(table_of(rows))}
     assert list(table) == list(PUBLISHED_GCC_E2E)
     assert table["usa_airport"].measured == pytest.approx(64.5) and table["usa_airport"].seeds == 2
     assert table["usa_airport"].within and table["usa_airport"].difference == pytest.approx(-0.3)
@@ -552,10 +571,8 @@ def test_fidelity_compares_gcc_e2e_at_the_budget_with_the_published_numbers():
     assert all(table[d].measured is None for d in ("imdb-binary", "imdb-multi", "collab", "h-index"))
     assert not fidelity_passes(list(table.values()))
     floors = [row("structural", "rdt-b", 0.85, mode="none"), row("spectral", "rdt-b", 0.9, mode="none", seed=1),
-              row("spectral", "rdt-b", 0.7, mode="none"),  # spectral's mean over seeds: 0.8
-              row("prone", "rdt-b", 0.99, mode="none", scores=[0.99] * 3)]  # another protocol: left out
-    rerun = [row("gcc", "rdt-b", 0.1, scores=[0.1] * 3)]  # gcc under another protocol: left out
-    table = {f.dataset: f for f in fidelity(an.Rows(an.at_budget(rows + floors + rerun, (100, 128, CORPUS))))}
+              row("spectral", "rdt-b", 0.7, mode="none")]  # spectral's mean over seeds: 0.8
+    table = {f.dataset: f for f in fidelity(table_of(rows + floors))}
     assert (table["rdt-b"].floor_method, table["rdt-b"].floor) == ("structural", pytest.approx(85.0))
     assert table["rdt-b"].measured == pytest.approx(80.0)
     assert table["collab"].floor is None
@@ -694,10 +711,11 @@ def test_ablation_tests_sgcl_against_each_random_analogue_it_has_rows_for(tmp_pa
 
 def test_a_table_keeps_training_free_rows_beside_encoders_whose_rows_name_their_inference_views():
     rows = [row("gcc", "imdb-binary", 0.7, copies=2), row("sgcl", "imdb-binary", 0.71, copies=2),
-            row("sgcl", "imdb-binary", 0.72, copies=8),
             row("structural", "imdb-binary", 0.6, mode="none", steps=None, batch_size=None)]
-    table = an.at_budget(rows, an.table_budget(rows))
+    table = table_spec(rows, table_budget(rows)).select(rows)
     assert sorted((r.method, r.copies) for r in table) == [("gcc", 2), ("sgcl", 2), ("structural", None)]
+    with pytest.raises(ValueError, match="one protocol per table"):  # 8 views: the views study's own store
+        table_spec(rows, table_budget(rows)).select(rows + [row("sgcl", "imdb-binary", 0.72, seed=1, copies=8)])
 
 
 def test_the_views_study_pairs_seeds_per_view_count_and_says_whether_the_verdict_moves(tmp_path):

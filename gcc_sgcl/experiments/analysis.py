@@ -10,33 +10,29 @@ of the same (method, mode, dataset, task, metric, seed) replaces an earlier one.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable, Sequence, TypeVar
+from typing import Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
+from gcc_sgcl.experiments.tables import BASELINE, FINETUNED, RANDOM_INIT, SGCL, budget_of
 from gcc_sgcl.method import MethodSpec
 from gcc_sgcl.experiments.stats import DOWN, PAPER_ALPHA, UP, Comparison, Summary, compare, marker, seed_ttest, summarize
 
 T = TypeVar("T")
 
-BASELINE = "gcc"
 FLOOR_MIN_SEEDS = 3  # seeds a pre-trained method needs to stand against the training-free floor
-RANDOM_INIT = "random init"  # the label of an encoder pre-trained for 0 steps
 LOOSE_ALPHA = 0.05
 LOOSE = "†"
 CLASSIFICATION = ("node_classification", "graph_classification")
-FINETUNED = ("node_classification_finetuned", "graph_classification_finetuned")
 SIMILARITY = ("similarity_search",)
 # The appendix's ablation: SGCL with its spectral crop / reorder swapped for the random analogue (after
-# :func:`relabel_c`, at the tables' c); ``sgcl-random-crop`` / ``sgcl-random-permute`` are the controls alone.
+# :class:`~gcc_sgcl.experiments.tables.TableSpec`, at the tables' c); ``sgcl-random-crop`` / ``sgcl-random-permute`` are the controls alone.
 SWAPPED = ("sgcl[crop=random]", "sgcl[permute=random]")
 ABLATION_METHODS = ("sgcl", *SWAPPED)
 CONTROLS = ("random-crop", "random-permute")
-SGCL = "sgcl"
 STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
 # Display names of the downstream datasets, in the papers' column order (tables follow it; others go last).
 DATASET_LABELS = {
@@ -45,19 +41,10 @@ DATASET_LABELS = {
     "sigmod_icde": "SIGMOD-ICDE",
 }
 
-# (steps, batch size, corpus): the pre-training budget of an encoder
-Budget = tuple[int | None, int | None, str | None]
-
-
-def budget_of(row: ResultRow) -> Budget:
-    """The pre-training budget of the encoder behind ``row``."""
-    return row.steps, row.batch_size, row.corpus
-
-
 class Rows:
     """Index over one table's result rows: per (method, mode, dataset, task, metric) the row of each seed. Two rows
     of one seed there (e.g. two budgets' rows) are a ``ValueError``: select the table's rows first
-    (:func:`at_budget`)."""
+    (:meth:`~gcc_sgcl.experiments.tables.TableSpec.select`)."""
 
     def __init__(self, rows: Iterable[ResultRow]) -> None:
         rows = list(rows)
@@ -98,80 +85,6 @@ def _paper_order(items: Iterable[T], dataset: Callable[[T], str]) -> list[T]:
     """``items`` stably sorted by their dataset's place in :data:`DATASET_LABELS` (unlisted datasets last)."""
     place = {name: i for i, name in enumerate(DATASET_LABELS)}
     return sorted(items, key=lambda item: place.get(dataset(item), len(place)))
-
-
-def table_budget(rows: Sequence[ResultRow]) -> Budget | None:
-    """The budget shared by most rows of pre-trained encoders (0-step rows left out)."""
-    counts = Counter(budget_of(r) for r in rows if r.mode != CLASSICAL_MODE and r.task != "runtime" and r.steps)
-    return counts.most_common(1)[0][0] if counts else None
-
-
-def evaluation_protocol(row: ResultRow) -> tuple:
-    """What makes two evaluations comparable besides the encoder: frozen or fine-tuned, CV repetitions, folds,
-    seed, SVC protocol, fine-tuning's epochs, folds run and view copies, and a frozen encoder's inference views."""
-    return (row.task in FINETUNED, row.repeats, row.folds, row.eval_seed, row.svc, row.epochs, row.max_folds,
-            row.view_copies, row.copies)
-
-
-def mode_batches(rows: Sequence[ResultRow], budget: Budget) -> dict[str, int | None]:
-    """Per pre-training mode, the batch size of its encoders at ``budget``'s steps and corpus: the budget's own
-    where the mode has rows with it, else that mode's most common one (MoCo runs at the paper's batch 32 for the
-    same number of steps as E2E, as in GCC)."""
-    steps, batch, corpus = budget
-    found: dict[str, Counter] = defaultdict(Counter)
-    for r in rows:
-        if r.mode != CLASSICAL_MODE and r.task != "runtime" and (r.steps, r.corpus) == (steps, corpus):
-            found[r.mode][r.batch_size] += 1
-    return {mode: batch if batch in counts else counts.most_common(1)[0][0] for mode, counts in found.items()}
-
-
-def majority(rows: Sequence[ResultRow], group: Callable[[ResultRow], Hashable],
-             value: Callable[[ResultRow], Hashable]) -> dict:
-    """Per ``group(row)``, the ``value(row)`` most of the group's rows have; on a tie, the one with the latest row.
-
-    >>> from types import SimpleNamespace as Row
-    >>> rows = [Row(mode="e2e", batch_size=b, time=t) for b, t in [(32, "2026-02"), (256, "2026-01"), (256, "2025")]]
-    >>> by_batch = (lambda r: r.mode), (lambda r: r.batch_size)
-    >>> majority(rows, *by_batch), majority(rows[:2], *by_batch)  # most rows; on a tie, the latest
-    ({'e2e': 256}, {'e2e': 32})
-    """
-    counts: dict[Hashable, Counter] = defaultdict(Counter)
-    latest: dict[tuple, str] = {}
-    for r in rows:
-        g, v = group(r), value(r)
-        counts[g][v] += 1
-        latest[g, v] = max(latest.get((g, v), ""), r.time)
-    return {g: max(found, key=lambda v: (found[v], latest[g, v])) for g, found in counts.items()}
-
-
-def at_budget(rows: Sequence[ResultRow], budget: Budget | None) -> list[ResultRow]:
-    """The rows of one table, the frozen ones all evaluated under one protocol and the fine-tuned ones under one
-    (:func:`evaluation_protocol`, the one most of the encoders' rows of that kind use; on a tie, the one with the
-    latest row): pre-trained encoders at
-    ``budget`` (each mode at its batch, :func:`mode_batches`), training-free rows (all of them when there are no
-    encoders), runtime rows, and the encoders pre-trained for 0 steps on the same corpus and protocol relabelled
-    :data:`RANDOM_INIT` (``gcc``'s if several methods have them; per mode, of the batch size with the most rows,
-    on a tie the one with the latest row, so that no seed is counted twice)."""
-    if budget is None:
-        return list(rows)
-    batches = mode_batches(rows, budget)
-    trained = [r for r in rows if r.mode in batches and (r.steps, r.batch_size, r.corpus) == (
-        budget[0], batches[r.mode], budget[2]) and r.task != "runtime"]
-    protocol = majority(trained, lambda r: r.task in FINETUNED, evaluation_protocol)
-
-    def same(r: ResultRow) -> bool:  # a training-free row averages no inference views: its copies are not compared
-        want, got = protocol.get(r.task in FINETUNED, evaluation_protocol(r)), evaluation_protocol(r)
-        return want == got if r.mode != CLASSICAL_MODE else want[:-1] == got[:-1]
-
-    trained = [r for r in trained if same(r)]
-    untrained = [r for r in rows if r.mode != CLASSICAL_MODE and r.steps == 0 and r.task != "runtime"
-                 and r.corpus == budget[2] and same(r)]
-    source = BASELINE if any(r.method == BASELINE for r in untrained) else next((r.method for r in untrained), None)
-    untrained = [r for r in untrained if r.method == source]
-    batch = majority(untrained, lambda r: r.mode, lambda r: r.batch_size)  # a seed has one row per batch size
-    random_init = [dataclasses.replace(r, method=RANDOM_INIT) for r in untrained if batch[r.mode] == r.batch_size]
-    return ([r for r in rows if r.task == "runtime" or (r.mode == CLASSICAL_MODE and same(r))] + trained
-            + random_init)
 
 
 def c_of(method: str) -> float | None:
@@ -225,29 +138,6 @@ def is_swapped(method: str) -> bool:
         return bool({"crop", "permute"} & MethodSpec.parse(method).values.keys())
     except ValueError:  # not a method name
         return False
-
-
-def relabel_c(rows: Sequence[ResultRow], default_c: float, best_c: float | None) -> list[ResultRow]:
-    """``rows`` with every method that reads ``c`` (SGCL and the single-stage and pair presets with the similar or
-    diverse filter, :func:`~gcc_sgcl.presets.reads_c`) and does not name its ``c`` (plain ``sgcl``,
-    ``sgcl[k=64]``, ``sgcl-similar``, …) named with ``default_c``, and then those at ``best_c`` named without it
-    (also inside ``… ⊕ structural`` names): the tables' ``sgcl`` row is SGCL at the chosen ``c``,
-    ``sgcl[crop=random]`` its ablation, ``sgcl-similar`` the filter alone at that ``c``, and the default-c rows
-    sit beside them."""
-    from gcc_sgcl.presets import reads_c  # here: the presets import the augmentations (torch, DGL)
-
-    def name(method: str) -> str:
-        try:
-            spec = MethodSpec.parse(method)
-            filtered = reads_c(spec.preset)
-        except ValueError:  # not a method name
-            return method
-        if not filtered:
-            return method
-        c = spec.get("c", default_c)
-        return str(spec.with_settings(c=None if best_c is not None and c == best_c else c))
-
-    return [r if name(r.method) == r.method else dataclasses.replace(r, method=name(r.method)) for r in rows]
 
 
 def grid_gaps(rows: Rows, grid: Sequence[float], default_c: float, mode: str = "e2e",
@@ -308,7 +198,7 @@ def pooled(rows: Rows, method: str, mode: str, dataset: str, task: str, metric: 
     """The paper's samples: every CV repetition of every seed, paired with its baseline's (``against``, by
     default :func:`baseline_of` ``method``) by (seed, repetition) (all encoders are scored on the same splits
     and bootstrap draws); seed means where no repetitions are stored (similarity search). Rows of one table
-    share their protocol (:func:`at_budget`), so a seed whose two rows hold different numbers of repetitions
+    share their protocol (:meth:`~gcc_sgcl.experiments.tables.TableSpec.select`), so a seed whose two rows hold different numbers of repetitions
     cannot be paired: an error naming it."""
     baseline = against if against is not None else baseline_of(method)
     mine = rows.by_key.get((method, mode, dataset, task, metric), {})

@@ -160,7 +160,7 @@ class Fidelity:
 def fidelity(table: Rows, mode: str = "e2e") -> list[Fidelity]:
     """GCC (``gcc``, ``mode``, frozen encoder) against :data:`PUBLISHED_GCC_E2E`, per column, with the best
     training-free method there (mean over its seeds); ``table`` holds the rows of one budget and protocol
-    (:func:`~gcc_sgcl.experiments.analysis.at_budget`)."""
+    (:meth:`~gcc_sgcl.experiments.tables.TableSpec.select`)."""
     columns = {d: (d, t, m) for d, t, m in table.columns(CLASSIFICATION)}
     out = []
     for dataset, published in PUBLISHED_GCC_E2E.items():

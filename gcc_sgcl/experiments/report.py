@@ -25,6 +25,7 @@ from gcc_sgcl.experiments.budget import (
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.experiments.stability import read as read_stability
 from gcc_sgcl.experiments.stats import min_wilcoxon_p
+from gcc_sgcl.experiments.tables import TABLES_FILE, Budget, TableSpec, table_budget, table_spec
 from gcc_sgcl.fileio import atomic_target
 
 
@@ -73,13 +74,14 @@ def classification_intro(rows: an.Rows, n_seeds: int) -> str:
         "rows, one-seed presets); its ± is the std over that encoder's CV repetitions.")
 
 
-def c_sections(table: list[ResultRow], default_c: float, choice: an.CChoice | None, folder: Path,
+def c_sections(stored: Sequence[ResultRow], spec: TableSpec, choice: an.CChoice | None, folder: Path,
                missing: Sequence[float] = ()) -> list[str]:
-    """The grid over SGCL's filter threshold ``c`` (the rows the choice used: its seed, its columns) and which
-    ``c`` the tables use (the default while the grid points ``missing`` lack rows)."""
+    """The grid over SGCL's filter threshold ``c`` (the ``stored`` rows of the table the choice used: its seed, its columns,
+    every point named by its c) and which ``c`` the tables use (the default while the grid points ``missing`` lack
+    rows)."""
     if choice is None:
         return []
-    used = an.Rows([r for r in an.relabel_c(table, default_c, None)
+    used = an.Rows([r for r in spec.at_sgcl_c(None).select(stored)
                     if r.seed == choice.seed and f"{r.dataset} {r.metric}" in choice.columns])
     methods = [an.c_variant(c) for c in choice.scores]
     return ["## SGCL's filter threshold c (grid, E2E)",
@@ -259,7 +261,8 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     grid point has its seed-0 rows (as the sweep's ``sgcl-method``)."""
     stored = RowStore(rows_path).load()
     out, folder = Path(out), Path(rows_path).parent
-    study, table, default_c, choice, missing, rows = tables_of(stored, c_grid)
+    study, spec, table, choice, missing, rows = tables_of(stored, c_grid)
+    default_c = spec.default_c if spec else AugmentConfig().c
     present_modes = [m for m in modes if any(r.mode == m for r in rows.rows)]
     def written(path: str | Path | None) -> str:
         return Path(path).read_text().rstrip() if path else ""
@@ -277,7 +280,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              *comparison_sections(rows, present_modes, table_methods(rows, default_c), out, folder),
              written(protocol),
              *budget_sections(study, table, out, folder, default_c),
-             *c_sections(table, default_c, choice, folder, missing),
+             *c_sections(stored, spec, choice, folder, missing),
              *ablation_sections(rows, heatmap_dataset, out, folder),
              "## Runtime (seconds per mini-batch, one run)",
              "Measured by `bash scripts/reproduce.sh runtime` at the SGCL paper's runtime batch (16), on one thread, "
@@ -292,6 +295,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              "one of those seeds.",
              rd.progress_section(an.progress(rows), folder / "progress.csv"),
              "## Provenance", rd.provenance_lines(an.provenance(stored)),
+             table_spec_line(spec, folder),
              "Evaluation protocols recorded in the rows:",
              rd.protocol_lines(an.protocols(stored, an.CLASSIFICATION + an.FINETUNED))]
     text = "\n\n".join(p for p in parts if p) + "\n"
@@ -300,6 +304,18 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     if readme:
         update_readme(readme, headline_of(rows))
     return text
+
+
+def table_spec_line(spec: TableSpec | None, folder: Path) -> str:
+    """Where the tables' spec is written (``tables.json`` beside the rows) and what it declares."""
+    if spec is None:
+        return ""
+    path = spec.write(folder / TABLES_FILE)
+    batches = ", ".join(f"{mode} batch {b}" for mode, b in spec.batches.items())
+    return (f"The tables' rows (`{path.name}` beside the rows, written by this report): encoders pre-trained for "
+            f"{spec.steps} steps on `{spec.corpus}` ({batches}), one evaluation protocol per kind (a row of the "
+            f"tables under another is an error); the `sgcl` row is `{spec.sgcl}`, `random init` is "
+            f"`{spec.random_init}` at 0 steps.")
 
 
 def views_store(rows_path: Path) -> Path:
@@ -331,14 +347,18 @@ def views_sections(rows_path: Path, out: Path, folder: Path, stored: Sequence[Re
 
 
 def tables_of(stored: Sequence[ResultRow], c_grid: Sequence[float] | None = None) -> tuple:
-    """What the tables are read from: the budget study, the rows at the tables' budget, the default c, the c grid's
-    choice, the grid points still missing and the table rows with the chosen ``sgcl`` named ``sgcl``."""
+    """What the tables are read from: the budget study, the :class:`~gcc_sgcl.experiments.tables.TableSpec` (its
+    ``sgcl`` at the c grid's choice once the grid is complete), the rows at its budget (``sgcl`` the plain preset), the c
+    grid's choice, the grid points still missing and the table's view of the rows."""
     study = budget_study(stored)
-    table = an.at_budget(stored, study[3])
-    default_c, choice = sgcl_choice(table)
-    missing = an.missing_c(an.Rows(table), c_grid, default_c) if c_grid and choice else []
-    rows = an.Rows(an.relabel_c(table, default_c, choice.best_c) if choice and not missing else table)
-    return study, table, default_c, choice, missing, rows
+    spec = table_spec(stored, study[3], default_filter_c(stored, study[3]))
+    table = spec.select(stored) if spec else list(stored)
+    choice = an.choose_c(an.Rows(table), spec.default_c) if spec else None
+    missing = an.missing_c(an.Rows(table), c_grid, spec.default_c) if c_grid and choice else []
+    if spec:
+        spec = spec.at_sgcl_c(choice.best_c if choice and not missing else spec.default_c)
+    rows = an.Rows(spec.select(stored) if spec else stored)
+    return study, spec, table, choice, missing, rows
 
 
 HEADLINE_START, HEADLINE_END = "<!-- headline: generated by scripts/reproduce.sh report -->", "<!-- headline end -->"
@@ -375,21 +395,15 @@ def update_readme(readme: str | Path, block: str) -> None:
         tmp.write_text(text[:start] + block + text[end + len(HEADLINE_END):])
 
 
-def budget_study(rows: Sequence[ResultRow]) -> tuple[tuple | None, list[Curve], BudgetChoice | None,
-                                                     an.Budget | None]:
+def budget_study(rows: Sequence[ResultRow]) -> tuple[tuple | None, list[Curve], BudgetChoice | None, Budget | None]:
     """The learning curves' family and curves, the budget rule's verdict, and the tables' budget: the curve's
-    last step count (the sweep trains the table encoders there), else the budget of most rows."""
+    last step count (the sweep trains the table encoders there), else the one budget of the trained rows."""
     family = curve_family(rows)
     curves = learning_curves(rows, family=family)
     choice = choose_budget(curves)
     if choice is None or family is None:
-        return family, curves, choice, an.table_budget(rows)
+        return family, curves, choice, table_budget(rows)
     return family, curves, choice, (choice.last, *family)
-
-
-def table_rows(stored: Sequence[ResultRow]) -> list[ResultRow]:
-    """The rows of the tables: those at :func:`budget_study`'s budget."""
-    return an.at_budget(stored, budget_study(stored)[3])
 
 
 def chosen_sgcl(rows_path: str | Path, grid: Sequence[float] | None = None) -> str:
@@ -397,26 +411,22 @@ def chosen_sgcl(rows_path: str | Path, grid: Sequence[float] | None = None) -> s
     ``sgcl[c=…]`` (:func:`gcc_sgcl.experiments.analysis.choose_c`); what the sweep pre-trains for every seed.
     With ``grid`` (the c values besides the default), raises ``ValueError`` naming what is missing unless every
     grid point has its seed-0 row on every classification column ``gcc`` has at the table budget."""
-    table = table_rows(RowStore(rows_path).load())
-    default_c, choice = sgcl_choice(table)
+    _, spec, table, choice, _, _ = tables_of(RowStore(rows_path).load())
+    if spec is None:
+        return an.SGCL
     if grid is not None:
-        missing = an.missing_grid_points(an.Rows(table), grid, default_c)
+        missing = an.missing_grid_points(an.Rows(table), grid, spec.default_c)
         if missing:
             raise ValueError(f"{rows_path}: the c grid is incomplete at the table budget (run stage cgrid): "
                              f"{len(missing)} rows missing, e.g. {'; '.join(missing[:4])}")
-    return an.SGCL if choice is None or choice.best_c == default_c else an.c_variant(choice.best_c)
+    return str(spec.sgcl)
 
 
-def sgcl_choice(table: list[ResultRow]) -> tuple[float, an.CChoice | None]:
-    """The default filter threshold of the table's plain ``sgcl`` rows and the c grid's choice among them."""
-    default_c = default_filter_c(table)
-    return default_c, an.choose_c(an.Rows(table), default_c)
-
-
-def default_filter_c(rows: Sequence[ResultRow]) -> float:
-    """The filter threshold of the plain ``sgcl`` rows (from their stored configuration; the current default
-    without one); rows that disagree are an error."""
-    found = {float(c) for r in rows if r.method == an.SGCL and (c := r.config.get("augment", {}).get("c")) is not None}
+def default_filter_c(rows: Sequence[ResultRow], budget: Budget | None = None) -> float:
+    """The filter threshold of the plain ``sgcl`` rows (at ``budget``'s steps and corpus when given; from their
+    stored configuration; the current default without one); rows that disagree are an error."""
+    found = {float(c) for r in rows if r.method == an.SGCL and (budget is None or (r.steps, r.corpus) == (
+        budget[0], budget[2])) and (c := r.config.get("augment", {}).get("c")) is not None}
     if len(found) > 1:
         raise ValueError(f"the plain sgcl rows were trained with different c: {sorted(found)}")
     return found.pop() if found else AugmentConfig().c
