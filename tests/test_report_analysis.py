@@ -167,8 +167,8 @@ def test_heatmap_cells_gain_over_gcc_on_their_own_seeds_and_carry_the_paired_mar
     for seed in (0, 8):  # two seeds, one shared with gcc: counted and tested as one seed
         rows.append(row("sgcl-reorder", "x", 0.7, seed=seed, scores=repeats(0.7, n=10)))
     heat = an.heatmap_gains(an.Rows(rows), "x", "e2e")
-    crop, mask, align = an.STAGES.index("crop"), an.STAGES.index("mask"), an.STAGES.index("align")
-    reorder = an.STAGES.index("reorder")
+    crop, mask, align = an.SINGLE_STAGES.index("crop"), an.SINGLE_STAGES.index("mask"), an.SINGLE_STAGES.index("align")
+    reorder = an.SINGLE_STAGES.index("reorder")
     assert (heat.seeds[reorder, reorder], heat.marks[reorder, reorder]) == (1, "")
     gcc = {r.seed: r.mean for r in rows if r.method == "gcc"}
     pair_mean = np.mean([r.mean for r in rows if r.method == "sgcl-crop+mask"])
@@ -427,7 +427,7 @@ def test_the_heatmaps_filter_cells_are_the_rows_at_the_chosen_c():
     rows = [row("gcc", "x", 0.6), row("sgcl-similar", "x", 0.3), row("sgcl-similar[c=0.4]", "x", 0.9),
             row("sgcl-crop+diverse[c=0.4]", "x", 0.66), row("sgcl-crop", "x", 0.54)]
     heat = an.heatmap_gains(table_of(rows, sgcl_c=0.4), "x", "e2e")
-    crop, similar, diverse = (an.STAGES.index(s) for s in ("crop", "similar", "diverse"))
+    crop, similar, diverse = (an.SINGLE_STAGES.index(s) for s in ("crop", "similar", "diverse"))
     assert heat.gain[similar, similar] == pytest.approx(50.0)  # (0.9 - 0.6) / 0.6, the c = 0.4 row
     assert heat.gain[crop, diverse] == heat.gain[diverse, crop] == pytest.approx(10.0)
     assert heat.gain[crop, crop] == pytest.approx(-10.0)
@@ -736,3 +736,20 @@ def test_rescored_rows_are_paired_with_the_stored_evaluation_they_repeat():
     pairs = an.rescored(again, stored)
     assert pairs == [(stored[0], again[0])]
     assert "up to 1.00 pp (US-Airport micro_f1: 60.00 stored, 61.00 now)" in rd.rescored_lines(pairs)
+
+
+def test_leave_one_out_pairs_each_variant_with_sgcl_and_gcc_by_seed(tmp_path):
+    rows = [row(m, "x", v + 0.01 * s, seed=s, steps=3000) for m, v in
+            (("gcc", 0.60), ("sgcl[c=0.4]", 0.64), ("sgcl-no-align[c=0.4]", 0.67), ("sgcl-no-filter", 0.62))
+            for s in (0, 1, 2)]
+    rows.append(row("sgcl-no-align[c=0.4]", "x", 0.1, seed=5, steps=3000))  # no sgcl or gcc seed 5: unpaired
+    spec = table_spec(rows, (3000, 128, CORPUS), 0.3).at_sgcl_c(0.4)
+    items = {i.stage: i for i in an.leave_one_out(an.Rows(spec.select(rows)), ("filter", "crop", "align"))}
+    assert set(items) == {"filter", "align"}  # no sgcl-no-crop rows
+    align = items["align"]
+    assert align.adds.seeds == (0, 1, 2) and align.adds.summary.mean == pytest.approx(-0.03)  # align costs 3 pp
+    assert align.against_gcc.summary.mean == pytest.approx(0.07)
+    assert items["filter"].adds.summary.mean == pytest.approx(0.02)
+    text = rd.leave_one_out_section(list(items.values()), tmp_path / "loo.csv")
+    assert "| align | x | -3.00 [-3.00, -3.00] (3) | +7.00 [+7.00, +7.00] (3) |" in text
+    assert (tmp_path / "loo.csv").read_text().splitlines()[0].startswith("stage,dataset,metric,mode,adds_seeds")

@@ -33,7 +33,9 @@ SIMILARITY = ("similarity_search",)
 SWAPPED = ("sgcl[crop=random]", "sgcl[permute=random]")
 ABLATION_METHODS = ("sgcl", *SWAPPED)
 CONTROLS = ("random-crop", "random-permute")
-STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
+# The single-stage presets ``sgcl-<stage>`` (the heat-map's axes, in the pipeline's order); the stages a config
+# switches are :data:`gcc_sgcl.config.STAGES` (similar and diverse are two modes of its filter).
+SINGLE_STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
 # Display names of the downstream datasets, in the papers' column order (tables follow it; others go last).
 DATASET_LABELS = {
     "usa_airport": "US-Airport", "h-index": "H-index", "imdb-binary": "IMDB-B", "imdb-multi": "IMDB-M",
@@ -481,14 +483,15 @@ class SeedDifferences:
         return seed_ttest(self.differences)
 
 
-def seed_differences(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[str]) -> list[SeedDifferences]:
-    """:class:`SeedDifferences` of ``method`` for every column of ``tasks`` and mode where it shares a seed with
-    ``gcc``."""
+def seed_differences(rows: Rows, method: str, modes: Sequence[str], tasks: Sequence[str],
+                     against: str = BASELINE) -> list[SeedDifferences]:
+    """:class:`SeedDifferences` of ``method`` − ``against`` (``gcc``) for every column of ``tasks`` and mode where
+    they share a seed."""
     out = []
     for d, task, metric in rows.columns(tasks):
         for mode in modes:
             diffs = seed_differences_of(rows.seeds(method, mode, d, task, metric),
-                                        rows.seeds(BASELINE, mode, d, task, metric))
+                                        rows.seeds(against, mode, d, task, metric))
             if diffs:
                 out.append(SeedDifferences(Column(d, task, metric, mode), tuple(diffs), tuple(diffs.values()),
                                            summarize(list(diffs.values()), interval="t")))
@@ -526,7 +529,7 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
         base = rows.seeds(BASELINE, mode, d, task, metric)
         by_seed = dict(zip(sgcl.seeds, sgcl.differences))
         stages, sgcl_on = {}, {}
-        for stage in STAGES + CONTROLS:
+        for stage in SINGLE_STAGES + CONTROLS:
             diffs = seed_differences_of(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
             if diffs:
                 common = tuple(diffs)
@@ -558,11 +561,11 @@ def heatmap_gains(rows: Rows, dataset: str, mode: str) -> HeatMap | None:
     base = rows.seeds(BASELINE, mode, dataset, task, metric)
     if not base:
         return None
-    gain = np.full((len(STAGES), len(STAGES)), np.nan)
+    gain = np.full((len(SINGLE_STAGES), len(SINGLE_STAGES)), np.nan)
     seeds = np.zeros_like(gain, dtype=int)
     marks = np.full(gain.shape, "", dtype=object)
-    for i, a in enumerate(STAGES):
-        for j, b in enumerate(STAGES):
+    for i, a in enumerate(SINGLE_STAGES):
+        for j, b in enumerate(SINGLE_STAGES):
             names = [f"sgcl-{a}"] if i == j else [f"sgcl-{a}+{b}", f"sgcl-{b}+{a}"]
             name = next((n for n in names if rows.seeds(n, mode, dataset, task, metric)), None)
             if name is not None:
@@ -730,7 +733,8 @@ def views_study(rows: Sequence[ResultRow], method: str = SGCL) -> list[ViewsPoin
     (the chosen ``sgcl`` when its name carries a c), the means and the seed-paired difference."""
     by: dict[tuple, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        name = BASELINE if r.method == BASELINE else (method if r.method.split("[")[0] == method else None)
+        spec = MethodSpec.parse(r.method)
+        name = BASELINE if r.method == BASELINE else (method if spec.preset == method and not spec.joined else None)
         if name is None or r.mode != "e2e" or r.copies is None or r.task not in CLASSIFICATION + SIMILARITY:
             continue
         by[r.dataset, r.metric, r.copies][name][r.seed] = r.mean
@@ -741,6 +745,36 @@ def views_study(rows: Sequence[ResultRow], method: str = SGCL) -> list[ViewsPoin
                                                           scores.items()}, {m: len(s) for m, s in scores.items()},
                                  summarize(list(diffs.values()), interval="t") if diffs else None))
     return _paper_order(points, lambda p: p.dataset)
+
+
+LEFT_OUT = "sgcl-no-"  # the leave-one-out presets: sgcl-no-<stage>, <stage> of gcc_sgcl.config.STAGES
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """SGCL without one stage (``sgcl-no-<stage>``) on one column: what the stage adds (``sgcl`` − the variant)
+    and where the variant stands against GCC (the variant − ``gcc``), each over the seeds the pair shares."""
+
+    stage: str
+    adds: SeedDifferences | None
+    against_gcc: SeedDifferences | None
+
+
+def leave_one_out(rows: Rows, stages: Sequence[str], modes: Sequence[str] = ("e2e",),
+                  tasks: Sequence[str] = CLASSIFICATION + SIMILARITY) -> list[LeftOut]:
+    """:class:`LeftOut` of every stage in ``stages`` whose ``sgcl-no-<stage>`` row the table has, per column of
+    ``tasks`` where it shares a seed with ``sgcl`` or ``gcc`` (the table's ``sgcl``: the c grid's choice; the
+    variants run at that c)."""
+    out = []
+    trained = set(rows.methods(classical=False))
+    for stage in stages:
+        name = LEFT_OUT + stage
+        if name not in trained:
+            continue
+        adds = {d.column: d for d in seed_differences(rows, SGCL, modes, tasks, against=name)}
+        behind = {d.column: d for d in seed_differences(rows, name, modes, tasks)}
+        out += [LeftOut(stage, adds.get(c), behind.get(c)) for c in dict.fromkeys([*adds, *behind])]
+    return out
 
 
 def rescored(views: Sequence[ResultRow], stored: Sequence[ResultRow]) -> list[tuple[ResultRow, ResultRow]]:

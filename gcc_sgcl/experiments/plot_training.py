@@ -16,6 +16,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from gcc_sgcl.cli import user_errors  # noqa: E402
 from gcc_sgcl.config import PlotConfig, add_arguments, from_args  # noqa: E402
+from gcc_sgcl.experiments.render import save_figure  # noqa: E402
 
 PANELS = (("train/loss", "InfoNCE loss"), ("train/prob", "positive-pair probability"),
           ("train/lr", "learning rate"), ("train/nodes_q", "mean nodes per query view"))
@@ -47,8 +48,7 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path) -> Path:
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    save_figure(fig, out, dpi=110)
     return out
 
 

@@ -16,9 +16,10 @@ from gcc_sgcl.experiments.analysis import (
     LOOSE_ALPHA,
     PAPER_ALPHA,
     SIMILARITY,
-    STAGES,
+    SINGLE_STAGES,
     Cell,
     Column,
+    LeftOut,
     Evidence,
     FloorVerdict,
     GridRow,
@@ -48,6 +49,7 @@ from gcc_sgcl.experiments.budget import (
 )
 from gcc_sgcl.experiments.rows import ResultRow
 from gcc_sgcl.experiments.stats import Summary, fdr_adjusted, marker
+from gcc_sgcl.fileio import atomic_target
 
 
 def label(dataset: str) -> str:
@@ -72,12 +74,20 @@ def markdown_table(header: Sequence[str], body: Sequence[Sequence[Any]]) -> str:
 
 
 def write_csv(path: Path, header: Sequence[str], body: Sequence[Sequence[Any]]) -> None:
-    """Write one table as CSV."""
+    """Write one table as CSV (through a temporary file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
+    with atomic_target(path) as tmp, tmp.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(header)
         writer.writerows(body)
+
+
+def save_figure(fig: Any, png: Path, dpi: int = 120) -> None:
+    """Write ``fig`` to ``png`` (through a temporary file) and close it."""
+    png.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_target(png) as tmp:
+        fig.savefig(tmp, dpi=dpi, format="png")
+    _pyplot().close(fig)
 
 
 def format_cell(c: Cell | None) -> str:
@@ -317,6 +327,57 @@ def seed_differences_section(items: list[SeedDifferences], method: str, png: Pat
                            "t-test p (seeds)"], body)
 
 
+def _interval_cell(d: SeedDifferences | None) -> str:
+    """``+0.52 [−0.31, +1.35] (3)`` in pp: the mean over paired seeds, its 90 % t-interval and the seed count."""
+    if d is None:
+        return "–"
+    interval = f" [{100 * d.summary.ci_low:+.2f}, {100 * d.summary.ci_high:+.2f}]" if len(d.seeds) > 1 else ""
+    return f"{100 * d.summary.mean:+.2f}{interval} ({len(d.seeds)})"
+
+
+def leave_one_out_section(items: list[LeftOut], csv_path: Path) -> str:
+    """The leave-one-out ablation: per left-out stage and column, what the stage adds (``sgcl`` − ``sgcl-no-<stage>``)
+    and the variant against GCC, mean over paired seeds with its 90 % t-interval, in pp; CSV one line per item.
+
+    >>> from gcc_sgcl.experiments.analysis import Column, LeftOut, SeedDifferences
+    >>> from gcc_sgcl.experiments.stats import summarize
+    >>> d = SeedDifferences(Column("rdt-b", "t", "accuracy", "e2e"), (0, 1), (0.01, 0.03), summarize((0.01, 0.03),
+    ...                     interval="t"))
+    >>> import tempfile
+    >>> print(leave_one_out_section([LeftOut("align", d, None)], Path(tempfile.mkdtemp()) / "loo.csv"))
+    | left out | column | what the stage adds: sgcl − sgcl-no-<stage> (pp, seeds) | sgcl-no-<stage> − gcc (pp, seeds) |
+    |---|---|---|---|
+    | align | RDT-B | +2.00 [-4.31, +8.31] (2) | – |
+    """
+    def mean(d: SeedDifferences | None) -> str:
+        return "" if d is None else f"{d.summary.mean:.5f}"
+
+    def bounds(d: SeedDifferences | None) -> list[str]:
+        return ["", ""] if d is None or len(d.seeds) < 2 else [f"{d.summary.ci_low:.5f}", f"{d.summary.ci_high:.5f}"]
+
+    write_csv(csv_path, ["stage", "dataset", "metric", "mode", "adds_seeds", "adds", "adds_low", "adds_high",
+                         "vs_gcc_seeds", "vs_gcc", "vs_gcc_low", "vs_gcc_high"],
+              [[i.stage, *_item_column(i), len(i.adds.seeds) if i.adds else 0, mean(i.adds), *bounds(i.adds),
+                len(i.against_gcc.seeds) if i.against_gcc else 0, mean(i.against_gcc), *bounds(i.against_gcc)]
+               for i in items])
+    if not items:
+        return "_no leave-one-out rows yet (`bash scripts/reproduce.sh loo`)_"
+    modes = {_item_column_of(i).mode for i in items}
+    body = [[i.stage, _column_name(_item_column_of(i), modes), _interval_cell(i.adds), _interval_cell(i.against_gcc)]
+            for i in items]
+    return markdown_table(["left out", "column", "what the stage adds: sgcl − sgcl-no-<stage> (pp, seeds)",
+                           "sgcl-no-<stage> − gcc (pp, seeds)"], body)
+
+
+def _item_column_of(item: LeftOut) -> Column:
+    return (item.adds or item.against_gcc).column
+
+
+def _item_column(item: LeftOut) -> list[str]:
+    c = _item_column_of(item)
+    return [c.dataset, c.metric, c.mode]
+
+
 def plot_seed_differences(items: list[SeedDifferences], names: list[str], title: str, png: Path) -> None:
     """One column per item: its seeds' differences as dots, their mean with its t-interval as a bar."""
     plt = _pyplot()
@@ -334,19 +395,18 @@ def plot_seed_differences(items: list[SeedDifferences], names: list[str], title:
     ax.set_ylabel(f"{title} (pp)")
     ax.set_title(f"{title}: seeds (dots), mean and 90 % t-interval (bar)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
+    save_figure(fig, png, dpi=120)
 
 
 def heatmap_section(heat: HeatMap, title: str, png: Path, csv_path: Path) -> str:
     """The pairwise heat-map as PNG, CSV (gains) and a Markdown table with seed counts and markers."""
     gain, seeds, marks = heat.gain, heat.seeds, heat.marks
-    write_csv(csv_path, ["augmentation"] + list(STAGES),
-              [[a] + ["" if np.isnan(v) else f"{v:.3f}" for v in gain[i]] for i, a in enumerate(STAGES)])
+    write_csv(csv_path, ["augmentation"] + list(SINGLE_STAGES),
+              [[a] + ["" if np.isnan(v) else f"{v:.3f}" for v in gain[i]] for i, a in enumerate(SINGLE_STAGES)])
     plot_heatmap(gain, marks, title, png)
     body = [[a] + ["–" if np.isnan(v) else f"{v:+.2f}{marks[i, j]} ({seeds[i, j]})" for j, v in enumerate(gain[i])]
-            for i, a in enumerate(STAGES)]
-    return markdown_table(["% gain (seeds)"] + list(STAGES), body)
+            for i, a in enumerate(SINGLE_STAGES)]
+    return markdown_table(["% gain (seeds)"] + list(SINGLE_STAGES), body)
 
 
 def _pyplot():
@@ -365,17 +425,16 @@ def plot_heatmap(gain: np.ndarray, marks: np.ndarray, title: str, png: Path) -> 
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
     bound = max(float(np.nanmax(np.abs(gain))) if np.isfinite(gain).any() else 1.0, 1e-9)
     image = ax.imshow(np.ma.masked_invalid(gain), cmap="RdYlGn", vmin=-bound, vmax=bound)
-    ax.set_xticks(range(len(STAGES)), STAGES, rotation=30)
-    ax.set_yticks(range(len(STAGES)), STAGES)
-    for i in range(len(STAGES)):
-        for j in range(len(STAGES)):
+    ax.set_xticks(range(len(SINGLE_STAGES)), SINGLE_STAGES, rotation=30)
+    ax.set_yticks(range(len(SINGLE_STAGES)), SINGLE_STAGES)
+    for i in range(len(SINGLE_STAGES)):
+        for j in range(len(SINGLE_STAGES)):
             if np.isfinite(gain[i, j]):
                 ax.text(j, i, f"{gain[i, j]:+.1f}{marks[i, j]}", ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, label="% gain over GCC")
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
+    save_figure(fig, png, dpi=120)
 
 
 def quintiles_section(items: list[Quintiles], method: str, csv_path: Path) -> str:
@@ -463,8 +522,7 @@ def _save_panels(plt: Any, fig: Any, axes: Any, png: Path) -> None:
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png, dpi=110)
 
 
 def plot_curves(curves: list[Curve], png: Path) -> None:
