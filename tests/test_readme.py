@@ -27,6 +27,13 @@ def test_the_headline_block_is_what_the_stored_rows_give():
     assert block == headline(ROOT / "docs" / "results" / "rows.jsonl.gz", [float(c) for c in grid[1].split()])
 
 
+def test_the_stability_sentence_is_what_the_measurements_give():
+    from gcc_sgcl.experiments.report import STABILITY_END, STABILITY_START, stability_block
+
+    block = README[README.index(STABILITY_START):README.index(STABILITY_END) + len(STABILITY_END)]
+    assert block == stability_block(ROOT / "docs" / "results")
+
+
 def test_the_python_block_runs_as_written(monkeypatch, capsys):
     (code,) = _blocks("python")
     monkeypatch.chdir(ROOT)
