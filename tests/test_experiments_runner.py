@@ -1,4 +1,4 @@
-"""The experiment runner: a tiny real sweep on the synthetic data, skip/resume, the view cache and the report."""
+"""The experiment sweeps: a tiny real sweep on the synthetic data, skip/resume, the view cache and the report."""
 import dataclasses
 import json
 import os
@@ -18,10 +18,12 @@ from gcc_sgcl.engine.generate import cached_views, dataset_views
 from gcc_sgcl.experiments.__main__ import main as experiments_main
 from gcc_sgcl.experiments.report import build_report
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.classical import embed_dataset
-from gcc_sgcl.experiments.runner import (
-    Sweep, joined, joined_name, lambda2, quintile_scores, run_sweep, same_training,
-)
+from gcc_sgcl.classical import embed_dataset, joined
+from gcc_sgcl.experiments.encoders import same_training
+from gcc_sgcl.experiments.frozen_sweep import run_sweep
+from gcc_sgcl.experiments.scoring import quintile_scores
+from gcc_sgcl.experiments.sweep import Sweep, joined_name
+from gcc_sgcl.sampling.connectivity import lambda2
 from gcc_sgcl.sampling.views import whole_graph_views
 
 DATASETS = ["synthetic-roles", "synthetic-graphs", "synthetic-similarity"]
@@ -321,7 +323,7 @@ def test_baseline_presets_run_through_the_runner_into_one_table(tmp_path, monkey
 
 
 def test_a_finished_run_with_another_model_structure_is_not_reused(tmp_path, monkeypatch):
-    from gcc_sgcl.experiments.runner import ensure_pretrained
+    from gcc_sgcl.experiments.encoders import ensure_pretrained
 
     monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
     sweep = Sweep(methods=["gcc"], seeds=[0], datasets=[], steps=1, batch_size=4, num_workers=0,
@@ -336,7 +338,7 @@ def test_a_finished_run_with_another_model_structure_is_not_reused(tmp_path, mon
 def test_the_commit_is_dirty_for_changed_code_not_for_the_sweeps_own_outputs(tmp_path):
     import subprocess
 
-    from gcc_sgcl.experiments.runner import git_commit
+    from gcc_sgcl.experiments.provenance import git_commit
 
     def git(*args):
         return subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
@@ -384,7 +386,7 @@ def test_a_resumed_encoder_reports_the_pre_training_time_of_all_its_segments(tmp
     import time
 
     from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
-    from gcc_sgcl.experiments.runner import ensure_pretrained
+    from gcc_sgcl.experiments.encoders import ensure_pretrained
 
     monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
     sweep = Sweep(methods=["gcc"], seeds=[0], datasets=[], steps=2, batch_size=4, num_workers=0,
@@ -403,7 +405,7 @@ def test_a_resumed_encoder_reports_the_pre_training_time_of_all_its_segments(tmp
 def test_fine_tuned_rows_are_stored_per_recipe_and_skipped_once_stored(sweep_dir, tmp_path):
     """Rows fine-tuned with other epochs are another recipe: stored beside, never taken for, each other."""
     from gcc_sgcl.config import FinetuneConfig
-    from gcc_sgcl.experiments.runner import run_finetune
+    from gcc_sgcl.experiments.finetune_sweep import run_finetune
 
     _, sweep, _ = sweep_dir
     mine = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [0], "datasets": ["synthetic-graphs"],
@@ -599,7 +601,7 @@ def test_a_stashed_sweep_continues_on_a_machine_without_its_run_folders(sweep_di
     import gcc_sgcl.engine.pretrain as pretrain_module
     from gcc_sgcl.engine.checkpoint import load_checkpoint
     from gcc_sgcl.experiments.plan import plan_sweep
-    from gcc_sgcl.experiments.runner import ensure_pretrained
+    from gcc_sgcl.experiments.encoders import ensure_pretrained
 
     root, sweep, added = sweep_dir
     monkeypatch.setenv("GCC_SGCL_CACHE", str(root / "cache"))
@@ -661,7 +663,7 @@ def test_a_carried_state_replaces_a_run_folders_only_when_it_is_further_along(sw
     agrees with the runner; a --reuse folder missing when a sweep starts is an error naming it."""
     from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
     from gcc_sgcl.experiments.plan import encoder_state
-    from gcc_sgcl.experiments.runner import reuse_exported, run_folder
+    from gcc_sgcl.experiments.encoders import reuse_exported, run_folder
 
     root, sweep, _ = sweep_dir
     cfg = sweep.encoder_config("gcc", "e2e", 0)

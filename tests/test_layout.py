@@ -1,8 +1,8 @@
-"""The package's imports point down the data flow of the style guide (``LAYERS``: config, then the file and CLI
-helpers, data, sampling, augment, presets, models, contrastive, classical, engine, then tasks, api, experiments,
-bench). ``classical`` (training-free embeddings and the structural join) reads only data, and sits below ``engine``
-so that ``generate --with-structural`` joins with its ``joined``. Read from the source with ``ast``, lazy imports
-inside functions included."""
+"""The package's imports point down the data flow of the style guide (``LAYERS``: config and the registry type,
+then the file and CLI helpers, data, sampling, augment, presets, models, contrastive, classical, engine, then tasks,
+api, experiments, bench). ``classical`` (training-free embeddings and the structural join) reads only data, and
+sits below ``engine`` so that ``generate --with-structural`` joins with its ``joined``. Read from the source with
+``ast``, lazy imports inside functions included."""
 from __future__ import annotations
 
 import ast
@@ -14,7 +14,7 @@ ROOT = Path(gcc_sgcl.__file__).parent
 # Top-level modules and packages, lowest first; a unit may import only units of an earlier layer.
 LAYERS = [
     {"method"},
-    {"config", "_dgl_compat"},
+    {"config", "_dgl_compat", "registry"},
     {"fileio", "cli"},
     {"data"},
     {"sampling"},

@@ -2,7 +2,7 @@
 baselines' view generation re-implemented on GCC views (GraphCL, GRACE, MVGRL, GCA).
 
 Layout: :mod:`.functional` (pure batched operations), :mod:`.base` (``Transform`` with ``make_params``/``apply``,
-``Compose``/``RandomApply``/``RandomChoice``, pair steps ``Both``/``Split``, registry), one module per family,
+``Compose``/``RandomApply``/``RandomChoice``, pair steps ``Both``/``Split``), one module per family,
 :mod:`.pipeline` (the pair pipeline of GCC, SGCL or a baseline, from an :class:`~gcc_sgcl.config.AugmentConfig`).
 Transforms act on a :class:`~gcc_sgcl.sampling.batch.ViewBatch` (or a ``DGLGraph`` view); views are described in
 :mod:`gcc_sgcl.sampling.view`.
@@ -15,7 +15,6 @@ from gcc_sgcl.augment.base import (
     PairTransform,
     RandomApply,
     RandomChoice,
-    Registry,
     Split,
     Transform,
 )
@@ -44,7 +43,7 @@ __all__ = [
     "AdaptiveEdgeDrop", "AdaptiveFeatureMask", "Align", "AttributeMask", "BASELINES", "Both", "CROPS",
     "CROP_BASES", "Compose", "Diffusion", "EdgeDrop", "EdgePerturb", "FeatureMask", "GLOBAL_EMBEDDINGS",
     "Identity", "Mask", "NodeDrop", "PERMUTE_KINDS", "PairPipeline", "PairTransform", "RandomApply",
-    "RandomChoice", "RandomCrop", "RandomPermute", "Registry", "Reorder", "SPARSIFIERS", "SpectralCrop",
+    "RandomChoice", "RandomCrop", "RandomPermute", "Reorder", "SPARSIFIERS", "SpectralCrop",
     "Split", "Subgraph", "Threshold", "TopK", "Transform", "ViewFilter", "build_pair_pipeline",
     "cached_global_embedding", "gca_view", "global_embedding", "grace_view", "graph_fingerprint",
     "graphcl_view", "paper_crop",

@@ -1,4 +1,4 @@
-"""Transform protocols, torchvision-style combinators and the name -> class registry.
+"""Transform protocols and torchvision-style combinators.
 
 A :class:`Transform` acts on a whole :class:`~gcc_sgcl.sampling.batch.ViewBatch`: ``make_params(views, rng)``
 draws every random parameter (per view, from the batch's :class:`~gcc_sgcl.sampling.keys.KeyedRandom`), then
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import dgl
 import numpy as np
@@ -21,8 +21,6 @@ import numpy as np
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, GLOBAL, NID, PE, SEED
-
-T = TypeVar("T")
 
 
 def check_probability(name: str, p: float) -> float:
@@ -206,43 +204,3 @@ class Split:
     def __repr__(self) -> str:
         return block_repr("Split", [self.query, self.key], ["query", "key"])
 
-
-class Registry(Generic[T]):
-    """Name -> class (or factory) table, so pipelines are built from config strings without ``if/elif``.
-
-    >>> kinds = Registry[type]("kind")
-    >>> _ = kinds.register("identity")(Identity)
-    >>> kinds["identity"]()
-    Identity()
-    >>> kinds["nope"]
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown kind 'nope'; choose from ['identity']
-    """
-
-    def __init__(self, what: str):
-        self.what = what
-        self._entries: dict[str, T] = {}
-
-    def register(self, name: str) -> Callable[[T], T]:
-        def add(entry: T) -> T:
-            if name in self._entries:
-                raise ValueError(f"{self.what} {name!r} is already registered")
-            self._entries[name] = entry
-            return entry
-
-        return add
-
-    def __getitem__(self, name: str) -> T:
-        if name not in self._entries:
-            raise ValueError(f"unknown {self.what} {name!r}; choose from {sorted(self._entries)}")
-        return self._entries[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._entries
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._entries))
-
-    def __repr__(self) -> str:
-        return f"Registry({self.what!r}, {sorted(self._entries)})"

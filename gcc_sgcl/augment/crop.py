@@ -17,8 +17,9 @@ from typing import NamedTuple
 import numpy as np
 
 from gcc_sgcl.augment import functional as F
-from gcc_sgcl.augment.base import Identity, RandomChoice, Registry, Transform
+from gcc_sgcl.augment.base import Identity, RandomChoice, Transform
 from gcc_sgcl.config import PAPER_CROP_TABLE, Box
+from gcc_sgcl.registry import Registry
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.keys import KeyedRandom
 

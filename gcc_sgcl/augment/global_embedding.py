@@ -21,8 +21,8 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
 from gcc_sgcl.augment import functional as F
-from gcc_sgcl.augment.base import Registry
 from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.registry import Registry
 
 # Below this many nodes a dense eigh is both faster and more robust than ARPACK.
 _DENSE_MAX_NODES = 1024

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from gcc_sgcl.augment.align import Align
-from gcc_sgcl.augment.base import Both, Identity, PairTransform, RandomChoice, Registry, Split, Transform, block_repr
+from gcc_sgcl.augment.base import Both, Identity, PairTransform, RandomChoice, Split, Transform, block_repr
 from gcc_sgcl.augment.crop import paper_crop
 from gcc_sgcl.augment.filter import FilterOutcome, ViewFilter
 from gcc_sgcl.augment.gca import gca_view
@@ -25,6 +25,7 @@ from gcc_sgcl.augment.graphcl import graphcl_view
 from gcc_sgcl.augment.mvgrl import Diffusion, Sparsifier, Threshold, TopK
 from gcc_sgcl.augment.spectral_order import Mask, RandomPermute, Reorder
 from gcc_sgcl.config import AugmentConfig
+from gcc_sgcl.registry import Registry
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import ViewSampler
 from gcc_sgcl.sampling.keys import KeyedRandom

@@ -27,6 +27,7 @@ import numpy as np
 
 from gcc_sgcl.classical import graphwave, prone, spectral, structural
 from gcc_sgcl.data import KINDS, dataset_kind, load_any
+from gcc_sgcl.registry import Registry
 
 # (graphs, hidden, rng) -> rows: one per node of each graph in order, or one per graph
 Embedder = Callable[[Sequence[dgl.DGLGraph], int, np.random.Generator], np.ndarray]
@@ -42,19 +43,12 @@ class Method:
     sized: bool = False
 
 
-METHODS: dict[str, Method] = {
+METHODS: Registry[Method] = Registry("training-free method", {
     "structural": Method(structural.embed_nodes, structural.embed_graphs),
     "spectral": Method(spectral.embed_nodes, spectral.embed_graphs),
     "prone": Method(prone.embed_nodes, sized=True),
     "graphwave": Method(graphwave.embed_nodes, sized=True),
-}
-
-
-def method_of(name: str) -> Method:
-    """The :class:`Method` called ``name``; ``ValueError`` listing the valid names otherwise."""
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; valid methods: {', '.join(METHODS)}")
-    return METHODS[name]
+})
 
 
 def method_folder(method: str, hidden: int) -> str:
@@ -64,7 +58,7 @@ def method_folder(method: str, hidden: int) -> str:
     >>> method_folder("prone", 32), method_folder("structural", 32)
     ('prone-32', 'structural')
     """
-    return f"{method}-{hidden}" if method_of(method).sized else method
+    return f"{method}-{hidden}" if METHODS[method].sized else method
 
 
 def embed_dataset(
@@ -73,7 +67,7 @@ def embed_dataset(
     """The float32 ``method`` embedding of ``dataset``, rows laid out as :mod:`gcc_sgcl.engine.generate` writes
     them; ``hidden`` sets the size of ``prone`` and ``graphwave`` (the floors have fixed sizes) and ``seed``
     the ``numpy.random.default_rng`` every random choice is drawn from."""
-    embedder = method_of(method)
+    embedder = METHODS[method]
     kind = KINDS[dataset_kind(dataset)]
     if not kind.embedded:
         raise ValueError(f"dataset {dataset!r} is a {kind.name} dataset; classical embeddings cover node, graph "

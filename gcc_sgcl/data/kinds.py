@@ -21,6 +21,7 @@ import numpy as np
 
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
 from gcc_sgcl.data.graphs import num_undirected_edges
+from gcc_sgcl.registry import Registry
 
 Arrays = dict[str, np.ndarray]
 
@@ -63,7 +64,7 @@ def _classes(labels: np.ndarray) -> int:
     return int(np.unique(labels[labels >= 0]).size)  # -1 marks an unlabelled example
 
 
-KINDS: dict[str, DatasetKind] = {
+KINDS: Registry[DatasetKind] = Registry("dataset kind", {
     kind.name: kind for kind in (
         DatasetKind(
             "node", NodeLabelData, "nodes", True, lambda d: [d.graph], lambda d: {"labels": d.labels},
@@ -87,7 +88,7 @@ KINDS: dict[str, DatasetKind] = {
             lambda d: {"num_graphs": len(d), **_counts(list(d))},
         ),
     )
-}
+})
 
 
 def kind_of_data(data: Any) -> DatasetKind:

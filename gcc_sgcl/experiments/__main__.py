@@ -34,10 +34,14 @@ from gcc_sgcl.config import (
     from_args,
     given_flags,
 )
+from gcc_sgcl.experiments.encoders import export_run, stash
+from gcc_sgcl.experiments.finetune_sweep import run_finetune
+from gcc_sgcl.experiments.frozen_sweep import run_sweep
 from gcc_sgcl.experiments.plan import Deadline, format_plan, parse_deadline, plan_finetune, plan_sweep
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl
+from gcc_sgcl.experiments.runtime import run_runtime
+from gcc_sgcl.experiments.sweep import Sweep
 from gcc_sgcl.presets import derived_method
-from gcc_sgcl.experiments.runner import Sweep, export_run, run_finetune, run_runtime, run_sweep, stash
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
 

@@ -6,12 +6,14 @@ process and one thread, so a machine whose speed drifts affects all of them alik
 times the data side — RWR sampling, SGCL's filter and augmentations, eigen-features, batching — and the
 optimisation step (forward, backward, update) of that method's own trainer. Batch ``b`` of every method
 starts from the same nodes. Global embeddings E_t are computed (or loaded from the cache) before timing and
-reported separately.
+reported separately. ``python -m gcc_sgcl.experiments runtime`` stores the measurement as result rows
+(:func:`run_runtime`).
 """
 from __future__ import annotations
 
 import argparse
 import time
+from datetime import datetime
 
 import numpy as np
 
@@ -19,6 +21,8 @@ from gcc_sgcl.cli import user_errors
 from gcc_sgcl.config import InputConfig, RuntimeConfig, add_arguments, default_of, from_args
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
+from gcc_sgcl.experiments.provenance import git_commit
+from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads
 
 
@@ -60,6 +64,26 @@ def measure(
             "total_s": float(np.mean(data[m]) + np.mean(step[m])), "setup_s": setups[m][2]}
         for m in methods
     }
+
+
+def run_runtime(settings: RuntimeConfig, rows: str, data_dir: str | None = None) -> list[ResultRow]:
+    """Seconds per mini-batch of each method, measured in one run (:func:`measure`), stored as rows of task
+    ``runtime`` (replacing earlier runtime rows of the same corpus)."""
+    start = time.time()
+    r = settings
+    measured = measure(r.methods, r.corpus, r.batch_size, r.batches, data_dir, r.seed)
+    commit = git_commit()
+    now = datetime.now().isoformat(timespec="seconds")
+    name = "+".join(r.corpus)
+    new = [ResultRow(
+        method=m, mode="e2e", seed=r.seed, dataset=name, task="runtime", metric=metric, mean=value, std=0.0,
+        std_kind=f"mean over {r.batches} mini-batches", n=r.batches,
+        protocol=f"batch {r.batch_size}, methods alternate batch by batch in one process, one thread",
+        corpus=name, batch_size=r.batch_size, config=make_config(m).to_dict(), commit=commit, time=now,
+        eval_seconds=time.time() - start,
+    ) for m, result in measured.items() for metric, value in result.items()]
+    RowStore(rows).replace(lambda r: r.task == "runtime" and r.dataset == name, new)
+    return new
 
 
 def format_report(results: dict[str, dict[str, float]]) -> str:

@@ -1,12 +1,15 @@
 """GCC's graph encoder: structural node inputs → GIN → L2-normalised graph embedding."""
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import dgl
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gcc_sgcl.config import Config
+from gcc_sgcl.config import Config, ModelConfig, SamplingConfig, default_of
 from gcc_sgcl.models.flat import FlatGraph, model_path
 from gcc_sgcl.models.gin import UnsupervisedGIN
 from gcc_sgcl.sampling.view import PE, SEED
@@ -15,28 +18,26 @@ from gcc_sgcl.sampling.view import PE, SEED
 class GraphEncoder(nn.Module):
     """Node input = positional embedding ⊕ degree embedding ⊕ seed flag, encoded by a GIN.
 
-    Degrees are the in-degrees inside each (sub)graph, clipped at ``max_degree`` and embedded in
-    ``degree_embedding_size`` dimensions (``apply_node_func``: see :class:`UnsupervisedGIN`). The output is
-    L2-normalised (GCC's ``norm=True``).
+    ``settings`` are the fields of :class:`~gcc_sgcl.config.ModelConfig` (``hidden_size``, ``num_layers``,
+    ``degree_embedding_size``, ``max_degree``, ``dropout``, ``readout``, ``apply_node_func``), with its defaults;
+    an unknown one is a TypeError. Degrees are the in-degrees inside each (sub)graph, clipped at ``max_degree``
+    and embedded in ``degree_embedding_size`` dimensions (``apply_node_func``: see :class:`UnsupervisedGIN`).
+    The output is L2-normalised (GCC's ``norm=True``).
+
+    >>> GraphEncoder(positional_embedding_size=16, hidden_size=24, max_degree=100).degree_embedding
+    Embedding(101, 16)
     """
 
-    def __init__(
-        self,
-        positional_embedding_size: int = 32,
-        degree_embedding_size: int = 16,
-        max_degree: int = 512,
-        hidden_size: int = 64,
-        num_layers: int = 5,
-        dropout: float = 0.5,
-        readout: str = "sum",
-        apply_node_func: bool = True,
-    ) -> None:
+    def __init__(self, positional_embedding_size: int = default_of(SamplingConfig, "positional_embedding_size"),
+                 **settings: Any) -> None:
         super().__init__()
+        m = ModelConfig(**settings)
         self.positional_embedding_size = positional_embedding_size
-        self.max_degree = max_degree
-        self.degree_embedding = nn.Embedding(max_degree + 1, degree_embedding_size)
-        input_dim = positional_embedding_size + degree_embedding_size + 1
-        self.gnn = UnsupervisedGIN(input_dim, hidden_size, hidden_size, num_layers, dropout, readout, apply_node_func)
+        self.max_degree = m.max_degree
+        self.degree_embedding = nn.Embedding(m.max_degree + 1, m.degree_embedding_size)
+        input_dim = positional_embedding_size + m.degree_embedding_size + 1
+        self.gnn = UnsupervisedGIN(input_dim, m.hidden_size, m.hidden_size, m.num_layers, m.dropout, m.readout,
+                                   m.apply_node_func)
 
     def node_inputs(self, g: dgl.DGLGraph | FlatGraph) -> torch.Tensor:
         """The (num_nodes, input_dim) node input matrix of ``g``."""
@@ -63,14 +64,4 @@ class GraphEncoder(nn.Module):
 
 def build_encoder(cfg: Config) -> GraphEncoder:
     """The encoder described by ``cfg.model`` / ``cfg.sampling``."""
-    m = cfg.model
-    return GraphEncoder(
-        positional_embedding_size=cfg.sampling.positional_embedding_size,
-        degree_embedding_size=m.degree_embedding_size,
-        max_degree=m.max_degree,
-        hidden_size=m.hidden_size,
-        num_layers=m.num_layers,
-        dropout=m.dropout,
-        readout=m.readout,
-        apply_node_func=m.apply_node_func,
-    )
+    return GraphEncoder(cfg.sampling.positional_embedding_size, **dataclasses.asdict(cfg.model))

@@ -19,6 +19,7 @@ from sklearn.svm import SVC
 
 from gcc_sgcl.cli import user_errors
 from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
+from gcc_sgcl.registry import Registry
 from gcc_sgcl.tasks.common import (
     FitPredict,
     TaskResult,
@@ -53,7 +54,7 @@ class SVCProtocol:
     description: str
 
 
-SVC_PROTOCOLS = {
+SVC_PROTOCOLS: Registry[SVCProtocol] = Registry("SVC protocol", {
     # GCC's svc_classify: SVC(C=100000) with scikit-learn's default gamma, 'auto' up to 0.21 (assumed here: GCC's
     # requirements name scikit-learn>=0.20.3) and 'scale' from 0.22 on ("gcc-scale", for a sensitivity check)
     "gcc": SVCProtocol(100000.0, "auto", "rbf SVC C=100000, gamma=1/n_features (GCC)"),
@@ -61,7 +62,7 @@ SVC_PROTOCOLS = {
     "grid": SVCProtocol(None, "scale", f"rbf SVC gamma=scale, C by {INNER_FOLDS}-fold grid search in each "
                                        f"training fold"),
     "c1": SVCProtocol(1.0, "scale", "rbf SVC C=1, gamma=scale"),
-}
+})
 
 
 def svc_fit_predict(emb: np.ndarray, labels: np.ndarray, svc: str = "gcc", seed: int = 0) -> FitPredict:
@@ -72,8 +73,6 @@ def svc_fit_predict(emb: np.ndarray, labels: np.ndarray, svc: str = "gcc", seed:
     (its inner ``INNER_FOLDS``-fold split is shuffled by ``seed``; gamma is the outer training fold's).
     Predictions equal those of ``SVC(kernel="rbf", gamma=..., C=...)`` on the raw features.
     """
-    if svc not in SVC_PROTOCOLS:
-        raise ValueError(f"unknown SVC protocol {svc!r}; valid: {', '.join(SVC_PROTOCOLS)}")
     protocol = SVC_PROTOCOLS[svc]
     x = np.asarray(emb, dtype=np.float64)
     check_features(x, labels)

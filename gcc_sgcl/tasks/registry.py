@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gcc_sgcl.config import EvalConfig
+from gcc_sgcl.registry import Registry
 from gcc_sgcl.tasks.common import TaskResult
 from gcc_sgcl.tasks.graph_classification import graph_classification_under
 from gcc_sgcl.tasks.node_classification import node_classification_under
@@ -49,8 +50,8 @@ def _similarity(emb: np.ndarray, data: Any, name: str, p: EvalConfig) -> list[Ta
     return evaluate_similarity_search(emb[:n1], emb[n1:], data.pairs, seed=p.seed, dataset=name)
 
 
-TASKS: dict[str, Task] = {
+TASKS: Registry[Task] = Registry("task of dataset kind", {
     "node": Task("node_classification", ("micro_f1",), _node, "node_classification_finetuned", "micro_f1"),
     "graph": Task("graph_classification", ("accuracy",), _graph, "graph_classification_finetuned", "accuracy"),
     "similarity": Task("similarity_search", ("hits@20", "hits@40"), _similarity),
-}
+})
