@@ -72,7 +72,6 @@ ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 # The views study: inference views averaged per row (GCC: 2) on the node-level columns, rows in a store of their own.
 VIEW_COPIES=(2 8 32); VIEW_DATA=("${NODE[@]}" "${SIM[@]}"); VIEW_ROWS=${ROWS%/*}/views.jsonl${ROWS##*.jsonl}
 # The leave-one-out ablation: the tables' sgcl without each stage in turn (config.STAGES), on every frozen column.
-LOO_STAGES=(filter crop align mask reorder)
 # The stages that run the sweep (curve, ..., finetune below); ship, runtime and report only export, time or report.
 SWEEP_STAGES=(curve cgrid main views loo random k64 moco classical ablation baselines pairs finetune)
 if [ -n "${STASH:-}" ]; then
@@ -113,13 +112,6 @@ sgcl_method() {
 }
 # Fine-tune on the fine-tuned columns with the profile's recipe: finetune <methods...> --seeds <seeds...> [flags].
 finetune() { run finetune --datasets "${FT_DATA[@]}" "${FT[@]}" --methods "$@"; }
-SINGLES=(sgcl-crop sgcl-reorder sgcl-mask sgcl-align sgcl-similar sgcl-diverse)
-PAIRS=()
-stages_list=(crop reorder mask align similar diverse)
-for i in "${!stages_list[@]}"; do for j in "${!stages_list[@]}"; do
-  a=${stages_list[$i]} b=${stages_list[$j]}
-  if [ "$i" -lt "$j" ] && [ "$a+$b" != "similar+diverse" ]; then PAIRS+=("sgcl-$a+$b"); fi
-done; done
 C_METHODS=(sgcl); for c in "${C_GRID[@]}"; do C_METHODS+=("sgcl[c=$c]"); done
 # The chosen sgcl ($1) with one more bracketed setting ($2): sgcl[k=64], sgcl[c=0.4,crop=random].
 # A variant of the chosen sgcl ($1): preset $2 with the settings of $1 its stages read, plus settings $3...
@@ -152,8 +144,8 @@ for stage in $stages; do
                    --rows "$VIEW_ROWS"
                done; done ;;
     loo)       sgcl=$(sgcl_method) || exit 1
-               mapfile -t loo < <(variants "$sgcl" "${LOO_STAGES[@]/#/sgcl-no-}")
-               [ ${#loo[@]} = ${#LOO_STAGES[@]} ] || { echo "loo: could not name the variants" >&2; exit 1; }
+               mapfile -t loo < <(variants "$sgcl" @loo)  # sgcl-no-<stage> at the tables' c, one per stage
+               [ ${#loo[@]} -gt 0 ] || { echo "loo: could not name the variants" >&2; exit 1; }
                run run --methods "${loo[@]}" --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
     random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0  # untrained encoders,
                finetune gcc --seeds "${SEEDS3[@]}" --steps 0 ;;  # frozen and fine-tuned
@@ -167,8 +159,8 @@ for stage in $stages; do
                  --seeds "${SEEDS3[@]}" --datasets "${ABL[@]}" ;;
     baselines) run run --methods graphcl grace mvgrl gca --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
     pairs)     sgcl=$(sgcl_method) || exit 1  # the similar / diverse filters at the sgcl row's c
-               mapfile -t heat < <(variants "$sgcl" "${SINGLES[@]}" "${PAIRS[@]}")
-               [ ${#heat[@]} = $((${#SINGLES[@]} + ${#PAIRS[@]})) ] || { echo "pairs: could not name the variants" >&2; exit 1; }
+               mapfile -t heat < <(variants "$sgcl" @singles @pairs)  # the heat-map's cells at the tables' c
+               [ ${#heat[@]} -gt 0 ] || { echo "pairs: could not name the variants" >&2; exit 1; }
                run run --methods "${heat[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1

@@ -7,7 +7,9 @@
 - ``sgcl-method``: print the method name of the tables' ``sgcl`` row (``sgcl`` or the chosen ``sgcl[c=…]``);
 - ``method``: print a variant's name, e.g. ``method sgcl-no-crop --like 'sgcl[c=0.4]'`` → ``sgcl-no-crop[c=0.4]``.
 
-- ``export``: pre-train one encoder of a sweep if needed and write it for shipping (``saved/pretrained/<name>``).
+- ``export``: pre-train one encoder of a sweep if needed and write it for shipping (``saved/pretrained/<name>``);
+- ``shipped``: rewrite the listing of the shipped encoders in ``saved/pretrained/README.md`` from the folders there
+  (:mod:`gcc_sgcl.experiments.shipped`).
 
 ``run`` and ``finetune`` with ``--plan`` print what is still to do, with time estimates, and run nothing
 (:mod:`gcc_sgcl.experiments.plan`); with ``--stash DIR`` they write the encoders of the jobs still to do (finished
@@ -29,6 +31,7 @@ from gcc_sgcl.config import (
     MethodNameConfig,
     ReportConfig,
     RuntimeConfig,
+    ShippedConfig,
     SweepConfig,
     add_arguments,
     from_args,
@@ -40,7 +43,8 @@ from gcc_sgcl.experiments.frozen_sweep import run_sweep
 from gcc_sgcl.experiments.plan import Deadline, format_plan, parse_deadline, plan_finetune, plan_sweep
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl
 from gcc_sgcl.experiments.runtime import run_runtime
-from gcc_sgcl.experiments.sweep import Sweep
+from gcc_sgcl.experiments.shipped import update_listing
+from gcc_sgcl.experiments.sweep import Sweep, expand_groups
 from gcc_sgcl.presets import derived_method
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
@@ -52,8 +56,8 @@ def command_line() -> argparse.ArgumentParser:
     """The subcommands: ``run`` (:class:`~gcc_sgcl.config.SweepConfig`), ``finetune`` (the sweep plus
     :class:`~gcc_sgcl.config.FinetuneConfig`'s epochs, max folds and view copies), ``runtime``
     (:class:`~gcc_sgcl.config.RuntimeConfig`), ``report`` (:class:`~gcc_sgcl.config.ReportConfig`),
-    ``sgcl-method`` (:class:`~gcc_sgcl.config.ChoiceConfig`) and ``export`` (the sweep's settings but its datasets,
-    plus :class:`~gcc_sgcl.config.ExportConfig`)."""
+    ``sgcl-method`` (:class:`~gcc_sgcl.config.ChoiceConfig`), ``export`` (the sweep's settings but its datasets,
+    plus :class:`~gcc_sgcl.config.ExportConfig`) and ``shipped`` (:class:`~gcc_sgcl.config.ShippedConfig`)."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -76,6 +80,7 @@ def command_line() -> argparse.ArgumentParser:
                                                      "choice)"), ChoiceConfig)
     add_arguments(sub.add_parser("method", help="print a variant's method name (e.g. the tables' sgcl without a "
                                                 "stage)"), MethodNameConfig)
+    add_arguments(sub.add_parser("shipped", help="rewrite the README listing of the shipped encoders"), ShippedConfig)
     return p
 
 
@@ -127,7 +132,10 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"{row.method:<24} {row.metric:<8} {row.mean:.4f}")
         elif a.command == "method":
             name = from_args(MethodNameConfig, a)
-            print("\n".join(derived_method(base, name.like, *name.set) for base in name.bases))
+            print("\n".join(derived_method(base, name.like, *name.set) for base in expand_groups(name.bases)))
+        elif a.command == "shipped":
+            shipped = from_args(ShippedConfig, a)
+            print(update_listing(shipped.folder, shipped.readme))
         elif a.command == "sgcl-method":
             choice = from_args(ChoiceConfig, a)
             print(chosen_sgcl(choice.rows, choice.grid))

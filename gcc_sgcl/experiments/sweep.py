@@ -14,10 +14,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from gcc_sgcl.config import Config, EvalConfig, SweepConfig
+from gcc_sgcl.config import STAGES, Config, EvalConfig, SweepConfig
 from gcc_sgcl.classical import METHODS, STRUCTURAL
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
+from gcc_sgcl.experiments.analysis import SINGLE_STAGES
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.method import MethodSpec
 from gcc_sgcl.presets import make_config
@@ -28,6 +29,32 @@ Job = tuple[str, str, int]  # (method, mode, seed)
 # Whether to start a job now, given the rows it would add (dataset → row labels); e.g. a deadline's
 # (:class:`gcc_sgcl.experiments.plan.Deadline`). A job it refuses is left for a later run.
 Admission = Callable[[Job, dict[str, list[str]]], bool]
+
+
+# Named groups of presets a sweep stage runs (``python -m gcc_sgcl.experiments method @pairs``): the
+# single-stage presets of the heat-map, their pairs (similar and diverse are alternative filters, never
+# paired) and the leave-one-out variants (each switchable stage of :data:`gcc_sgcl.config.STAGES` off).
+PRESET_GROUPS: dict[str, tuple[str, ...]] = {
+    "singles": tuple(f"sgcl-{s}" for s in SINGLE_STAGES),
+    "pairs": tuple(f"sgcl-{a}+{b}" for i, a in enumerate(SINGLE_STAGES) for b in SINGLE_STAGES[i + 1:]
+                   if {a, b} != {"similar", "diverse"}),
+    "loo": tuple(f"sgcl-no-{stage}" for stage in STAGES),
+}
+
+
+def expand_groups(bases: list[str]) -> list[str]:
+    """``bases`` with each ``@<group>`` replaced by its presets (:data:`PRESET_GROUPS`); an unknown group is a
+    ``ValueError`` naming the groups.
+
+    >>> expand_groups(["gcc", "@loo"])[:3], len(expand_groups(["@pairs"]))
+    (['gcc', 'sgcl-no-filter', 'sgcl-no-crop'], 14)
+    """
+    out = []
+    for base in bases:
+        if base.startswith("@") and base[1:] not in PRESET_GROUPS:
+            raise ValueError(f"unknown preset group {base!r}; groups: {', '.join('@' + g for g in PRESET_GROUPS)}")
+        out += PRESET_GROUPS[base[1:]] if base.startswith("@") else [base]
+    return out
 
 
 def joined_name(method: str) -> str:
