@@ -2,8 +2,10 @@
 
 Every field becomes a command-line flag (``rw_hops`` → ``--rw-hops``) through :func:`add_arguments`, and the
 parsed flags become the dataclass again through :func:`from_args`; every command line of the package is built
-this way, so each setting has one default, stated here. The pre-training configuration is stored in each
-checkpoint, so ``generate`` needs only the run folder. This module imports only :mod:`gcc_sgcl.method` (a
+this way, so each setting has one default, stated here, and every settings dataclass checks itself when made
+(:class:`Settings`). A run's augmentation settings are its family's (:data:`AUGMENT_FAMILIES`: SGCL's stages or one
+baseline's), chosen by the method's preset. The pre-training configuration is stored in each checkpoint, so
+``generate`` needs only the run folder; one stored in an older layout is read through :func:`migrate`. This module imports only :mod:`gcc_sgcl.method` (a
 method's name, :class:`~gcc_sgcl.method.MethodSpec`) from the package; the method
 presets (``gcc``, ``sgcl``, …) that fill the pre-training dataclasses live in :mod:`gcc_sgcl.presets`.
 """
@@ -11,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
+import sys
 import types
 import typing
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Sequence
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar, Union
 
 from gcc_sgcl.method import MethodSpec
 
@@ -121,9 +125,10 @@ def _field_default(f: dataclasses.Field) -> Any:
     return f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
 
 
-def flag_name(field_name: str) -> str:
-    """The command-line flag of a field: ``rw_hops`` → ``--rw-hops``."""
-    return "--" + field_name.replace("_", "-")
+def flag_name(field_name: str, klass: type | None = None) -> str:
+    """The command-line flag of a field of dataclass ``klass``: ``rw_hops`` → ``--rw-hops``; a baseline's settings
+    prefix their family (:attr:`Settings.FLAG_PREFIX`: ``GraphCLConfig.ratio`` → ``--graphcl-ratio``)."""
+    return "--" + (getattr(klass, "FLAG_PREFIX", "") + field_name).replace("_", "-")
 
 
 def check_fields(obj: Any) -> None:
@@ -135,9 +140,28 @@ def check_fields(obj: Any) -> None:
         values = value if isinstance(value, (list, tuple)) else [value]
         for v in values:
             if valid is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
-                valid.check(v, flag_name(f.name))
+                valid.check(v, flag_name(f.name, type(obj)))
             if choices and isinstance(v, str) and v not in choices:
-                raise ValueError(f"{flag_name(f.name)} must be one of {', '.join(choices)}, got {v!r}")
+                raise ValueError(f"{flag_name(f.name, type(obj))} must be one of {', '.join(choices)}, got {v!r}")
+
+
+class Settings:
+    """Base of the settings dataclasses: each checks itself when made (:meth:`check`), from the command line and
+    from Python alike; ``FLAG_PREFIX`` goes before its fields' names in their flags."""
+
+    FLAG_PREFIX = ""
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the flag of the first field outside its range or choices (:func:`check_fields`)
+        or of fields that contradict each other (:meth:`check_together`)."""
+        check_fields(self)
+        self.check_together()
+
+    def check_together(self) -> None:
+        """Raise ``ValueError`` naming the flags of fields that contradict each other (none unless overridden)."""
 
 
 def _ranged(kind: Callable[[str], Any], valid: Range) -> Callable[[str], Any]:
@@ -167,7 +191,7 @@ def parse_crop_entry(text: str) -> tuple[Box, float]:
 
 
 @dataclass
-class SamplingConfig:
+class SamplingConfig(Settings):
     """RWR subgraph sampling and positional embedding (GCC's defaults)."""
 
     rw_hops: int = setting(256, "minimum node visits collected per RWR view (the degree rule may ask for more; GCC)",
@@ -215,7 +239,7 @@ RUN_PLACE_FIELDS = ("num_workers", "threads", "save_freq", "log_freq", "data_dir
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(Settings):
     """Contrastive pre-training loop."""
 
     mode: str = setting("e2e", "e2e = negatives from the batch (end to end); moco = negatives from a queue of "
@@ -256,11 +280,22 @@ class TrainConfig:
             return self.batch_size
         return 1024 if self.mode == "e2e" else 32
 
+    def check_together(self) -> None:
+        if self.warmup_frac + self.decay_frac > 1.0:
+            raise ValueError(f"--warmup-frac + --decay-frac must be <= 1, got {self.warmup_frac} + {self.decay_frac}")
+        if self.mode == "moco" and self.nce_k % self.effective_batch_size() != 0:
+            raise ValueError(
+                f"MoCo needs --nce-k ({self.nce_k}) to be a multiple of the batch size ({self.effective_batch_size()})"
+            )
+        if self.mode == "e2e" and self.effective_batch_size() < 2:
+            raise ValueError("E2E needs --batch-size >= 2 (negatives come from the batch)")
+
 
 @dataclass
-class AugmentConfig:
-    """Settings of :func:`~gcc_sgcl.augment.pipeline.build_pair_pipeline` (appendix, "Augmentation details
-    and sequences"); each stage has a ``use_*`` flag so single-augmentation presets are expressible.
+class AugmentConfig(Settings):
+    """SGCL's augmentations, the settings of :func:`~gcc_sgcl.augment.pipeline.build_pair_pipeline` (appendix,
+    "Augmentation details and sequences"); each stage has a ``use_*`` flag so single-augmentation presets are
+    expressible, and GCC is this family with every stage off.
 
     From the paper: the crop table (``p_crop = 0.3``) and the grid for ``c`` (0.2 ... 0.45). *Not* stated
     in the paper, chosen here: ``p_filter``, ``t_max``, ``p_align``, ``p_mask``, ``p_reorder``, ``r_max``,
@@ -268,30 +303,11 @@ class AugmentConfig:
     reads as the normalised Laplacian of the embedding; its grid/path theorems hold for ``D - A``).
 
     The global embedding ``E_t`` (filter, align) must have as many columns as the positional embedding for
-    ``Align``.
-
-    ``baseline`` replaces SGCL's sequence by a contrastive baseline's view generation, re-implemented in GCC's
-    structure-only setting (appendix, "Position of our work": GCC's encoder and training loop, ``PE`` as node
-    features); the SGCL stages must then be off. Defaults and their sources:
-
-    * ``graphcl`` (You et al., 2020): one of node dropping / subgraph / edge perturbation / attribute masking
-      per view, uniformly, all at ratio 0.2 -- Shen-Lab/GraphCL ``semisupervised_TU/pre-training/main.py``
-      (``--aug_ratio1/2 0.2``) and ``tu_dataset.py`` (``random4``).
-    * ``grace`` (Zhu et al., 2020): edge removing 0.2 / 0.4 and feature masking 0.3 / 0.4 for the query /
-      key view -- CRIPAC-DIG/GRACE ``config.yaml``, Cora (the script's default dataset, DBLP, uses
-      0.1 / 0.4 and 0.1 / 0.0).
-    * ``mvgrl`` (Hassani & Khasahmadi, 2020): the key view is the PPR diffusion of the key's structural view,
-      ``alpha = 0.2`` (kavehhassani/mvgrl ``utils.compute_ppr``); MVGRL feeds the dense diffusion to its
-      own encoder, GCC's ignores edge weights, so it is sparsified: top-``k`` per row with ``k`` = the view's
-      mean degree (``mvgrl_topk = 0``) by default, or ``mvgrl_sparsify="threshold"`` at ``mvgrl_eps`` (1e-2;
-      MVGRL thresholds Citeseer only, at the eps of 1e-5 ... 1e-2 that matches the graph's density; not
-      density-matched on these views).
-    * ``gca`` (Zhu et al., 2021): degree-centrality scheme, edge dropping 0.3 / 0.4, feature masking
-      0.1 / 0.0, cap ``p_tau = 0.7`` for both -- CRIPAC-DIG/GCA ``train.py`` ``default_param``
-      (``drop_scheme='degree'``; ``drop_edge_weighted(threshold=0.7)``, ``drop_feature_weighted_2``'s default
-      threshold 0.7); the script's default run (``--param local:wikics.json``) overrides them with edge
-      dropping 0.2 / 0.3 and feature masking 0.1 / 0.1.
+    ``Align``. The contrastive baselines' view generation replaces this family: :class:`GraphCLConfig`,
+    :class:`GraceConfig`, :class:`MVGRLConfig`, :class:`GCAConfig` (:data:`AUGMENT_FAMILIES`).
     """
+
+    FAMILY = "sgcl"
 
     # similar / diverse filter of the candidate random-walk pairs (before views are built)
     use_filter: bool = setting(True, "SGCL stage: keep or redraw a pair by its views' spectral similarity")
@@ -326,45 +342,20 @@ class AugmentConfig:
     global_method: str = setting("netmf", "global embedding E_t of the corpus graph: netmf = NetMF matrix "
                                           "factorisation (paper)")
     global_window: int = setting(1, "NetMF window size T (this code)", valid=at_least(1))
-    # baseline view generation instead of SGCL's ("" = none); key of gcc_sgcl.augment.pipeline.BASELINES
-    baseline: str = setting("", "a baseline's view generation instead of SGCL's ('' = none; set by the graphcl, "
-                                "grace, mvgrl and gca presets)")
-    graphcl_ratio: float = setting(0.2, "GraphCL: ratio of each augmentation (GraphCL's --aug_ratio)",
-                                   valid=PROBABILITY)
-    grace_drop_edge_q: float = setting(0.2, "GRACE: edge-removal rate of the query view (GRACE, Cora)",
-                                       valid=PROBABILITY)
-    grace_drop_edge_k: float = setting(0.4, "GRACE: edge-removal rate of the key view (GRACE, Cora)", valid=PROBABILITY)
-    grace_drop_feature_q: float = setting(0.3, "GRACE: feature-masking rate of the query view (GRACE, Cora)",
-                                          valid=PROBABILITY)
-    grace_drop_feature_k: float = setting(0.4, "GRACE: feature-masking rate of the key view (GRACE, Cora)",
-                                          valid=PROBABILITY)
-    mvgrl_alpha: float = setting(0.2, "MVGRL: PPR (personalised PageRank) teleport probability of the diffusion "
-                                      "view (MVGRL)", valid=Range(0, 1, low_open=True))
-    mvgrl_sparsify: str = setting("topk", "MVGRL: how the dense diffusion is sparsified: topk or threshold")
-    mvgrl_topk: int = setting(0, "MVGRL: entries kept per row with topk (0 = the view's mean degree)",
-                              valid=NON_NEGATIVE)
-    mvgrl_eps: float = setting(1e-2, "MVGRL: entries below this are dropped with threshold (MVGRL, Citeseer)",
-                               valid=Range(0, 1, low_open=True))
-    gca_drop_edge_q: float = setting(0.3, "GCA: edge-dropping rate of the query view (GCA)", valid=PROBABILITY)
-    gca_drop_edge_k: float = setting(0.4, "GCA: edge-dropping rate of the key view (GCA)", valid=PROBABILITY)
-    gca_drop_feature_q: float = setting(0.1, "GCA: feature-masking rate of the query view (GCA)", valid=PROBABILITY)
-    gca_drop_feature_k: float = setting(0.0, "GCA: feature-masking rate of the key view (GCA)", valid=PROBABILITY)
-    gca_p_tau: float = setting(0.7, "GCA: cap of a degree-weighted dropping probability (GCA)", valid=PROBABILITY)
 
-    def __post_init__(self) -> None:
+    def check_together(self) -> None:
         used = self.p_mask * self.use_mask + self.p_reorder * self.use_reorder
         if used > 1.0 + 1e-9:
-            raise ValueError(f"p_mask + p_reorder must be <= 1 (they are exclusive), got {used}")
-        stages = [stage for stage in STAGES if getattr(self, f"use_{stage}")]
-        if self.baseline and stages:
-            on = ", ".join(f"use_{stage}" for stage in stages)
-            raise ValueError(f"baseline {self.baseline!r} replaces the SGCL stages: use its preset or switch off {on}")
-        check_fields(self)
+            raise ValueError(f"--p-mask + --p-reorder must be <= 1 (they are exclusive), got {used}")
 
     @property
     def p_crop(self) -> float:
         """Probability that a view is cropped (the appendix's ``c_1 + ... + c_4``)."""
         return sum(p for _, p in self.crop_table)
+
+    def augments(self) -> bool:
+        """Whether a stage is on (GCC has none)."""
+        return any(getattr(self, f"use_{stage}") for stage in STAGES)
 
     @classmethod
     def only(cls, *stages: str, **overrides: Any) -> AugmentConfig:
@@ -381,33 +372,138 @@ class AugmentConfig:
         return dataclasses.replace(cls(), **{**flags, **overrides})
 
 
-GROUPS = {"sampling": SamplingConfig, "model": ModelConfig, "train": TrainConfig, "augment": AugmentConfig}
+# The contrastive baselines' view generation, re-implemented in GCC's structure-only setting (appendix, "Position
+# of our work": GCC's encoder and training loop, ``PE`` as node features), each family with its settings and their
+# sources; views built by :data:`gcc_sgcl.augment.pipeline.BASELINES` under the family's name.
+
+@dataclass
+class GraphCLConfig(Settings):
+    """GraphCL (You et al., 2020): one of node dropping / subgraph / edge perturbation / attribute masking per view,
+    uniformly, all at ratio 0.2 -- Shen-Lab/GraphCL ``semisupervised_TU/pre-training/main.py`` (``--aug_ratio1/2
+    0.2``) and ``tu_dataset.py`` (``random4``)."""
+
+    FAMILY = "graphcl"
+    FLAG_PREFIX = "graphcl_"
+
+    ratio: float = setting(0.2, "ratio of each augmentation (GraphCL's --aug_ratio)", valid=PROBABILITY)
+
+
+@dataclass
+class GraceConfig(Settings):
+    """GRACE (Zhu et al., 2020): edge removing 0.2 / 0.4 and feature masking 0.3 / 0.4 for the query / key view --
+    CRIPAC-DIG/GRACE ``config.yaml``, Cora (the script's default dataset, DBLP, uses 0.1 / 0.4 and 0.1 / 0.0)."""
+
+    FAMILY = "grace"
+    FLAG_PREFIX = "grace_"
+
+    drop_edge_q: float = setting(0.2, "edge-removal rate of the query view (GRACE, Cora)", valid=PROBABILITY)
+    drop_edge_k: float = setting(0.4, "edge-removal rate of the key view (GRACE, Cora)", valid=PROBABILITY)
+    drop_feature_q: float = setting(0.3, "feature-masking rate of the query view (GRACE, Cora)", valid=PROBABILITY)
+    drop_feature_k: float = setting(0.4, "feature-masking rate of the key view (GRACE, Cora)", valid=PROBABILITY)
+
+
+@dataclass
+class MVGRLConfig(Settings):
+    """MVGRL (Hassani & Khasahmadi, 2020): the key view is the PPR diffusion of the key's structural view,
+    ``alpha = 0.2`` (kavehhassani/mvgrl ``utils.compute_ppr``); MVGRL feeds the dense diffusion to its own encoder,
+    GCC's ignores edge weights, so it is sparsified: top-``k`` per row with ``k`` = the view's mean degree (``topk =
+    0``) by default, or ``sparsify="threshold"`` at ``eps`` (1e-2; MVGRL thresholds Citeseer only, at the eps of
+    1e-5 ... 1e-2 that matches the graph's density; not density-matched on these views)."""
+
+    FAMILY = "mvgrl"
+    FLAG_PREFIX = "mvgrl_"
+
+    alpha: float = setting(0.2, "PPR (personalised PageRank) teleport probability of the diffusion view (MVGRL)",
+                           valid=Range(0, 1, low_open=True))
+    sparsify: str = setting("topk", "how the dense diffusion is sparsified: topk or threshold")
+    topk: int = setting(0, "entries kept per row with topk (0 = the view's mean degree)", valid=NON_NEGATIVE)
+    eps: float = setting(1e-2, "entries below this are dropped with threshold (MVGRL, Citeseer)",
+                         valid=Range(0, 1, low_open=True))
+
+
+@dataclass
+class GCAConfig(Settings):
+    """GCA (Zhu et al., 2021): degree-centrality scheme, edge dropping 0.3 / 0.4, feature masking 0.1 / 0.0, cap
+    ``p_tau = 0.7`` for both -- CRIPAC-DIG/GCA ``train.py`` ``default_param`` (``drop_scheme='degree'``;
+    ``drop_edge_weighted(threshold=0.7)``, ``drop_feature_weighted_2``'s default threshold 0.7); the script's default
+    run (``--param local:wikics.json``) overrides them with edge dropping 0.2 / 0.3 and feature masking 0.1 / 0.1."""
+
+    FAMILY = "gca"
+    FLAG_PREFIX = "gca_"
+
+    drop_edge_q: float = setting(0.3, "edge-dropping rate of the query view (GCA)", valid=PROBABILITY)
+    drop_edge_k: float = setting(0.4, "edge-dropping rate of the key view (GCA)", valid=PROBABILITY)
+    drop_feature_q: float = setting(0.1, "feature-masking rate of the query view (GCA)", valid=PROBABILITY)
+    drop_feature_k: float = setting(0.0, "feature-masking rate of the key view (GCA)", valid=PROBABILITY)
+    p_tau: float = setting(0.7, "cap of a degree-weighted dropping probability (GCA)", valid=PROBABILITY)
+
+
+AugmentSettings = Union[AugmentConfig, GraphCLConfig, GraceConfig, MVGRLConfig, GCAConfig]
+AUGMENT_FAMILIES: dict[str, type] = {k.FAMILY: k for k in typing.get_args(AugmentSettings)}
+"""Augmentation family → its settings class; a method's preset chooses the family (``gcc`` and ``sgcl*``: ``sgcl``)."""
+
+GROUPS = {"sampling": SamplingConfig, "model": ModelConfig, "train": TrainConfig}
+"""The settings groups of every method; the ``augment`` group is the method's family's (:data:`AUGMENT_FAMILIES`)."""
+
+CONFIG_KEYS = ("method", "family", *GROUPS, "augment")
+"""The keys of a stored configuration (:meth:`Config.to_dict`)."""
+
+
+def migrate(saved: dict[str, Any]) -> dict[str, Any]:
+    """A stored configuration (:meth:`Config.to_dict`) in this code's layout: one written before the augmentation
+    families (no ``family``; one flat ``augment`` group of SGCL's stages, a ``baseline`` name and every baseline's
+    ``<family>_<field>`` settings) keeps the family it trained and that family's settings; one in this layout is
+    returned as it is.
+
+    >>> old = {"method": "mvgrl", "augment": {"baseline": "mvgrl", "use_crop": False, "mvgrl_alpha": 0.1,
+    ...                                       "grace_drop_edge_q": 0.2}}
+    >>> migrate(old)
+    {'method': 'mvgrl', 'family': 'mvgrl', 'augment': {'alpha': 0.1}}
+    >>> migrate({"method": "gcc", "augment": {"baseline": "", "use_crop": False, "mvgrl_alpha": 0.1}})["augment"]
+    {'use_crop': False}
+    """
+    if "family" in saved:
+        return saved
+    flat = dict(saved.get("augment", {}))
+    family = flat.pop("baseline", "") or AugmentConfig.FAMILY
+    prefixes = {k.FLAG_PREFIX: k.FAMILY for k in AUGMENT_FAMILIES.values() if k.FLAG_PREFIX}
+    stages = {f.name for f in dataclasses.fields(AugmentConfig)}
+    # a name of no family stays, for Config.from_dict to refuse as unknown
+    owner = {name: next((fam for pre, fam in prefixes.items() if name.startswith(pre)),
+                        AugmentConfig.FAMILY if name in stages else family) for name in flat}
+    prefix = AUGMENT_FAMILIES[family].FLAG_PREFIX if family in AUGMENT_FAMILIES else ""
+    augment = {name.removeprefix(prefix): value for name, value in flat.items() if owner[name] == family}
+    rest = {key: value for key, value in saved.items() if key not in ("method", "augment")}
+    return {"method": saved.get("method", "gcc"), "family": family, **rest, "augment": augment}
 
 
 @dataclass
 class Config:
-    """A full run configuration."""
+    """A full run configuration: the groups of every method and the method's augmentation family's settings."""
 
     method: str = "gcc"
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
-    augment: AugmentConfig = field(default_factory=AugmentConfig)
+    augment: AugmentSettings = field(default_factory=AugmentConfig)
 
-    def validate(self) -> None:
-        """Raise ``ValueError`` naming the flag of the first setting outside its range (:func:`check_fields`) or
-        of two settings that contradict each other."""
-        t = self.train
-        for group in GROUPS:
-            check_fields(getattr(self, group))
-        if t.warmup_frac + t.decay_frac > 1.0:
-            raise ValueError(f"--warmup-frac + --decay-frac must be <= 1, got {t.warmup_frac} + {t.decay_frac}")
-        if t.mode == "moco" and t.nce_k % t.effective_batch_size() != 0:
-            raise ValueError(
-                f"MoCo needs --nce-k ({t.nce_k}) to be a multiple of the batch size ({t.effective_batch_size()})"
-            )
-        if t.mode == "e2e" and t.effective_batch_size() < 2:
-            raise ValueError("E2E needs --batch-size >= 2 (negatives come from the batch)")
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the flag of the first setting of a group outside its range or contradicting
+        another (:meth:`Settings.check`); run when made, and again by pre-training (a group may have been replaced)."""
+        if type(self.augment) not in AUGMENT_FAMILIES.values():
+            raise ValueError(f"augment must be the settings of a family ({', '.join(AUGMENT_FAMILIES)}), got "
+                             f"{type(self.augment).__name__}")
+        for group in (*GROUPS, "augment"):
+            value = getattr(self, group)
+            value.check() if isinstance(value, Settings) else check_fields(value)
+
+    @property
+    def family(self) -> str:
+        """The augmentation family of the views (:data:`AUGMENT_FAMILIES`): ``sgcl`` (GCC too) or a baseline's."""
+        return self.augment.FAMILY
 
     def run_dir_name(self) -> str:
         """``<method>_<mode>_<corpus>_s<seed>`` unless ``--run-name`` is given (a corpus given by path goes by
@@ -419,8 +515,10 @@ class Config:
         return f"{MethodSpec.parse(self.method).slug}_{self.train.mode}_{corpus}_s{self.train.seed}"
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form stored in checkpoints."""
-        return dataclasses.asdict(self)
+        """Plain-dict form stored in checkpoints, config.json and result rows: the keys of :data:`CONFIG_KEYS`,
+        ``augment`` holding only the family's settings."""
+        d = dataclasses.asdict(self)
+        return {"method": d.pop("method"), "family": self.family, **d}
 
     def learning_settings(self) -> dict[str, Any]:
         """:meth:`to_dict` without the training settings of :data:`RUN_PLACE_FIELDS`: what decides the encoder a
@@ -431,10 +529,14 @@ class Config:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Config":
-        """Inverse of :meth:`to_dict`; unknown keys are rejected with their name, missing ones take the value
-        of :data:`SAVED_BEFORE_FIELD` if listed there (the behaviour before they existed), else the default."""
+        """Inverse of :meth:`to_dict`, of a configuration in any layout stored so far (:func:`migrate`); unknown
+        keys are rejected with their name, missing ones take the value of :data:`SAVED_BEFORE_FIELD` if listed
+        there (the behaviour before they existed), else the default."""
+        d = migrate(d)
+        if d["family"] not in AUGMENT_FAMILIES:
+            raise ValueError(f"unknown augmentation family {d['family']!r}; families: {', '.join(AUGMENT_FAMILIES)}")
         groups = {}
-        for name, klass in GROUPS.items():
+        for name, klass in {**GROUPS, "augment": AUGMENT_FAMILIES[d["family"]]}.items():
             known = {f.name for f in dataclasses.fields(klass)}
             extra = set(d.get(name, {})) - known
             if extra:
@@ -443,13 +545,11 @@ class Config:
             if "crop_table" in values:
                 values["crop_table"] = tuple((tuple(box), float(p)) for box, p in values["crop_table"])
             groups[name] = klass(**values)
-        return cls(method=d.get("method", "gcc"), **groups)
+        return cls(method=d["method"], **groups)
 
     def augmented(self) -> bool:
         """Whether any augmentation is enabled: an SGCL stage or a baseline's (``gcc`` has none)."""
-        return bool(self.augment.baseline) or any(getattr(self.augment, f"use_{stage}") for stage in STAGES)
-
-
+        return not isinstance(self.augment, AugmentConfig) or self.augment.augments()
 
 
 def _value_type(hint: Any) -> Any:
@@ -504,7 +604,7 @@ def add_arguments(parser: argparse.ArgumentParser, klass: type, *, prefix: str =
         kwargs.update(dest=prefix + f.name, default=None)
         if default is dataclasses.MISSING:
             kwargs["required"] = True
-        target.add_argument("--" + f.name.replace("_", "-"), **kwargs)
+        target.add_argument(flag_name(f.name, klass), **kwargs)
 
 
 def given_flags(klass: type, args: argparse.Namespace, prefix: str = "") -> dict[str, Any]:
@@ -533,25 +633,87 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser(description: str = "gcc_sgcl pre-training", methods: str = "",
-                 choices: dict[str, dict[str, Iterable[str]]] | None = None) -> argparse.ArgumentParser:
-    """Pre-training's parser: one flag per field of every group (dest ``<group>.<field>``), defaults left as
-    ``None`` = not given, since the method preset comes between the defaults and the flags; ``methods`` describes
-    the valid ``--method`` values, ``choices`` (group → field → names) the values of fields whose set is a
-    registry outside this module."""
-    parser = OneLineParser(description=description)
-    parser.add_argument("--method", default="gcc", help=f"one of: {methods or 'a method preset'} (default: gcc)")
-    parser.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
-    for group_name, klass in GROUPS.items():
-        add_arguments(parser, klass, prefix=f"{group_name}.", title=group_name,
-                      choices=(choices or {}).get(group_name))
-    return parser
+DEFAULT_METHOD = "gcc"
+
+
+class PretrainParser(OneLineParser):
+    """Pre-training's command line: ``--method``, ``--resume``, one flag per field of every group of
+    :data:`GROUPS` (dest ``<group>.<field>``) and of the method's augmentation family (dest ``augment.<field>``).
+
+    The family is the one of the ``--method`` on the command line, read before the rest is parsed, so
+    ``--method graphcl --help`` lists GraphCL's flags; a flag of another family is refused in one line naming it
+    and the method. Flags default to ``None`` = not given, since the method's preset comes between the defaults
+    and the flags. ``family_of`` maps a method to its family (a ``ValueError`` for an unknown method, which
+    :func:`~gcc_sgcl.presets.config_from_args` reports), ``methods`` describes the valid methods, ``choices``
+    (family → field → names) the values of augmentation settings whose set is a registry outside this module.
+    """
+
+    def __init__(self, family_of: Callable[[str], str], methods: str = "",
+                 choices: dict[str, dict[str, Iterable[str]]] | None = None, method: str = DEFAULT_METHOD,
+                 description: str = "gcc_sgcl pre-training"):
+        self._settings = dict(family_of=family_of, methods=methods, choices=choices, description=description)
+        self.method, self.family = method, family_of(method)
+        others = ", ".join(f for f in AUGMENT_FAMILIES if f != self.family)
+        super().__init__(description=description, epilog=(
+            f"The augment flags listed are those of method {method!r} ({self.family} family); every method of a "
+            f"family has the same flags, with the family's defaults shown (a method's preset may set some: gcc "
+            f"switches every SGCL stage off). Another method's: --method <method> --help (other families: {others}; "
+            f"e.g. --method {others.split(',')[0]} --help)."))
+        self.add_argument("--method", default=DEFAULT_METHOD,
+                          help=f"one of: {methods or 'a method preset'} (default: {DEFAULT_METHOD})")
+        self.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
+        for group_name, klass in GROUPS.items():
+            add_arguments(self, klass, prefix=f"{group_name}.", title=group_name)
+        klass = AUGMENT_FAMILIES[self.family]
+        add_arguments(self, klass, prefix="augment.", title=f"augment ({self.family} family: {klass.__name__})",
+                      choices=(choices or {}).get(self.family))
+
+    def parse_known_args(self, args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        argv = list(sys.argv[1:] if args is None else args)
+        method = _given(argv, "--method") or DEFAULT_METHOD
+        try:
+            family = self._settings["family_of"](method)
+        except ValueError:  # reported with the valid methods once parsed
+            family = self.family
+        for token in argv[:argv.index("--") if "--" in argv else len(argv)]:
+            owner = _family_flags().get(token.split("=", 1)[0])
+            if owner not in (None, family):
+                self.error(f"argument {token.split('=', 1)[0]}: a setting of the {owner} family, not of method "
+                           f"{method!r} ({family} family; its flags: --method {method} --help)")
+        if family != self.family:
+            return PretrainParser(**self._settings, method=method).parse_known_args(argv, namespace)
+        return super().parse_known_args(argv, namespace)
+
+
+def _given(argv: Sequence[str], flag: str) -> str | None:
+    """The last value of ``flag`` in ``argv`` (``flag value`` or ``flag=value``), None if not given."""
+    value = None
+    for i, token in enumerate(argv):
+        if token == "--":
+            break
+        if token == flag and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif token.startswith(flag + "="):
+            value = token[len(flag) + 1:]
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def _family_flags() -> dict[str, str]:
+    """Every augmentation family's flags (``--no-`` forms included) → the family."""
+    owners = {}
+    for family, klass in AUGMENT_FAMILIES.items():
+        parser = argparse.ArgumentParser(add_help=False)
+        add_arguments(parser, klass)
+        owners.update({flag: family for action in parser._actions for flag in action.option_strings})
+    return owners
 
 
 # ---- the other command lines: inputs, embedding, evaluation, fine-tuning, sweeps, benchmarks ----
 
 @dataclass
-class InputConfig:
+class InputConfig(Settings):
     """What a command reads: a pre-training run folder, the datasets, the data root and the device."""
 
     load_path: str = setting("", "run folder (or checkpoint file) of a pre-training run; the tasks read its "
@@ -562,7 +724,7 @@ class InputConfig:
 
 
 @dataclass
-class GenerateConfig:
+class GenerateConfig(Settings):
     """Embedding generation (``generate.sh``): how the views are built and encoded."""
 
     batch_size: int = setting(256, "views encoded per forward pass", valid=at_least(1))
@@ -583,7 +745,7 @@ class GenerateConfig:
 
 
 @dataclass(frozen=True)
-class EvalConfig:
+class EvalConfig(Settings):
     """The evaluation protocol (appendix, "statistical experimental methodology"): ``repeats`` × stratified
     ``folds``-fold CV, splits and bootstrap draws from ``seed``; graph classification with the RBF SVC ``svc``
     (``gcc_sgcl.tasks.graph_classification.SVC_PROTOCOLS``)."""
@@ -603,7 +765,7 @@ class EvalConfig:
 
 
 @dataclass
-class TaskConfig:
+class TaskConfig(Settings):
     """What the task commands add to their inputs: the embedding width, and labels or pairs of datasets given
     by path."""
 
@@ -617,7 +779,7 @@ class TaskConfig:
 
 
 @dataclass
-class FinetuneConfig:
+class FinetuneConfig(Settings):
     """Fine-tuning on downstream labels: Adam with linear warm-up and ramp-down (the paper's appendix), stratified
     k-fold CV scored after the last epoch."""
 
@@ -638,16 +800,13 @@ class FinetuneConfig:
                                            "resumes at its missing folds (default: <load-path>/finetune-folds)")
     progress: bool = setting(True, "show progress bars")
 
-    def check(self) -> None:
-        """Raise ``ValueError`` naming the flag of the first setting out of range (:func:`check_fields`) or beyond
-        ``--folds``."""
-        check_fields(self)
+    def check_together(self) -> None:
         if self.max_folds is not None and self.max_folds > self.folds:
             raise ValueError(f"--max-folds must be <= --folds ({self.folds}), got {self.max_folds}")
 
 
 @dataclass
-class ClassicalConfig:
+class ClassicalConfig(Settings):
     """Training-free embeddings (``python -m gcc_sgcl.classical``)."""
 
     method: str = setting(help="training-free method")
@@ -659,7 +818,7 @@ class ClassicalConfig:
 
 
 @dataclass
-class SweepConfig:
+class SweepConfig(Settings):
     """A sweep (``python -m gcc_sgcl.experiments run|finetune``): every method × mode × seed, pre-trained on
     ``corpus`` for ``steps`` × ``batch_size``, evaluated on every dataset with ``repeats`` × ``folds``-fold CV.
 
@@ -714,7 +873,7 @@ class SweepConfig:
 
 
 @dataclass
-class ExportConfig:
+class ExportConfig(Settings):
     """Where ``python -m gcc_sgcl.experiments export`` writes a sweep's encoder for shipping."""
 
     to: str | None = setting(None, "folder to write (checkpoint.pt and config.json), e.g. saved/pretrained/<name> "
@@ -722,7 +881,7 @@ class ExportConfig:
 
 
 @dataclass
-class ShippedConfig:
+class ShippedConfig(Settings):
     """The listing of the shipped encoders (``python -m gcc_sgcl.experiments shipped``)."""
 
     folder: str = setting("saved/pretrained", "folder of the exported encoders (one sub-folder with checkpoint.pt "
@@ -732,7 +891,7 @@ class ShippedConfig:
 
 
 @dataclass
-class RuntimeConfig:
+class RuntimeConfig(Settings):
     """Seconds per mini-batch of several methods, measured in one run (``bench_runtime.sh``)."""
 
     methods: list[str] = setting(["gcc", "sgcl"], "methods timed side by side")
@@ -743,7 +902,7 @@ class RuntimeConfig:
 
 
 @dataclass
-class ReportConfig:
+class ReportConfig(Settings):
     """The sweep's Markdown report, CSV tables and heat-map (``python -m gcc_sgcl.experiments report``)."""
 
     rows: str = setting(default_of(SweepConfig, "rows"), "JSON-lines result store")
@@ -760,7 +919,7 @@ class ReportConfig:
 
 
 @dataclass
-class MethodNameConfig:
+class MethodNameConfig(Settings):
     """Variants' method names (``python -m gcc_sgcl.experiments method``), e.g. the leave-one-out of the tables'
     ``sgcl``: ``method sgcl-no-crop --like 'sgcl[c=0.4]'`` prints ``sgcl-no-crop[c=0.4]``."""
 
@@ -771,7 +930,7 @@ class MethodNameConfig:
 
 
 @dataclass
-class StabilityConfig:
+class StabilityConfig(Settings):
     """How much an embedding row moves with the view seed and the node numbering
     (``python -m gcc_sgcl.experiments.stability``)."""
 
@@ -783,7 +942,7 @@ class StabilityConfig:
 
 
 @dataclass
-class ChoiceConfig:
+class ChoiceConfig(Settings):
     """Which method the tables' ``sgcl`` row is (``python -m gcc_sgcl.experiments sgcl-method``)."""
 
     rows: str = setting(default_of(SweepConfig, "rows"), "JSON-lines result store")
@@ -792,7 +951,7 @@ class ChoiceConfig:
 
 
 @dataclass
-class DemoConfig:
+class DemoConfig(Settings):
     """The embedded demo (``scripts/demo.sh``), a CPU profile: short pre-training on the synthetic corpus, 3
     instead of 10 CV repetitions. With ``--mode moco`` its queue is :data:`DEMO_MOCO_QUEUE`."""
 
@@ -813,7 +972,7 @@ DEMO_MOCO_QUEUE = 1024
 
 
 @dataclass
-class PlotConfig:
+class PlotConfig(Settings):
     """Training curves of runs (``python -m gcc_sgcl.experiments.plot_training``)."""
 
     runs: list[str] = setting(help="run folders with TensorBoard events", positional=True)
@@ -821,7 +980,7 @@ class PlotConfig:
 
 
 @dataclass
-class DownloadConfig:
+class DownloadConfig(Settings):
     """Dataset download (``scripts/download.sh``)."""
 
     names: list[str] = setting(help="'all' or downloadable dataset names (listed below)", positional=True)
@@ -832,7 +991,7 @@ BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment"
 
 
 @dataclass
-class BenchConfig:
+class BenchConfig(Settings):
     """Every performance measurement (``scripts/bench.sh``), each part scaled by its flags (a test runs them all in
     seconds). Flags are grouped by part in ``--help``."""
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Pre-train an encoder.   bash scripts/pretrain.sh <gpu> <method> [flags...]
 #   <gpu>: GPU index, or -1 / cpu.   <method>: gcc, sgcl, ... (an unknown one lists the valid ones)
-#   flags: any of `python -m gcc_sgcl.engine.pretrain --help`, e.g. --mode moco --steps 1000 --corpus ca-hepth
+#   flags: any of `python -m gcc_sgcl.engine.pretrain --method <method> --help` (`bash scripts/pretrain.sh -1 <method>
+#   --help`: the method's augmentation flags), e.g. --mode moco --steps 1000 --corpus ca-hepth
 #   (--corpus takes registered names and graph file paths, e.g. --corpus ca-hepth my_graph.edgelist)
 # Several processes (torch.distributed, launched with torchrun): set NPROC, the processes per node.
 #   NPROC=2 bash scripts/pretrain.sh -1 gcc --batch-size 1024 ...   2 CPU processes (gloo), 512 samples each

@@ -764,7 +764,7 @@ def test_bad_arguments_are_rejected_naming_the_parameter():
         (lambda: RandomChoice([Identity(), Identity()], weights=[0.0, 0.0]), "weights"),
         (lambda: RandomChoice([]), "transforms"),
         (lambda: F.reorder_permutations(np.zeros((1, 3)), np.array([0])), "r"),
-        (lambda: AugmentConfig(p_mask=0.6, p_reorder=0.6), "p_mask"),
+        (lambda: AugmentConfig(p_mask=0.6, p_reorder=0.6), "--p-mask"),
         (lambda: AugmentConfig.only("cropping"), "stages"),
         (lambda: build_pair_pipeline(AugmentConfig(crop_kind="fancy")), "crop_kind"),
         (lambda: build_pair_pipeline(AugmentConfig(permute_kind="fancy")), "permute_kind"),

@@ -31,7 +31,8 @@ from gcc_sgcl.augment import (
     graphcl_view,
 )
 from gcc_sgcl.augment import functional as F
-from gcc_sgcl.config import AugmentConfig, SamplingConfig
+from gcc_sgcl.config import AUGMENT_FAMILIES, Config, GraceConfig, MVGRLConfig, SamplingConfig
+from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
 from gcc_sgcl.sampling.dataset import ViewSampler
 from gcc_sgcl.sampling.keys import KeyedRandom
@@ -138,7 +139,8 @@ def masked_columns(views: ViewBatch, b: int = 0) -> np.ndarray:
 
 
 def baseline(name: str, **overrides) -> PairPipeline:
-    return build_pair_pipeline(AugmentConfig.only(baseline=name, **overrides))
+    """The pipeline of baseline family ``name`` with its settings ``overrides``."""
+    return build_pair_pipeline(AUGMENT_FAMILIES[name](**overrides))
 
 
 def pair_step(name: str, **overrides) -> Split:
@@ -345,7 +347,7 @@ def test_mvgrl_pipeline_diffuses_only_the_key_view():
     q, k = pair_step("mvgrl")(views, views, keys(views))
     assert views_equal(q, views)
     assert all(edge_set(k, b) != edge_set(views, b) for b in range(len(views)))
-    k_eps = pair_step("mvgrl", mvgrl_sparsify="threshold", mvgrl_eps=0.05)(views, views, keys(views))[1]
+    k_eps = pair_step("mvgrl", sparsify="threshold", eps=0.05)(views, views, keys(views))[1]
     assert edge_set(k_eps) != edge_set(k)
 
 
@@ -492,12 +494,12 @@ def test_bad_arguments_are_rejected_naming_the_parameter():
         (lambda: F.topk_targets(np.eye(3), 0), "k"),
         (lambda: F.threshold_targets(np.eye(3), 0.0), "eps"),
         (lambda: F.ppr_matrix(np.array([0]), np.array([1]), 2, 0.0), "alpha"),
-        (lambda: AugmentConfig(baseline="grace"), "use_filter"),
-        (lambda: AugmentConfig.only(baseline="grace", grace_drop_edge_q=1.5), "--grace-drop-edge-q"),
-        (lambda: AugmentConfig.only(baseline="mvgrl", mvgrl_alpha=0.0), "--mvgrl-alpha"),
-        (lambda: AugmentConfig.only(baseline="mvgrl", mvgrl_topk=-1), "--mvgrl-topk"),
-        (lambda: baseline("simclr"), "baseline"),
-        (lambda: baseline("mvgrl", mvgrl_sparsify="knn"), "mvgrl_sparsify"),
+        (lambda: make_config("grace", {"augment": {"use_filter": True}}), "grace family.* no augment setting 'use_filter'"),
+        (lambda: GraceConfig(drop_edge_q=1.5), "--grace-drop-edge-q"),
+        (lambda: MVGRLConfig(alpha=0.0), "--mvgrl-alpha"),
+        (lambda: MVGRLConfig(topk=-1), "--mvgrl-topk"),
+        (lambda: Config.from_dict({"family": "simclr", "augment": {}}), "unknown augmentation family 'simclr'"),
+        (lambda: baseline("mvgrl", sparsify="knn"), "--mvgrl-sparsify"),
     ]
     for make, name in cases:
         with pytest.raises(ValueError, match=name):

@@ -316,7 +316,7 @@ def test_baseline_presets_run_through_the_runner_into_one_table(tmp_path, monkey
                   output_dir=str(tmp_path / "runs"), rows=str(tmp_path / "rows.jsonl"), folds=2, repeats=1)
     rows = run_sweep(sweep, progress=False)
     assert [r.method for r in rows] == methods
-    assert all(r.config["augment"]["baseline"] == ("" if m == "gcc" else m) for r, m in zip(rows, methods))
+    assert all(r.config["family"] == ("sgcl" if m == "gcc" else m) for r, m in zip(rows, methods))
     text = build_report(sweep.rows, tmp_path / "r.md", heatmap_dataset="synthetic-graphs")
     table = text.split("## Node and graph classification")[1].split("###")[0]
     assert all(f"| {m} | 1 |" in table for m in methods)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gcc_sgcl.augment import PairPipeline, Split
-from gcc_sgcl.config import STAGES
+from gcc_sgcl.config import AUGMENT_FAMILIES, STAGES
 from gcc_sgcl.engine.checkpoint import load_checkpoint
 from gcc_sgcl.engine.generate import load_encoder
 from gcc_sgcl.engine.pretrain import build_pipeline, pretrain
@@ -98,7 +98,8 @@ def test_baseline_presets_replace_only_the_view_generation(tmp_path):
     assert all(name in method_names() for name in BASELINE_METHODS)
     for method in BASELINE_METHODS:
         cfg = _cfg(method, tmp_path)
-        assert cfg.augment.baseline == method and not any(getattr(cfg.augment, f"use_{s}") for s in STAGES)
+        assert cfg.family == method and cfg.augment == AUGMENT_FAMILIES[method]()  # the family's settings, only
+        assert set(cfg.to_dict()["augment"]) == {f.name for f in dataclasses.fields(AUGMENT_FAMILIES[method])}
         assert (cfg.sampling, cfg.model, cfg.train) == (gcc.sampling, gcc.model, gcc.train)  # GCC's encoder, loop
         pipeline, embs = build_pipeline(cfg, graphs, progress=False)
         assert isinstance(pipeline, PairPipeline) and pipeline.filter is None and embs is None

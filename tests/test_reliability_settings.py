@@ -57,21 +57,25 @@ def test_an_out_of_range_value_is_refused_by_the_parser_naming_the_flag(klass, f
     required = [a for a in parser._actions if a.required and a.dest != f.name]
     filler = [x for a in required for x in ((a.option_strings[0], "1") if a.option_strings else ("1",))]
     with pytest.raises(SystemExit) as info:
-        parser.parse_args([*filler, config.flag_name(f.name), str(bad)])
+        parser.parse_args([*filler, config.flag_name(f.name, klass), str(bad)])
     err = capsys.readouterr().err
-    assert info.value.code == 2 and f"argument {config.flag_name(f.name)}: must be" in err
+    assert info.value.code == 2 and f"argument {config.flag_name(f.name, klass)}: must be" in err
     assert err.count("\n") == 1  # one line, not the whole usage
 
 
-@pytest.mark.parametrize("group,field", [(g, f.name) for g, k in config.GROUPS.items() for f in dataclasses.fields(k)
-                                         if f.metadata.get("valid")])
-def test_an_out_of_range_pretraining_setting_is_refused_from_python_naming_the_flag(group, field):
-    klass = config.GROUPS[group]
+# (method, group, settings class): the groups of every method, and each augmentation family through one method of it
+PRETRAIN_GROUPS = [("sgcl", g, k) for g, k in config.GROUPS.items()] + [
+    ("sgcl" if family == "sgcl" else family, "augment", k) for family, k in config.AUGMENT_FAMILIES.items()]
+
+
+@pytest.mark.parametrize("method,group,klass,field", [(m, g, k, f.name) for m, g, k in PRETRAIN_GROUPS
+                                                      for f in dataclasses.fields(k) if f.metadata.get("valid")])
+def test_an_out_of_range_pretraining_setting_is_refused_from_python_naming_the_flag(method, group, klass, field):
     bad = _outside(next(f for f in dataclasses.fields(klass) if f.name == field).metadata["valid"])
     if isinstance(klass.__dataclass_fields__[field].default, int):
         bad = int(bad) if bad == int(bad) else bad
-    with pytest.raises(ValueError, match=f"{config.flag_name(field)} must be"):
-        make_config("sgcl", {group: {field: bad}})
+    with pytest.raises(ValueError, match=f"{config.flag_name(field, klass)} must be"):
+        make_config(method, {group: {field: bad}})
 
 
 @pytest.mark.parametrize("flag,value", [("--nce-t", "0"), ("--nce-t", "-1"), ("--batch-size", "-3"),
@@ -80,19 +84,48 @@ def test_an_out_of_range_pretraining_setting_is_refused_from_python_naming_the_f
                                         ("--degree-embedding-size", "0"), ("--hidden-size", "0"),
                                         ("--max-degree", "-1"), ("--positional-embedding-size", "-1"),
                                         ("--walk-length", "0"), ("--filter-mode", "foo"), ("--global-method", "foo"),
-                                        ("--mvgrl-sparsify", "foo"), ("--crop-kind", "foo"), ("--nce-t", "nan")])
+                                        ("--crop-kind", "foo"), ("--crop-basis", "foo"), ("--permute-kind", "foo"),
+                                        ("--c", "2"), ("--nce-t", "nan")])
 def test_pretrain_refuses_a_bad_value_before_loading_data_or_making_a_folder(flag, value, tmp_path, monkeypatch,
                                                                             capsys):
+    _refused_before_data(["--method", "sgcl", flag, value], f"argument {flag}:", tmp_path, monkeypatch, capsys)
+
+
+def _refused_before_data(argv, message, tmp_path, monkeypatch, capsys):
+    """``pretrain argv`` exits 2 with the one-line ``message``, loading no data and making no folder."""
     monkeypatch.setattr(gcc_sgcl.data, "load_pretrain_corpus", lambda *a, **k: pytest.fail("data was loaded"))
     with pytest.raises(SystemExit) as info:
-        pretrain_module.main(["--method", "sgcl", "--output-dir", str(tmp_path), "--steps", "1", flag, value])
-    assert info.value.code == 2 and f"argument {flag}:" in capsys.readouterr().err
+        pretrain_module.main(["--output-dir", str(tmp_path), "--steps", "1", *argv])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and message in err and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("method,flag,value", [("graphcl", "--graphcl-ratio", "1.5"), ("grace", "--grace-drop-edge-k", "-1"),
+                                               ("mvgrl", "--mvgrl-sparsify", "knn"), ("mvgrl", "--mvgrl-alpha", "0"),
+                                               ("gca", "--gca-p-tau", "2")])
+def test_pretrain_refuses_a_bad_value_of_a_baselines_setting_before_loading_data(method, flag, value, tmp_path,
+                                                                                monkeypatch, capsys):
+    _refused_before_data(["--method", method, flag, value], f"argument {flag}:", tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize("method,flag,value,owner", [
+    ("sgcl", "--mvgrl-sparsify", "threshold", "mvgrl"), ("gcc", "--graphcl-ratio=0.3", None, "graphcl"),
+    ("graphcl", "--c", "0.3", "sgcl"), ("mvgrl", "--no-use-crop", None, "sgcl"), ("grace", "--gca-p-tau", "0.5", "gca"),
+    ("sgcl-crop[c=0.4]", "--grace-drop-edge-q", "0.1", "grace")])
+def test_pretrain_refuses_a_flag_of_another_family_naming_it_and_the_method(method, flag, value, owner, tmp_path,
+                                                                           monkeypatch, capsys):
+    name = flag.split("=")[0]
+    _refused_before_data(["--method", method, flag, *([value] if value else [])],
+                         f"argument {name}: a setting of the {owner} family, not of method {method!r}", tmp_path,
+                         monkeypatch, capsys)
 
 
 def test_a_registry_valued_setting_given_from_python_is_refused_naming_its_flag():
     with pytest.raises(ValueError, match="--mvgrl-sparsify must be one of threshold, topk, got 'foo'"):
-        make_config("sgcl", {"augment": {"mvgrl_sparsify": "foo"}})
+        make_config("mvgrl", {"augment": {"sparsify": "foo"}})
+    with pytest.raises(ValueError, match="method 'sgcl' .sgcl family. has no augment setting 'sparsify'"):
+        make_config("sgcl", {"augment": {"sparsify": "topk"}})
 
 
 def _tiny(tmp_path, **train):

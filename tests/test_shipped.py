@@ -1,4 +1,5 @@
 """The encoders shipped under saved/pretrained/ load and embed on a fresh clone (no pre-training needed)."""
+import dataclasses
 import json
 import os
 import subprocess
@@ -52,3 +53,23 @@ def test_export_keeps_config_and_weights_and_drops_the_optimiser(tmp_path):
     assert set(shipped) == {"config", "step", "model"} and shipped["config"] == full["config"]
     assert all((shipped["model"][k] == v).all() for k, v in full["model"].items())
     assert (tmp_path / "shipped" / "config.json").is_file()
+
+
+@pytest.mark.parametrize("run", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_a_shipped_encoder_of_the_flat_layout_is_migrated_and_reused_by_a_sweep_of_its_training(run, tmp_path):
+    from gcc_sgcl.config import AUGMENT_FAMILIES, Config, migrate
+    from gcc_sgcl.experiments.encoders import carried_state
+    from gcc_sgcl.experiments.sweep import Sweep
+
+    stored = load_checkpoint(run / "checkpoint.pt")["config"]
+    assert "family" not in stored and "baseline" in stored["augment"]  # written before the augmentation families
+    migrated = migrate(stored)
+    cfg = Config.from_dict(stored)
+    assert Config.from_dict(json.loads((run / "config.json").read_text())) == cfg
+    assert set(migrated["augment"]) == {f.name for f in dataclasses.fields(AUGMENT_FAMILIES[cfg.family])}
+    t = cfg.train
+    sweep = Sweep(methods=[cfg.method], seeds=[t.seed], datasets=[], steps=t.steps, batch_size=t.batch_size,
+                  corpus=t.corpus, output_dir=str(tmp_path), reuse=[str(run)])
+    fresh = sweep.encoder_config(cfg.method, t.mode, t.seed)
+    assert fresh.to_dict()["augment"] == migrated["augment"]
+    assert carried_state(fresh, sweep.reuse) == (run, t.steps)  # reused, not trained again

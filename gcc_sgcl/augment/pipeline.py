@@ -1,5 +1,6 @@
-"""Pair pipelines built from an :class:`~gcc_sgcl.config.AugmentConfig`: GCC's plain pairs, SGCL's sequence or a
-baseline's view generation -- one protocol for all.
+"""Pair pipelines built from an augmentation family's settings (:data:`~gcc_sgcl.config.AUGMENT_FAMILIES`): GCC's
+plain pairs, SGCL's sequence (:class:`~gcc_sgcl.config.AugmentConfig`) or a baseline's view generation (its own
+settings class) -- one protocol for all.
 
 A :class:`PairPipeline` turns a batch of start nodes into ``(query, key)`` view batches. It asks the sampler
 (:class:`~gcc_sgcl.sampling.dataset.ViewSampler`) for walks and views and owns everything else: the optional
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +26,7 @@ from gcc_sgcl.augment.grace import grace_view
 from gcc_sgcl.augment.graphcl import graphcl_view
 from gcc_sgcl.augment.mvgrl import Diffusion, Sparsifier, Threshold, TopK
 from gcc_sgcl.augment.spectral_order import Mask, RandomPermute, Reorder
-from gcc_sgcl.config import AugmentConfig
+from gcc_sgcl.config import AugmentConfig, AugmentSettings, GCAConfig, GraceConfig, GraphCLConfig, MVGRLConfig
 from gcc_sgcl.registry import Registry
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import ViewSampler
@@ -96,40 +98,41 @@ PERMUTE_KINDS: Registry[Callable[[AugmentConfig], Transform]] = Registry("permut
 PERMUTE_KINDS.register("spectral")(lambda cfg: Reorder(cfg.r_max))
 PERMUTE_KINDS.register("random")(lambda cfg: RandomPermute())
 
-SPARSIFIERS: Registry[Callable[[AugmentConfig], Sparsifier]] = Registry("mvgrl_sparsify")
+SPARSIFIERS: Registry[Callable[[MVGRLConfig], Sparsifier]] = Registry("--mvgrl-sparsify")
 """How MVGRL's diffusion becomes a graph: ``"topk"`` -> :class:`TopK`, ``"threshold"`` -> :class:`Threshold`."""
-SPARSIFIERS.register("topk")(lambda cfg: TopK(cfg.mvgrl_topk or None))
-SPARSIFIERS.register("threshold")(lambda cfg: Threshold(cfg.mvgrl_eps))
+SPARSIFIERS.register("topk")(lambda cfg: TopK(cfg.topk or None))
+SPARSIFIERS.register("threshold")(lambda cfg: Threshold(cfg.eps))
 
-BASELINES: Registry[Callable[[AugmentConfig], Split]] = Registry("baseline")
-"""Baseline name -> builder of its query/key view transforms (defaults and sources: :class:`AugmentConfig`)."""
+BASELINES: Registry[Callable[[Any], Split]] = Registry("baseline")
+"""Baseline family -> builder of its query/key view transforms from the family's settings (defaults and sources:
+its class in :mod:`gcc_sgcl.config`, e.g. :class:`~gcc_sgcl.config.GraphCLConfig`)."""
 
 
-@BASELINES.register("graphcl")
-def _graphcl(cfg: AugmentConfig) -> Split:
-    view = graphcl_view(cfg.graphcl_ratio)
+@BASELINES.register(GraphCLConfig.FAMILY)
+def _graphcl(cfg: GraphCLConfig) -> Split:
+    view = graphcl_view(cfg.ratio)
     return Split(view, view)
 
 
-@BASELINES.register("grace")
-def _grace(cfg: AugmentConfig) -> Split:
-    return Split(grace_view(cfg.grace_drop_edge_q, cfg.grace_drop_feature_q),
-                 grace_view(cfg.grace_drop_edge_k, cfg.grace_drop_feature_k))
+@BASELINES.register(GraceConfig.FAMILY)
+def _grace(cfg: GraceConfig) -> Split:
+    return Split(grace_view(cfg.drop_edge_q, cfg.drop_feature_q), grace_view(cfg.drop_edge_k, cfg.drop_feature_k))
 
 
-@BASELINES.register("mvgrl")
-def _mvgrl(cfg: AugmentConfig) -> Split:
-    return Split(Identity(), Diffusion(cfg.mvgrl_alpha, SPARSIFIERS[cfg.mvgrl_sparsify](cfg)))
+@BASELINES.register(MVGRLConfig.FAMILY)
+def _mvgrl(cfg: MVGRLConfig) -> Split:
+    return Split(Identity(), Diffusion(cfg.alpha, SPARSIFIERS[cfg.sparsify](cfg)))
 
 
-@BASELINES.register("gca")
-def _gca(cfg: AugmentConfig) -> Split:
-    return Split(gca_view(cfg.gca_drop_edge_q, cfg.gca_drop_feature_q, cfg.gca_p_tau),
-                 gca_view(cfg.gca_drop_edge_k, cfg.gca_drop_feature_k, cfg.gca_p_tau))
+@BASELINES.register(GCAConfig.FAMILY)
+def _gca(cfg: GCAConfig) -> Split:
+    return Split(gca_view(cfg.drop_edge_q, cfg.drop_feature_q, cfg.p_tau),
+                 gca_view(cfg.drop_edge_k, cfg.drop_feature_k, cfg.p_tau))
 
 
-def build_pair_pipeline(cfg: AugmentConfig) -> PairPipeline:
-    """The pipeline described by ``cfg``: SGCL's stages that are on, or ``BASELINES[cfg.baseline]``.
+def build_pair_pipeline(cfg: AugmentSettings) -> PairPipeline:
+    """The pipeline described by a family's settings ``cfg``: SGCL's stages that are on, or the baseline's
+    (``BASELINES[cfg.FAMILY]``).
 
     >>> build_pair_pipeline(AugmentConfig.only("align"))
     PairPipeline(
@@ -137,8 +140,8 @@ def build_pair_pipeline(cfg: AugmentConfig) -> PairPipeline:
         Align(p=0.5)  # step 0
     )
     """
-    if cfg.baseline:
-        return PairPipeline(None, [BASELINES[cfg.baseline](cfg)])
+    if not isinstance(cfg, AugmentConfig):
+        return PairPipeline(None, [BASELINES[cfg.FAMILY](cfg)])
     steps: list[PairTransform] = []
     if cfg.use_crop:
         steps.append(Both(paper_crop(cfg.recompute_pe, kind=cfg.crop_kind, table=cfg.crop_table, basis=cfg.crop_basis)))

@@ -16,13 +16,11 @@ from typing import Any
 
 import torch
 
-from gcc_sgcl.config import GROUPS, Config
+from gcc_sgcl.config import CONFIG_KEYS, Config
 from gcc_sgcl.engine.device import check_torch_device
 from gcc_sgcl.fileio import atomic_target
 
 CHECKPOINT_NAME = "checkpoint.pt"
-CONFIG_KEYS = ("method", *GROUPS)
-"""The top-level keys of a checkpoint's ``config`` (:meth:`~gcc_sgcl.config.Config.to_dict`)."""
 
 
 class CheckpointError(ValueError):

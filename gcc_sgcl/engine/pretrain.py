@@ -222,14 +222,16 @@ def _check_resume_config(saved: dict, cfg: Config, path: Path, corpus_by_digest:
     # corpus_by_digest the corpus is compared by its graphs' digest once loaded, not by how it is named
     before = Config.from_dict(saved)
     old, new = before.learning_settings(), cfg.learning_settings()
+    groups = ("sampling", "model", "train") + (("augment",) if before.family == cfg.family else ())
     diffs = [
         f"{group}.{key}: checkpoint {old[group][key]!r} vs now {value!r}"
-        for group in ("sampling", "model", "train", "augment")
+        for group in groups
         for key, value in new[group].items()
         if old[group][key] != value and not (corpus_by_digest and (group, key) == ("train", "corpus"))
     ]
-    if before.method != cfg.method:
-        diffs.insert(0, f"method: checkpoint {before.method!r} vs now {cfg.method!r}")
+    for key in ("family", "method")[::-1]:
+        if old[key] != new[key]:
+            diffs.insert(0, f"{key}: checkpoint {old[key]!r} vs now {new[key]!r}")
     if diffs:
         raise ValueError(f"--resume with a configuration that differs from {path}:\n  " + "\n  ".join(diffs))
     rounding = [f"--{key} {getattr(before.train, key)!r} -> {getattr(cfg.train, key)!r}"
@@ -254,7 +256,7 @@ def pretrain(
     process holds the run folder's lock (:func:`~gcc_sgcl.engine.run_lock.run_folder_lock`) throughout and
     first removes what killed saves left behind. Names and folders are checked before any data is loaded.
     """
-    cfg.validate()
+    cfg.check()
     if graphs is None:
         check_dataset_names(cfg.train.corpus, ("pretrain",), "--corpus")
     main = dist is None or dist.is_main

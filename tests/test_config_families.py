@@ -1,0 +1,115 @@
+"""A run's augmentation settings are its family's (SGCL's stages, or one baseline's): stored alone, listed alone by
+``--help``, and a configuration stored in the flat layout before the families is migrated to the same run."""
+import dataclasses
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gcc_sgcl.config import AUGMENT_FAMILIES, STAGES, AugmentConfig, Config, migrate
+from gcc_sgcl.presets import PRESETS, family_of, make_config, pretrain_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINES = [family for family in AUGMENT_FAMILIES if family != "sgcl"]
+
+
+def _flags(klass: type) -> set[str]:
+    return {"--" + (klass.FLAG_PREFIX + f.name).replace("_", "-") for f in dataclasses.fields(klass)}
+
+
+def _help(capsys, *argv: str) -> str:
+    with pytest.raises(SystemExit) as info:
+        pretrain_parser().parse_args([*argv, "--help"])
+    assert info.value.code == 0
+    return capsys.readouterr().out
+
+
+def flat_layout(cfg: Config) -> dict:
+    """``cfg`` as a checkpoint written before the families stored it: one flat augment group holding SGCL's
+    stages (all off for a baseline), the baseline's name and every baseline's prefixed settings."""
+    d = cfg.to_dict()
+    flat = {**dataclasses.asdict(AugmentConfig.only() if cfg.family != "sgcl" else cfg.augment),
+            "baseline": "" if cfg.family == "sgcl" else cfg.family}
+    for family in BASELINES:
+        own = d["augment"] if family == cfg.family else dataclasses.asdict(AUGMENT_FAMILIES[family]())
+        flat.update({AUGMENT_FAMILIES[family].FLAG_PREFIX + name: value for name, value in own.items()})
+    del d["family"]
+    return {**d, "augment": flat}
+
+
+@pytest.mark.parametrize("method", [*PRESETS, "sgcl[c=0.25]", "sgcl-crop+reorder[basis=combinatorial]"])
+def test_a_stored_configuration_holds_only_its_familys_settings_and_reads_back_equal(method):
+    cfg = make_config(method)
+    d = cfg.to_dict()
+    assert d["family"] == family_of(method) and set(d["augment"]) == {
+        f.name for f in dataclasses.fields(AUGMENT_FAMILIES[d["family"]])}
+    assert Config.from_dict(d) == cfg and migrate(d) is d
+
+
+@pytest.mark.parametrize("method", [*PRESETS, "sgcl[c=0.25]", "sgcl-no-align[c=0.4,k=64]"])
+def test_a_configuration_of_the_flat_layout_is_migrated_to_the_same_training(method):
+    cfg = make_config(method, {"train": {"steps": 7}})
+    old = flat_layout(cfg)
+    assert Config.from_dict(old) == cfg and Config.from_dict(old).learning_settings() == cfg.learning_settings()
+
+
+def test_migration_keeps_a_setting_changed_from_its_default_and_drops_the_other_families():
+    cfg = make_config("mvgrl", {"augment": {"sparsify": "threshold", "eps": 0.05}})
+    old = flat_layout(cfg)
+    old["augment"]["grace_drop_edge_q"] = 0.9  # another family's setting: never read by an mvgrl run
+    assert migrate(old)["augment"] == {"alpha": 0.2, "sparsify": "threshold", "topk": 0, "eps": 0.05}
+    assert Config.from_dict(old) == cfg
+    with pytest.raises(ValueError, match=r"unknown augment config keys: \['bogus'\]"):
+        Config.from_dict({**old, "augment": {**old["augment"], "bogus": 1}})
+
+
+def test_help_of_a_method_lists_its_familys_flags_and_no_other(capsys):
+    sgcl, others = _flags(AugmentConfig), {f for family in BASELINES for f in _flags(AUGMENT_FAMILIES[family])}
+    for family in BASELINES:
+        text = _help(capsys, "--method", family)
+        own = _flags(AUGMENT_FAMILIES[family])
+        assert all(flag in text for flag in own)
+        assert not any(f"{flag} " in text for flag in (sgcl | others) - own), family
+    for method in ("sgcl", "sgcl-crop+reorder[c=0.4]"):
+        text = _help(capsys, "--method", method)
+        assert all(flag in text for flag in sgcl) and not any(flag in text for flag in others)
+    default = _help(capsys)
+    assert "--method <method> --help" in default and "'gcc' (sgcl family)" in default
+    assert "--use-crop" in default and not any(flag in default for flag in others)
+
+
+def test_help_through_pretrain_sh_is_the_methods():
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "pretrain.sh"), "-1", "graphcl", "--help"], check=True,
+                         capture_output=True, text=True).stdout
+    assert "--graphcl-ratio" in out and "--use-crop" not in out and "--mvgrl-alpha" not in out
+
+
+def test_a_flag_of_another_family_is_refused_as_the_command_line_is_parsed(capsys):
+    with pytest.raises(SystemExit) as info:
+        pretrain_parser().parse_args(["--method", "sgcl", "--mvgrl-sparsify", "threshold"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1
+    assert "--mvgrl-sparsify: a setting of the mvgrl family, not of method 'sgcl'" in err
+    args = pretrain_parser().parse_args(["--method", "mvgrl", "--mvgrl-sparsify", "threshold", "--steps", "3"])
+    assert getattr(args, "augment.sparsify") == "threshold"
+
+
+def test_gcc_is_sgcls_family_with_every_stage_off_and_a_baseline_has_no_sgcl_stage():
+    gcc = make_config("gcc").augment
+    assert isinstance(gcc, AugmentConfig) and not gcc.augments() and not make_config("gcc").augmented()
+    assert all(make_config(b).augmented() and not isinstance(make_config(b).augment, AugmentConfig) for b in BASELINES)
+    assert not any(hasattr(make_config(b).augment, f"use_{stage}") for b in BASELINES for stage in STAGES)
+
+
+def test_resuming_with_another_family_names_the_family():
+    from gcc_sgcl.engine.pretrain import _check_resume_config
+
+    with pytest.raises(ValueError, match="family: checkpoint 'sgcl' vs now 'grace'"):
+        _check_resume_config(make_config("gcc").to_dict(), make_config("grace"), Path("run"))
+    _check_resume_config(flat_layout(make_config("grace")), make_config("grace"), Path("run"))
+
+
+def test_every_baseline_family_has_its_views_registered_and_its_preset():
+    from gcc_sgcl.augment.pipeline import BASELINES as VIEWS
+
+    assert set(VIEWS) == set(BASELINES) and all(PRESETS[b].family == b for b in BASELINES)
