@@ -202,4 +202,4 @@ def load_encoder(path: str | Path, device: str = "cpu") -> Encoder:
         torch.device(device)
     except (RuntimeError, TypeError):
         raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda:0', got {device!r}") from None
-    return Encoder(*generate.load_encoder(path, device))
+    return Encoder(*generate.load_encoder_checkpoint(path, device)[:2])

@@ -166,9 +166,9 @@ def test_with_structural_rows_equal_the_runners_joined_rows(run):
     from gcc_sgcl.classical import embed_dataset, joined
     from gcc_sgcl.data import load_any
     from gcc_sgcl.engine.generate import dataset_views, embed_parts
-    from gcc_sgcl.engine.generate import load_encoder as load_model
+    from gcc_sgcl.engine.generate import load_encoder_checkpoint
 
-    model, cfg = load_model(run)
+    model, cfg, _ = load_encoder_checkpoint(run)
     runner = joined(embed_parts(model, dataset_views("synthetic-roles", cfg.sampling, None, 0, 0, False), 256),
                     embed_dataset("structural", "synthetic-roles"))
     enc = gcc_sgcl.load_encoder(run)

@@ -13,7 +13,7 @@ from gcc_sgcl.contrastive import e2e_logits
 from gcc_sgcl.data import load_pretrain_corpus
 from gcc_sgcl.engine import pretrain as pretrain_module
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.engine.generate import load_encoder
+from gcc_sgcl.engine.generate import load_encoder_checkpoint
 from gcc_sgcl.engine.distributed import (
     GlobalBatchNorm,
     cleanup_distributed,
@@ -158,7 +158,7 @@ def test_only_rank_zero_writes_and_the_checkpoint_loads_as_a_plain_encoder(runs)
     run = runs / "e2e"
     assert sorted(p.name for p in run.iterdir() if not p.name.startswith("events.")) == ["checkpoint.pt"]
     assert len(list(run.glob("events.out.tfevents.*"))) == 1
-    model, _ = load_encoder(run)
+    model, _, _ = load_encoder_checkpoint(run)
     assert {type(m) for m in model.modules()} & {nn.BatchNorm1d, GlobalBatchNorm} == {nn.BatchNorm1d}
 
 

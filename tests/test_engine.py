@@ -11,7 +11,7 @@ from gcc_sgcl.config import Config
 from gcc_sgcl.presets import config_from_args, make_config, pretrain_parser
 from gcc_sgcl.engine import pretrain as pretrain_module
 from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
-from gcc_sgcl.engine.generate import embed, load_encoder
+from gcc_sgcl.engine.generate import embed, load_encoder_checkpoint
 from gcc_sgcl.engine.pretrain import lr_factor, pretrain
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
 
@@ -168,7 +168,7 @@ def test_same_seed_gives_identical_embeddings(tmp_path):
     graph = _corpus()[0]
     embs = []
     for run in runs:
-        model, cfg = load_encoder(run)
+        model, cfg, _ = load_encoder_checkpoint(run)
         embs.append(embed(model, NodeViewDataset(graph, cfg.sampling, seed=0).__getitems__(range(300)), batch_size=64,
                           progress=False))
     assert embs[0].shape == (300, 16)
@@ -184,7 +184,7 @@ def test_unknown_method_lists_valid_methods():
 
 def test_graph_embeddings_are_unit_rows(tmp_path):
     run = pretrain(_cfg(tmp_path, steps=2), progress=False, graphs=_corpus())
-    model, cfg = load_encoder(run)
+    model, cfg, _ = load_encoder_checkpoint(run)
     graphs = [dgl.to_bidirected(dgl.from_networkx(nx.cycle_graph(n))) for n in (3, 5, 40)]
     emb = embed(model, GraphViewDataset(graphs, cfg.sampling).__getitems__(range(3)), progress=False)
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)

@@ -17,7 +17,7 @@ from gcc_sgcl.config import FinetuneConfig
 from gcc_sgcl.presets import make_config
 import gcc_sgcl.tasks.finetune as finetune_module
 from gcc_sgcl.tasks.finetune import SignCopies, finetune, finetune_cv, finetune_fold, finetune_lr, main
-from gcc_sgcl.engine.generate import load_encoder
+from gcc_sgcl.engine.generate import load_encoder_checkpoint
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.sampling.dataset import GraphViewDataset
 
@@ -49,7 +49,7 @@ def _toy_graphs() -> tuple[list[dgl.DGLGraph], np.ndarray]:
 def toy(run):
     """The toy task (:func:`_toy_graphs`) as one copy of views of the tiny encoder."""
     graphs, labels = _toy_graphs()
-    encoder, cfg = load_encoder(run)
+    encoder, cfg, _ = load_encoder_checkpoint(run)
     dataset = GraphViewDataset(graphs, cfg.sampling)
     return encoder, cfg, [dataset.__getitems__(range(len(dataset)))], labels
 

@@ -10,7 +10,7 @@ from gcc_sgcl.contrastive import e2e_logits, info_nce
 from gcc_sgcl.data.synthetic import build_pretrain_corpus
 from gcc_sgcl.engine import device
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.engine.generate import embed, load_encoder
+from gcc_sgcl.engine.generate import embed, load_encoder_checkpoint
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline, pretrain
 from gcc_sgcl.models import FlatGraph, PlainPathError, build_encoder, model_path, to_model_input
 from gcc_sgcl.models.flat import MODEL_PATH_ENV
@@ -129,7 +129,7 @@ def test_the_trainer_steps_on_flat_batches_as_on_dgl_graphs(corpus):
 
 def test_embeddings_of_a_checkpoint_are_the_same_on_either_path(corpus, tmp_path, monkeypatch):
     cfg = make_config("gcc", {"train": {"steps": 2, "batch_size": 8, "threads": 1, "output_dir": str(tmp_path)}})
-    model, _ = load_encoder(pretrain(cfg, progress=False, graphs=corpus))
+    model, _, _ = load_encoder_checkpoint(pretrain(cfg, progress=False, graphs=corpus))
     views = NodeViewDataset(corpus[0], cfg.sampling, seed=0).__getitems__(range(40))
     on_dgl = embed(model, views, batch_size=16, progress=False)
     monkeypatch.setenv(MODEL_PATH_ENV, "plain")

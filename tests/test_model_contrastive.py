@@ -9,7 +9,7 @@ from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
 from gcc_sgcl.engine.checkpoint import save_checkpoint
-from gcc_sgcl.engine.generate import load_encoder
+from gcc_sgcl.engine.generate import load_encoder_checkpoint
 from gcc_sgcl.models import GraphEncoder, UnsupervisedGIN, build_encoder
 from gcc_sgcl.sampling.dataset import GraphViewDataset
 
@@ -73,7 +73,7 @@ def test_default_config_builds_gcc_structure_and_a_config_saved_without_the_fiel
     saved = old_cfg.to_dict()
     del saved["model"]["apply_node_func"]
     save_checkpoint({"model": old_model.state_dict(), "config": saved, "step": old_cfg.train.steps}, tmp_path / "checkpoint.pt")
-    model, loaded = load_encoder(tmp_path)
+    model, loaded, _ = load_encoder_checkpoint(tmp_path)
     assert loaded.model.apply_node_func is False
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), old_model.state_dict().values()))
 

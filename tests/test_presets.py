@@ -9,7 +9,7 @@ import pytest
 from gcc_sgcl.augment import PairPipeline, Split
 from gcc_sgcl.config import AUGMENT_FAMILIES, STAGES
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.engine.generate import load_encoder
+from gcc_sgcl.engine.generate import load_encoder_checkpoint
 from gcc_sgcl.engine.pretrain import build_pipeline, pretrain
 from gcc_sgcl.presets import PRESETS, SINGLE_STAGES, make_config, method_names
 from gcc_sgcl.sampling.batch import ViewBatch
@@ -42,7 +42,7 @@ def test_every_preset_trains_and_records_method_seed_and_config(method, tmp_path
     assert run.name == f"{method}_e2e_toy_s3"
     state = load_checkpoint(run)
     assert state["config"]["method"] == method and state["step"] == 2
-    _, cfg = load_encoder(run)  # generate needs only the path
+    _, cfg, _ = load_encoder_checkpoint(run)  # generate needs only the path
     assert cfg == _cfg(method, tmp_path, seed=3)
 
 

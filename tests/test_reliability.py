@@ -210,12 +210,12 @@ def test_a_truncated_checkpoint_is_an_error_naming_it(tmp_path, tiny_run):
 def test_an_encoder_of_an_unfinished_run_loads_with_a_warning_naming_its_step(tmp_path, tiny_run):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        generate_module.load_encoder(tiny_run)  # finished: no warning
+        generate_module.load_encoder_checkpoint(tiny_run)  # finished: no warning
     state = load_checkpoint(tiny_run)
     state["config"]["train"]["steps"] = 5
     save_checkpoint(state, tmp_path / "checkpoint.pt")
     with pytest.warns(generate_module.UnfinishedRunWarning, match=f"{tmp_path}: the encoder is at step 1 of 5"):
-        generate_module.load_encoder(tmp_path)
+        generate_module.load_encoder_checkpoint(tmp_path)
 
 
 def test_a_file_that_is_not_a_project_checkpoint_is_an_error_naming_it(tmp_path):

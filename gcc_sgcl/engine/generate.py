@@ -2,16 +2,19 @@
 
 ``python -m gcc_sgcl.engine.generate --load-path saved/RUN --dataset usa_airport imdb-binary`` (flags:
 :class:`~gcc_sgcl.config.InputConfig`, :class:`~gcc_sgcl.config.GenerateConfig`); wrapped by
-``scripts/generate.sh <gpu> <load_path> <dataset...>``. Node datasets get one row per node (the node's RWR
-view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
+``scripts/generate.sh <gpu> <load_path> <dataset...> [flags...]``. Node datasets get one row per node (the
+node's RWR view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
 followed by graph 2's. As GCC's ``generate.py``, a row is the mean of the embeddings of two views (``--copies``):
 two independent walks for a node, two copies of the graph with independently drawn eigenvector signs. A dataset
 given by path (a graph file, see :mod:`gcc_sgcl.data.files`) is written as ``<stem>.npy``, a single graph's with
-``<stem>.ids.txt``: the original node id of each row, one per line.
+``<stem>.ids.txt``: the original node id of each row, one per line. With ``--with-structural`` each row is joined to
+the training-free structural vector of its node or graph (:func:`joined_rows`), as the results tables'
+``<method> ⊕ structural`` rows: wider rows, which the record marks (its ``joined`` entry) and the task commands read
+as they are.
 
 Each ``<stem>.npy`` gets a record, ``<stem>.provenance.json`` (:func:`embeddings_record`): the checkpoint's sha256
 and step and whether its run had finished, the dataset's source (a registered name, or a path and the file's
-sha256) and the digest of its graphs, and the views' settings. The task commands read it
+sha256) and the digest of its graphs, the views' settings and whether the rows are joined. The task commands read it
 (:func:`gcc_sgcl.tasks.common.check_provenance`). Every file is written through a temporary file, so a full disk
 leaves nothing half-written under a final name; an encoder that gives NaN or inf writes nothing.
 """
@@ -26,6 +29,7 @@ import sys
 import warnings
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy
@@ -33,6 +37,8 @@ import torch
 from tqdm import tqdm
 
 import gcc_sgcl.sampling as sampling_package
+from gcc_sgcl.classical import STRUCTURAL, joined, structural_vector
+from gcc_sgcl.classical.structural import GRAPH_COLUMNS, NODE_COLUMNS
 from gcc_sgcl.cli import check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import (
     Config,
@@ -72,15 +78,9 @@ Parts = list[list[ViewBatch]]
 ``copies`` view batches of the same items."""
 
 
-def load_encoder(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config]:
-    """The query encoder and configuration stored in a run folder (or checkpoint file), as
-    :func:`load_encoder_checkpoint`."""
-    model, cfg, _ = load_encoder_checkpoint(load_path, device)
-    return model, cfg
-
-
 def load_encoder_checkpoint(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config, Checkpoint]:
-    """The query encoder, configuration and checkpoint of a run folder (or checkpoint file); warns
+    """The query encoder (in eval mode), configuration and checkpoint of a run folder (or checkpoint file), what
+    :func:`gcc_sgcl.load_encoder` wraps for users; warns
     (:class:`UnfinishedRunWarning`) when the checkpoint is of a run whose pre-training has not reached its steps. A
     checkpoint that loads but does not fit (a field missing, weights of another architecture or shape) is a
     :class:`~gcc_sgcl.engine.checkpoint.CheckpointError` naming the file and the first mismatch."""
@@ -278,7 +278,8 @@ def generate(
     ``<stem>.npy`` and, for a single graph, ``<stem>.ids.txt``); returns the written paths.
 
     ``settings`` (default :class:`~gcc_sgcl.config.GenerateConfig`) sets the views' seed, copies, workers and
-    visit budget and the batch size; with ``cache_views`` the views are read from (or written to) the view cache
+    visit budget, the batch size and whether the rows are joined to the structural vector (``with_structural``:
+    :func:`joined_rows`); with ``cache_views`` the views are read from (or written to) the view cache
     (:func:`cached_views`). Names, worker count, batch size, checkpoint (its fields, its weights' shapes, and that
     they are finite) and output folder are checked, and datasets given by path read, before anything is embedded,
     so a malformed file stops the run with nothing written. A dataset whose embedding holds NaN or inf stops the run
@@ -307,11 +308,22 @@ def generate(
         data = load_any(name, data_dir) if data is None else data
         parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies, data, g.visit_budget)
         emb = embed_parts(model, parts, g.batch_size, stem, progress)
+        emb = joined_rows(emb, data) if g.with_structural else emb
         path = load_dir / f"{stem}.npy"
         check_finite_rows(emb, checkpoint.path, name, path)
         written += write_embeddings(path, emb, getattr(data, "ids", None),
                                     embeddings_record(checkpoint, cfg, name, data, g))
     return written
+
+
+def joined_rows(emb: np.ndarray, data: LoadedDataset) -> np.ndarray:
+    """The ``⊕ structural`` rows of dataset ``data``: its encoder rows ``emb`` joined
+    (:func:`~gcc_sgcl.classical.joined`) to the structural vector (:func:`~gcc_sgcl.classical.structural_vector`) of
+    every node of its graphs, z-scored over all of them (both graphs of a similarity pair), or of each graph."""
+    from gcc_sgcl.data import kind_of_data
+
+    kind = kind_of_data(data)
+    return joined(emb, structural_vector(kind.graphs(data), kind.per_graph))
 
 
 def write_embeddings(path: Path, emb: np.ndarray, ids: np.ndarray | None, record: dict) -> list[Path]:
@@ -351,7 +363,9 @@ def embeddings_record(checkpoint: Checkpoint, cfg: Config, name: str, data: Load
     """Where the embeddings of dataset ``name`` (loaded as ``data``) come from: the encoder (checkpoint file and
     sha256, step, steps, whether its run had finished), the dataset (``source`` ``"registered"`` with its name, or
     ``"path"`` with the file and its sha256; the digest of its graphs, what the task commands compare) and the
-    views' settings. :func:`write_embeddings` adds the files' own digests."""
+    views' settings; ``joined``: None, or for rows of ``settings.with_structural`` (:func:`joined_rows`) the vector
+    joined to the encoder's columns and the names of its columns, which follow them. :func:`write_embeddings` adds
+    the files' own digests."""
     from gcc_sgcl.data import is_dataset_path, kind_of_data
 
     step, steps = int(checkpoint.state["step"]), cfg.train.steps
@@ -360,12 +374,15 @@ def embeddings_record(checkpoint: Checkpoint, cfg: Config, name: str, data: Load
         file = Path(name).resolve()
         source = {"source": "path", "path": str(file), "sha256": sha256_of(file) if file.is_file() else None}
     kind = kind_of_data(data)
+    vector = GRAPH_COLUMNS if kind.per_graph else NODE_COLUMNS
     return {
         "format": RECORD_FORMAT,
         "encoder": {"checkpoint": str(checkpoint.path.resolve()), "sha256": checkpoint.sha256, "step": step,
                     "steps": steps, "finished": step >= steps, "method": cfg.method},
         "dataset": {**source, "kind": kind.name, "graphs_sha256": graphs_digest(kind.graphs(data))},
         "views": {"copies": settings.copies, "seed": settings.seed, "visit_budget": settings.visit_budget},
+        "joined": {"vector": STRUCTURAL, "encoder_columns": cfg.model.hidden_size, "vector_columns": list(vector)}
+        if settings.with_structural else None,
     }
 
 
@@ -376,6 +393,17 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(p, InputConfig, required=("load_path", "dataset"))
     add_arguments(p, GenerateConfig)
     return p
+
+
+def __getattr__(name: str) -> Any:
+    """``load_encoder``, the deprecated name of :func:`load_encoder_checkpoint` less its checkpoint, kept (with a
+    DeprecationWarning) until its last caller, ``run_sweep`` (``gcc_sgcl/experiments/frozen_sweep.py``), moves:
+    the one ``load_encoder`` is :func:`gcc_sgcl.load_encoder`."""
+    if name != "load_encoder":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.load_encoder is deprecated: use load_encoder_checkpoint(path, device)[:2], or "
+                  "gcc_sgcl.load_encoder", DeprecationWarning, stacklevel=2)
+    return lambda load_path, device="cpu": load_encoder_checkpoint(load_path, device)[:2]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,7 +11,9 @@ node of graph_1 followed by graph_2 (similarity datasets). A dataset given by pa
 registered dataset's name, an edited file, another data root) are refused; embeddings of an unfinished run are
 scored with a one-line warning (:class:`~gcc_sgcl.engine.generate.UnfinishedRunWarning`), and every row of
 ``results.csv`` records the encoder's step (``encoder_step``, empty for embeddings without a record: written by
-older code or by a classical baseline, which are not checked).
+older code or by a classical baseline, which are not checked). Rows written by ``generate --with-structural`` (the
+encoder's embedding joined to the structural vector, the tables' ``<method> ⊕ structural`` rows) are wider rows,
+read as any others: ``--hidden`` is then the encoder's size or the rows' whole width (:data:`JOINED_ROWS_HELP`).
 """
 from __future__ import annotations
 
@@ -47,6 +49,10 @@ RESULTS_FILE = "results.csv"
 # 2-core machine, one one-vs-rest logistic regression fit (4500 x 64, 20 classes) took 3.5 s with 2 OpenBLAS
 # threads and 0.7 s with 1.
 CV_BLAS_THREADS = 1
+JOINED_ROWS_HELP = ("Embeddings written by generate.sh --with-structural (each row joined to the structural vector of "
+                    "its node or graph, as the tables' '<method> ⊕ structural' rows) are read as they are; --hidden "
+                    "is then the encoder's size (their record says how many structural columns follow) or the rows' "
+                    "whole width.")
 T = TypeVar("T")
 CSV_COLUMNS = (
     "time",
@@ -385,7 +391,8 @@ def labelled_rows(emb: np.ndarray, labels: np.ndarray, rows_are: str) -> tuple[n
 
 
 def load_embeddings(load_path: str | Path, dataset: str, hidden: int) -> np.ndarray:
-    """Load ``<load_path>/<dataset>.npy`` and check it is a matrix of ``hidden`` finite columns.
+    """Load ``<load_path>/<dataset>.npy`` and check it is a matrix of ``hidden`` finite columns (for rows joined to
+    the structural vector, :func:`encoder_columns`: ``hidden`` of the encoder, and the structural columns).
 
     Called before the dataset is loaded, so that a missing or wrong file fails fast.
     """
@@ -397,12 +404,28 @@ def load_embeddings(load_path: str | Path, dataset: str, hidden: int) -> np.ndar
         raise ValueError(f"{path}: not a readable .npy array ({error}); generate it again") from None
     if emb.ndim != 2:
         raise ValueError(f"{path}: expected a 2-D (rows, hidden) array, got shape {emb.shape}")
-    if emb.shape[1] != hidden:
-        raise ValueError(f"{path} has hidden size {emb.shape[1]} but --hidden is {hidden}")
+    encoder = encoder_columns(path)
+    if hidden not in (emb.shape[1], encoder):
+        parts = (f" ({encoder} of the encoder joined to {emb.shape[1] - encoder} structural, generate "
+                 "--with-structural)") if encoder is not None else ""
+        raise ValueError(f"{path} has hidden size {emb.shape[1]}{parts} but --hidden is {hidden}")
     bad = int(np.size(emb) - np.count_nonzero(np.isfinite(emb)))
     if bad:
         raise ValueError(f"{path} contains {bad} non-finite values (NaN/inf); the encoder likely diverged")
     return emb
+
+
+def encoder_columns(emb_path: str | Path) -> int | None:
+    """The encoder's columns of embeddings written by ``generate --with-structural`` (their record's ``joined``
+    entry; the structural vector's columns follow them); None for rows that are not joined, or without a readable
+    record (:func:`check_provenance` says what is wrong with it)."""
+    from gcc_sgcl.engine.generate import record_path
+
+    try:
+        joined = json.loads(record_path(emb_path).read_text()).get("joined")
+        return int(joined["encoder_columns"]) if joined else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def check_rows(emb: np.ndarray, load_path: str | Path, dataset: str, rows: int, rows_are: str) -> None:
@@ -574,7 +597,8 @@ def task_parser(task: str, description: str, fields: Sequence[str], evaluation: 
     (:class:`~gcc_sgcl.config.InputConfig`, :class:`~gcc_sgcl.config.TaskConfig`), the task's ``fields`` of
     ``TaskConfig`` and its ``evaluation`` settings (:class:`~gcc_sgcl.config.EvalConfig`, valid values
     ``choices``)."""
-    parser = argparse.ArgumentParser(prog=f"python -m gcc_sgcl.tasks.{task}", description=description)
+    parser = argparse.ArgumentParser(prog=f"python -m gcc_sgcl.tasks.{task}", description=description,
+                                     epilog=JOINED_ROWS_HELP)
     add_arguments(parser, InputConfig, only=("load_path", "dataset", "data_dir"), required=("load_path", "dataset"))
     add_arguments(parser, TaskConfig, only=("hidden", *fields))
     add_arguments(parser, EvalConfig, only=evaluation, choices=choices)

@@ -35,7 +35,7 @@ from tqdm import tqdm
 from gcc_sgcl.cli import check_writable_dir, user_errors
 from gcc_sgcl.config import Config, FinetuneConfig, InputConfig, add_arguments, default_of, from_args
 from gcc_sgcl.data.load import check_dataset_names, dataset_name
-from gcc_sgcl.engine.generate import cached_views, embed, load_encoder
+from gcc_sgcl.engine.generate import cached_views, embed, load_encoder_checkpoint
 from gcc_sgcl.fileio import folder_of
 from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
@@ -323,7 +323,7 @@ def finetune(
     ft = settings or FinetuneConfig()
     ft.check()
     labelled_kind(dataset)
-    encoder, cfg = load_encoder(load_path, device)  # before the slow view building: a missing checkpoint fails fast
+    encoder, cfg, _ = load_encoder_checkpoint(load_path, device)  # a missing checkpoint fails before the slow views
     views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress, min(ft.view_copies, ft.epochs))
     cache = Path(ft.fold_cache) if ft.fold_cache else folder_of(load_path) / FOLD_CACHE
     return finetune_cv(encoder, cfg, views, labels, kind, dataset_name(dataset), ft, cache)

@@ -3,6 +3,8 @@
 # protocol of 10 repetitions of stratified 10-fold CV, each test fold scored on a bootstrap resample of itself.
 #   bash scripts/graph_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]
 #   <hidden>: the embedding size of the encoder (--hidden-size at pre-training; 64 for the shipped encoders)
+#   Rows of generate.sh --with-structural (joined to the structural vector) are read as they are: <hidden> is
+#   then the encoder's size (or the rows' whole width).
 # flags: --svc gcc|grid|c1 (default gcc: C=100000, gamma=1/n_features, as GCC), --folds N, --repeats R,
 #        --no-bootstrap, --seed S, --data-dir DIR,
 #        --labels FILE... (one 'graph_index label' file per collection given by path, overriding its labels;

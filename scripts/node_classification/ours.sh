@@ -3,6 +3,8 @@
 # 10 repetitions of stratified 10-fold CV, each test fold scored on a bootstrap resample of itself.
 #   bash scripts/node_classification/ours.sh <load_path> <hidden> <dataset...> [flags...]
 #   <hidden>: the embedding size of the encoder (--hidden-size at pre-training; 64 for the shipped encoders)
+#   Rows of generate.sh --with-structural (joined to the structural vector) are read as they are: <hidden> is
+#   then the encoder's size (or the rows' whole width).
 # flags: --folds N, --repeats R, --no-bootstrap, --seed S, --data-dir DIR,
 #        --labels FILE... (one 'node label' file per dataset given by path; unlabelled nodes are not evaluated;
 #        labels all integers or all names, at least two classes)

@@ -2,6 +2,8 @@
 # Top-k similarity search on saved embeddings: HITS@20/40; <dataset>.npy holds graph_1 then graph_2 rows.
 #   bash scripts/similarity_search/ours.sh <load_path> <hidden> <dataset...> [flags...]
 #   <hidden>: the embedding size of the encoder (--hidden-size at pre-training; 64 for the shipped encoders)
+#   Rows of generate.sh --with-structural (joined to the structural vector) are read as they are: <hidden> is
+#   then the encoder's size (or the rows' whole width).
 #   bash scripts/similarity_search/ours.sh <load_path> <hidden> <graph_1 path> <graph_2 path> --pairs FILE
 # flags: --ks K..., --seed S, --data-dir DIR, --pairs FILE (lines 'id_1 id_2'; the graphs' own .npy files)
 # Prints a table and appends to <load_path>/results.csv (with the encoder's step); the data root comes from
