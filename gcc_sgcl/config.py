@@ -704,9 +704,10 @@ def _family_flags() -> dict[str, str]:
     """Every augmentation family's flags (``--no-`` forms included) → the family."""
     owners = {}
     for family, klass in AUGMENT_FAMILIES.items():
-        parser = argparse.ArgumentParser(add_help=False)
-        add_arguments(parser, klass)
-        owners.update({flag: family for action in parser._actions for flag in action.option_strings})
+        hints = typing.get_type_hints(klass)
+        for f in dataclasses.fields(klass):
+            flag = flag_name(f.name, klass)
+            owners.update({flag: family, **({"--no-" + flag[2:]: family} if hints[f.name] is bool else {})})
     return owners
 
 
