@@ -153,6 +153,33 @@ def _running_elsewhere(pid: int) -> bool:
     return True
 
 
+def marked_block(text: str, start: str, end: str, where: str | os.PathLike = "text") -> tuple[int, int]:
+    """The span of the block from marker ``start`` to marker ``end`` (both included) in ``text``; a text without
+    them is a ``ValueError`` naming ``where`` and the markers.
+
+    >>> text = "a <!-- x --> old <!-- x end --> b"
+    >>> i, j = marked_block(text, "<!-- x -->", "<!-- x end -->"); text[i:j]
+    '<!-- x --> old <!-- x end -->'
+    """
+    i, j = text.find(start), text.find(end)
+    if i < 0 or j < i:
+        raise ValueError(f"{where}: no markers {start!r} ... {end!r}")
+    return i, j + len(end)
+
+
+def replace_marked_blocks(path: str | os.PathLike, blocks: dict[tuple[str, str], str]) -> Path:
+    """Rewrite each block of the file at ``path`` between its (start, end) markers by the new block given for
+    them (which carries the markers), through a temporary file; returns the path."""
+    path = Path(path)
+    text = path.read_text()
+    for (start, end), block in blocks.items():
+        i, j = marked_block(text, start, end, path)
+        text = text[:i] + block + text[j:]
+    with atomic_target(path) as tmp:
+        tmp.write_text(text)
+    return path
+
+
 def folder_of(load_path: str | os.PathLike) -> Path:
     """The folder a ``--load-path`` names: itself, or a checkpoint file's folder (where ``generate`` writes the
     embeddings, the tasks read them and log ``results.csv``)."""

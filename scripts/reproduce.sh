@@ -171,7 +171,8 @@ for stage in $stages; do
                    "$(variant "$sgcl" sgcl permute=random)" graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
     report)    dry && { echo "(plan: report rebuilds $OUT from $ROWS)"; continue; }
                python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
-                 --c-grid "${C_GRID[@]}" ;;
+                 --c-grid "${C_GRID[@]}"
+               if [ -f "$SHIP/README.md" ]; then python -m gcc_sgcl.experiments shipped --folder "$SHIP"; fi ;;
     *) echo "unknown stage $stage (${SWEEP_STAGES[*]} ship runtime report)" >&2
        exit 2 ;;
   esac

@@ -51,7 +51,7 @@ def test_an_encoder_exported_after_the_listing_makes_it_stale_until_shipped_runs
 def test_a_readme_without_markers_or_a_checkpoint_without_its_config_is_one_line_naming_the_file(shipped_copy):
     folder, first = shipped_copy
     (folder / "other.md").write_text("# no markers\n")
-    with pytest.raises(SystemExit, match=f"error: {folder / 'other.md'}: no listing markers"):
+    with pytest.raises(SystemExit, match=f"error: {folder / 'other.md'}: no markers"):
         experiments_main(["shipped", "--folder", str(folder), "--readme", str(folder / "other.md")])
     (folder / first.name / "config.json").unlink()
     with pytest.raises(SystemExit, match=f"error: {folder / first.name / 'config.json'}: not the config.json"):

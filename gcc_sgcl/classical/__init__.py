@@ -105,6 +105,7 @@ def joined(*blocks: np.ndarray) -> np.ndarray:
 
 def structural_vector(graphs: Sequence[dgl.DGLGraph], per_graph: bool) -> np.ndarray:
     """The structural vector of every node of ``graphs`` in order (z-scored over all of them), or of each graph:
-    the block :func:`joined` puts beside an encoder's rows in ``⊕ structural`` rows."""
+    the block :func:`joined` puts beside an encoder's rows in ``⊕ structural`` rows; float32, as
+    :func:`embed_dataset` stores it, so that every path to a joined row gives the same bits."""
     method = METHODS[STRUCTURAL]
-    return (method.graphs if per_graph else method.nodes)(list(graphs), 0, np.random.default_rng(0))
+    return (method.graphs if per_graph else method.nodes)(list(graphs), 0, np.random.default_rng(0)).astype(np.float32)

@@ -29,7 +29,6 @@ import sys
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import scipy
@@ -393,17 +392,6 @@ def command_line() -> argparse.ArgumentParser:
     add_arguments(p, InputConfig, required=("load_path", "dataset"))
     add_arguments(p, GenerateConfig)
     return p
-
-
-def __getattr__(name: str) -> Any:
-    """``load_encoder``, the deprecated name of :func:`load_encoder_checkpoint` less its checkpoint, kept (with a
-    DeprecationWarning) until its last caller, ``run_sweep`` (``gcc_sgcl/experiments/frozen_sweep.py``), moves:
-    the one ``load_encoder`` is :func:`gcc_sgcl.load_encoder`."""
-    if name != "load_encoder":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.load_encoder is deprecated: use load_encoder_checkpoint(path, device)[:2], or "
-                  "gcc_sgcl.load_encoder", DeprecationWarning, stacklevel=2)
-    return lambda load_path, device="cpu": load_encoder_checkpoint(load_path, device)[:2]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -60,7 +60,7 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
     pre-trained (if needed) and loaded once for all its datasets.
     """
     from gcc_sgcl.classical import embed_dataset
-    from gcc_sgcl.engine.generate import cached_views, embed_parts, load_encoder
+    from gcc_sgcl.engine.generate import cached_views, embed_parts, load_encoder_checkpoint
 
     store = RowStore(sweep.rows)
     commit = git_commit()
@@ -86,7 +86,7 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
         pretrain_s = None if classical else ensure_pretrained(cfg, sweep.carried())
         if not classical:
             ship(sweep, cfg)
-        model = None if classical else load_encoder(run_folder(cfg), sweep.device)[0]
+        model = None if classical else load_encoder_checkpoint(run_folder(cfg), sweep.device)[0]
         for name, missing in names.items():
             bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
             sampling = default_sampling if cfg is None else cfg.sampling

@@ -26,7 +26,7 @@ from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.experiments.stability import read as read_stability
 from gcc_sgcl.experiments.stats import min_wilcoxon_p
 from gcc_sgcl.experiments.tables import TABLES_FILE, Budget, TableSpec, table_budget, table_spec
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.fileio import replace_marked_blocks
 
 
 def _relative(path: Path, out: Path) -> Path:
@@ -408,22 +408,12 @@ def stability_block(folder: Path) -> str:
     return f"{STABILITY_START}{rd.stability_sentence(read_stability(folder / 'stability.csv'))}{STABILITY_END}"
 
 
-def update_readme(readme: str | Path, *blocks: str) -> None:
-    """Replace each generated block of ``readme`` (from its start marker to its end marker: the first and last
-    lines of :data:`HEADLINE_START` … :data:`HEADLINE_END`, :data:`STABILITY_START` … :data:`STABILITY_END`) by
-    the block given with the same markers (written through a temporary file); a README without a block's markers
-    is an error naming it."""
-    path = Path(readme)
-    text = path.read_text()
-    for block in blocks:
-        first, last = next((a, b) for a, b in ((HEADLINE_START, HEADLINE_END), (STABILITY_START, STABILITY_END))
-                           if block.startswith(a))
-        start, end = text.find(first), text.find(last)
-        if start < 0 or end < start:
-            raise ValueError(f"{path}: no markers {first!r} ... {last!r}")
-        text = text[:start] + block + text[end + len(last):]
-    with atomic_target(path) as tmp:
-        tmp.write_text(text)
+def update_readme(readme: str | Path, headline_block: str, stability: str) -> None:
+    """Rewrite the README's generated blocks (:data:`HEADLINE_START` … :data:`HEADLINE_END`, :data:`STABILITY_START`
+    … :data:`STABILITY_END`) by the given ones, through a temporary file; a README without a block's markers is an
+    error naming it."""
+    replace_marked_blocks(readme, {(HEADLINE_START, HEADLINE_END): headline_block,
+                                   (STABILITY_START, STABILITY_END): stability})
 
 
 def budget_study(rows: Sequence[ResultRow]) -> tuple[tuple | None, list[Curve], BudgetChoice | None, Budget | None]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from gcc_sgcl.config import Config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
-from gcc_sgcl.fileio import atomic_target, sha256_of
+from gcc_sgcl.fileio import marked_block, replace_marked_blocks, sha256_of
 from gcc_sgcl.method import MethodSpec
 from gcc_sgcl.presets import make_config
 
@@ -99,18 +99,12 @@ def listing(encoders: list[ShippedEncoder]) -> str:
 def listed_block(readme: str | Path) -> str:
     """The listing block of ``readme``, markers included; a README without the markers is a ValueError naming it."""
     text = Path(readme).read_text()
-    start, end = text.find(LISTING_START), text.find(LISTING_END)
-    if start < 0 or end < start:
-        raise ValueError(f"{readme}: no listing markers ({LISTING_START!r} ... {LISTING_END!r})")
-    return text[start:end + len(LISTING_END)]
+    start, end = marked_block(text, LISTING_START, LISTING_END, readme)
+    return text[start:end]
 
 
 def update_listing(folder: str | Path, readme: str | Path | None = None) -> Path:
     """Rewrite the listing of ``readme`` (default ``<folder>/README.md``) from the encoders under ``folder``,
     through a temporary file; returns the README's path."""
     path = Path(readme) if readme is not None else Path(folder) / "README.md"
-    old = listed_block(path)
-    text = path.read_text()
-    with atomic_target(path) as tmp:
-        tmp.write_text(text.replace(old, listing(shipped_encoders(folder)), 1))
-    return path
+    return replace_marked_blocks(path, {(LISTING_START, LISTING_END): listing(shipped_encoders(folder))})
