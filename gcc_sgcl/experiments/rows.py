@@ -68,6 +68,7 @@ class ResultRow:
     copies: int | None = None
     config: dict[str, Any] = field(default_factory=dict)
     commit: str = "unknown"
+    host: dict[str, Any] | None = None  # the machine's CPU and numeric libraries (provenance.host_fingerprint)
     time: str = ""
     pretrain_seconds: float | None = None
     eval_seconds: float | None = None
