@@ -347,6 +347,7 @@ def views_sections(rows_path: Path, out: Path, folder: Path, stored: Sequence[Re
     ``stored`` rows of the same evaluations."""
     views = RowStore(views_store(rows_path)).load()
     points = an.views_study(views)
+    rescored = an.rescored(views, stored)
     png = folder / "views.png"
     text = rd.views_section(points, png, folder / "views.csv")
     return ["## Inference views: how many to average per row",
@@ -355,7 +356,10 @@ def views_sections(rows_path: Path, out: Path, folder: Path, stored: Sequence[Re
             "same encoders re-scored at 2, 8 and 32 views on the node-level columns, seed-paired. The view count is "
             "read on these columns only; the graph columns are left as they are.",
             *([f"![score against inference views]({_relative(png, out)})"] if points else []), text,
-            rd.rescored_lines(an.rescored(views, stored)),
+            rd.rescored_lines(rescored),
+            *(["Such differences come from the machine the rows were scored or trained on (its BLAS kernel and MKL "
+               "code path; the thread count for training), not from the code: measured in `docs/reproducibility.md`; "
+               "rows record their machine (`host`) since 2026-12-02."] if rescored else []),
             "### How much a row moves",
             "The distance between a node's rows under two view seeds, and under two numberings of the same graph "
             "(its nodes in a random order, rows mapped back), relative to the rows' norm, with the shipped seed-0 "
