@@ -18,7 +18,6 @@ from gcc_sgcl.augment import (
     Identity,
     Mask,
     PairPipeline,
-    RandomApply,
     RandomChoice,
     RandomCrop,
     RandomPermute,
@@ -171,7 +170,7 @@ def all_transforms() -> list:
         Reorder(r_max=10),
         RandomPermute(),
         Mask(max_masked=8),
-        Compose([RandomApply(Mask(2), p=0.5), RandomChoice([Reorder(3), Identity()])]),
+        Compose([RandomChoice([Mask(2), Identity()]), RandomChoice([Reorder(3), Identity()])]),
     ]
 
 

@@ -2,7 +2,7 @@
 baselines' view generation re-implemented on GCC views (GraphCL, GRACE, MVGRL, GCA).
 
 Layout: :mod:`.functional` (pure batched operations), :mod:`.base` (``Transform`` with ``make_params``/``apply``,
-``Compose``/``RandomApply``/``RandomChoice``, pair steps ``Both``/``Split``), one module per family,
+``Compose``/``RandomChoice``, pair steps ``Both``/``Split``), one module per family,
 :mod:`.pipeline` (the pair pipeline of GCC, SGCL or a baseline, from an :class:`~gcc_sgcl.config.AugmentConfig`).
 Transforms act on a :class:`~gcc_sgcl.sampling.batch.ViewBatch` (or a ``DGLGraph`` view); views are described in
 :mod:`gcc_sgcl.sampling.view`.
@@ -13,7 +13,6 @@ from gcc_sgcl.augment.base import (
     Compose,
     Identity,
     PairTransform,
-    RandomApply,
     RandomChoice,
     Split,
     Transform,

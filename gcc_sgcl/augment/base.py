@@ -81,10 +81,10 @@ class Identity(Transform):
 class Compose(Transform):
     """Apply view transforms in order (transform ``i`` draws from stream ``i``).
 
-    >>> Compose([Identity(), RandomApply(Identity(), p=0.5)])
+    >>> Compose([Identity(), Identity()])
     Compose(
         Identity()
-        RandomApply(transform=Identity(), p=0.5)
+        Identity()
     )
     """
 
@@ -108,21 +108,6 @@ def apply_by_group(
                for j, t in enumerate(transforms)
                for rows in [np.flatnonzero(groups == j)] if len(rows) and not isinstance(t, Identity)]
     return views.update_many(changed)
-
-
-class RandomApply(Transform):
-    """Apply ``transform`` to each view with probability ``p``."""
-
-    def __init__(self, transform: Transform, p: float):
-        self.inner = transform
-        self.p = check_probability("p", p)
-
-    def transform(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
-        chosen = rng.child("apply").uniform() < self.p
-        return apply_by_group(views, np.where(chosen, 0, -1), [self.inner], rng)
-
-    def __repr__(self) -> str:
-        return f"RandomApply(transform={self.inner!r}, p={self.p})"
 
 
 class RandomChoice(Transform):
