@@ -692,7 +692,7 @@ def test_transforms_never_mutate_their_input(pair):
 def test_transform_is_its_drawn_params_applied():
     views = random_views()
     for transform in all_transforms():
-        if isinstance(transform, (Compose, RandomApply, RandomChoice)):
+        if isinstance(transform, (Compose, RandomChoice)):
             continue  # combinators draw per stream inside ``transform``
         rng = keys(views, 5)
         assert views_equal(transform.transform(views, rng), transform.apply(views, transform.make_params(views, rng)))
@@ -758,7 +758,6 @@ def test_bad_arguments_are_rejected_naming_the_parameter():
         (lambda: ViewFilter(c=2.0), "c"),
         (lambda: ViewFilter(t_max=0), "t_max"),
         (lambda: ViewFilter(p=1.1), "p"),
-        (lambda: RandomApply(Identity(), p=-0.1), "p"),
         (lambda: RandomChoice([Identity()], weights=[1.0, 2.0]), "weights"),
         (lambda: RandomChoice([Identity(), Identity()], weights=[0.0, 0.0]), "weights"),
         (lambda: RandomChoice([]), "transforms"),
@@ -781,7 +780,5 @@ def test_pipeline_prints_itself():
                  "Align(p=0.5)  # step 1", "Mask(max_masked=8)  # p=0.25", "Reorder(r_max=10)  # p=0.25",
                  "Identity()  # p=0.7", "Identity()  # p=0.5", "# step 2"):
         assert part in text, part
-    assert repr(Compose([Identity(), RandomApply(Mask(2), p=0.5)])) == (
-        "Compose(\n    Identity()\n    RandomApply(transform=Mask(max_masked=2), p=0.5)\n)"
-    )
+    assert repr(Compose([Identity(), Mask(2)])) == "Compose(\n    Identity()\n    Mask(max_masked=2)\n)"
     assert repr(Split(RandomPermute(), Identity())) == "Split(\n    RandomPermute()  # query\n    Identity()  # key\n)"

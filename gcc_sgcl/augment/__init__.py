@@ -41,7 +41,7 @@ from gcc_sgcl.augment.spectral_order import Mask, RandomPermute, Reorder
 __all__ = [
     "AdaptiveEdgeDrop", "AdaptiveFeatureMask", "Align", "AttributeMask", "BASELINES", "Both", "CROPS",
     "CROP_BASES", "Compose", "Diffusion", "EdgeDrop", "EdgePerturb", "FeatureMask", "GLOBAL_EMBEDDINGS",
-    "Identity", "Mask", "NodeDrop", "PERMUTE_KINDS", "PairPipeline", "PairTransform", "RandomApply",
+    "Identity", "Mask", "NodeDrop", "PERMUTE_KINDS", "PairPipeline", "PairTransform",
     "RandomChoice", "RandomCrop", "RandomPermute", "Reorder", "SPARSIFIERS", "SpectralCrop",
     "Split", "Subgraph", "Threshold", "TopK", "Transform", "ViewFilter", "build_pair_pipeline",
     "cached_global_embedding", "gca_view", "global_embedding", "grace_view", "graph_fingerprint",
