@@ -1,13 +1,21 @@
-"""All configuration in one place: dataclass groups and the argparse built from them.
+"""The method's settings and the settings machinery: dataclass groups and the argparse built from them.
+
+This module holds the pre-training settings (:class:`SamplingConfig`, :class:`ModelConfig`, :class:`TrainConfig`,
+the augmentation families of :data:`AUGMENT_FAMILIES`, :class:`Config` and :func:`migrate`), the input settings
+every tool shares (:class:`InputConfig`) and the machinery every settings class uses (:func:`setting`,
+:class:`Range`, :class:`Settings`, :func:`add_arguments`, :func:`from_args`, :func:`given_flags`,
+:class:`OneLineParser`, :func:`default_of`, …). Each tool's own settings live beside the tool (e.g.
+:class:`~gcc_sgcl.engine.generate.GenerateConfig`, :class:`~gcc_sgcl.tasks.settings.EvalConfig`,
+:class:`~gcc_sgcl.experiments.settings.SweepConfig`).
 
 Every field becomes a command-line flag (``rw_hops`` → ``--rw-hops``) through :func:`add_arguments`, and the
 parsed flags become the dataclass again through :func:`from_args`; every command line of the package is built
-this way, so each setting has one default, stated here, and every settings dataclass checks itself when made
-(:class:`Settings`). A run's augmentation settings are its family's (:data:`AUGMENT_FAMILIES`: SGCL's stages or one
-baseline's), chosen by the method's preset. The pre-training configuration is stored in each checkpoint, so
-``generate`` needs only the run folder; one stored in an older layout is read through :func:`migrate`. This module imports only :mod:`gcc_sgcl.method` (a
-method's name, :class:`~gcc_sgcl.method.MethodSpec`) from the package; the method
-presets (``gcc``, ``sgcl``, …) that fill the pre-training dataclasses live in :mod:`gcc_sgcl.presets`.
+this way, so each setting has one default, stated with its field, and every settings dataclass checks itself when
+made (:class:`Settings`). A run's augmentation settings are its family's (:data:`AUGMENT_FAMILIES`: SGCL's stages
+or one baseline's), chosen by the method's preset. The pre-training configuration is stored in each checkpoint, so
+``generate`` needs only the run folder; one stored in an older layout is read through :func:`migrate`. This module
+imports only :mod:`gcc_sgcl.method` (a method's name, :class:`~gcc_sgcl.method.MethodSpec`) from the package; the
+method presets (``gcc``, ``sgcl``, …) that fill the pre-training dataclasses live in :mod:`gcc_sgcl.presets`.
 """
 from __future__ import annotations
 
@@ -211,7 +219,7 @@ READOUTS = ("sum", "set2set")
 
 
 @dataclass
-class ModelConfig:
+class ModelConfig(Settings):
     """GIN encoder (GCC's UnsupervisedGIN)."""
 
     hidden_size: int = setting(64, "width of the GIN layers and of the embedding (GCC)", valid=at_least(1))
@@ -497,8 +505,7 @@ class Config:
             raise ValueError(f"augment must be the settings of a family ({', '.join(AUGMENT_FAMILIES)}), got "
                              f"{type(self.augment).__name__}")
         for group in (*GROUPS, "augment"):
-            value = getattr(self, group)
-            value.check() if isinstance(value, Settings) else check_fields(value)
+            getattr(self, group).check()
 
     @property
     def family(self) -> str:
@@ -618,9 +625,10 @@ def from_args(klass: type[T], args: argparse.Namespace, prefix: str = "") -> T:
     :func:`add_arguments`).
 
     >>> parser = argparse.ArgumentParser()
-    >>> add_arguments(parser, EvalConfig)
-    >>> from_args(EvalConfig, parser.parse_args(["--folds", "5", "--no-bootstrap"]))
-    EvalConfig(folds=5, repeats=10, bootstrap=False, seed=0, svc='gcc', jobs=1, fold_cache=None)
+    >>> add_arguments(parser, ModelConfig)
+    >>> model = from_args(ModelConfig, parser.parse_args(["--num-layers", "3", "--no-apply-node-func"]))
+    >>> model.num_layers, model.apply_node_func, model.hidden_size  # the flags given, the default for the rest
+    (3, False, 64)
     """
     return klass(**given_flags(klass, args, prefix))
 
@@ -711,315 +719,16 @@ def _family_flags() -> dict[str, str]:
     return owners
 
 
-# ---- the other command lines: inputs, embedding, evaluation, fine-tuning, sweeps, benchmarks ----
+# ---- the input settings every tool shares (each tool's own settings live beside it) ----
 
 @dataclass
 class InputConfig(Settings):
-    """What a command reads: a pre-training run folder, the datasets, the data root and the device."""
+    """What a command reads: a pre-training run folder, the datasets, the data root and the device. Shared by the
+    tools of several layers (``data.download``, ``classical``, ``engine.generate``, the tasks, ``experiments``,
+    ``bench``), so it lives here, their lowest common layer; each tool's own settings live beside the tool."""
 
     load_path: str = setting("", "run folder (or checkpoint file) of a pre-training run; the tasks read its "
                                  "<dataset>.npy embeddings")
     dataset: list[str] = setting([], "registered dataset names or graph file paths")
     data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")
     device: str = setting(default_of(TrainConfig, "device"), "torch device (the scripts map <gpu> to it)")
-
-
-@dataclass
-class GenerateConfig(Settings):
-    """Embedding generation (``generate.sh``): how the views are built and encoded."""
-
-    batch_size: int = setting(256, "views encoded per forward pass", valid=at_least(1))
-    copies: int = setting(2, "views averaged per row (GCC: 2 -- two walks per node, two sign draws per graph)",
-                          valid=at_least(1))
-    seed: int = setting(0, "seed of the views", valid=NON_NEGATIVE)
-    num_workers: int = setting(0, "DataLoader workers building the views", valid=NON_NEGATIVE)
-    cache_views: bool = setting(False, "read/write the encoder-independent views in the cache dir "
-                                       "($GCC_SGCL_CACHE)")
-    visit_budget: str = setting("pretrain", "visits of a node's RWR view: pretrain = max(rw_hops, "
-                                            "round(deg^0.75*e/(e-1)/p)), pre-training's rule; gcc = GCC "
-                                            "generate.py's max(rw_hops, round(deg*e/(e-1)/p)); graph datasets "
-                                            "embed whole graphs either way", choices=tuple(VISIT_BUDGETS))
-    with_structural: bool = setting(False, "join each row to the training-free structural vector of its node or "
-                                           "graph (z-scored over the dataset; 8 more columns for nodes, 24 for "
-                                           "graphs): the '<method> ⊕ structural' rows of the results tables; the "
-                                           "record says so and the task commands read them as they are")
-
-
-@dataclass(frozen=True)
-class EvalConfig(Settings):
-    """The evaluation protocol (appendix, "statistical experimental methodology"): ``repeats`` × stratified
-    ``folds``-fold CV, splits and bootstrap draws from ``seed``; graph classification with the RBF SVC ``svc``
-    (``gcc_sgcl.tasks.graph_classification.SVC_PROTOCOLS``)."""
-
-    folds: int = setting(10, "stratified CV folds per repetition", valid=at_least(2))
-    repeats: int = setting(10, "repetitions of the CV, each with a new split (paper: 10)", valid=at_least(1))
-    bootstrap: bool = setting(True, "score a bootstrap resample of each test fold (the paper's protocol)")
-    seed: int = setting(0, "seed of the CV splits and bootstrap draws", valid=NON_NEGATIVE)
-    svc: str = setting("gcc", "graph classification's SVC: gcc = C=100000, gamma=1/n_features (GCC); gcc-scale = "
-                              "C=100000, gamma=scale (GCC's SVC under scikit-learn >= 0.22); grid = C by inner grid "
-                              "search in each training fold; c1 = C=1, gamma=scale")
-    jobs: int = setting(1, "processes fitting the CV folds (0: every available core); scores do not depend on it",
-                        valid=NON_NEGATIVE)
-    fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs (one "
-                                           "sub-folder per dataset), so one killed part-way resumes at its missing "
-                                           "folds (none: no cache)")
-
-
-@dataclass
-class TaskConfig(Settings):
-    """What the task commands add to their inputs: the embedding width, and labels or pairs of datasets given
-    by path."""
-
-    hidden: int = setting(help="embedding size (columns of each .npy)", valid=at_least(1))
-    labels: list[str] = setting([], "labels of the datasets given by path, one file each in order (lines "
-                                    "'node label' or 'graph_index label', a header line allowed); unnamed items "
-                                    "stay unlabelled and are not evaluated")
-    pairs: str | None = setting(None, "ground-truth pairs 'id_1 id_2' of the two graphs given by path as "
-                                      "--dataset A B")
-    ks: list[int] = setting([20, 40], "cut-offs k of HITS@k", valid=at_least(1))
-
-
-@dataclass
-class FinetuneConfig(Settings):
-    """Fine-tuning on downstream labels: Adam with linear warm-up and ramp-down (the paper's appendix), stratified
-    k-fold CV scored after the last epoch."""
-
-    folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds", valid=at_least(2))
-    max_folds: int | None = setting(None, "run only the first N folds (budget)", valid=at_least(1))
-    epochs: int = setting(30, "epochs per fold (GCC's 30)", valid=at_least(1))
-    batch_size: int = setting(32, "views per optimisation step (GCC's 32)", valid=at_least(1))
-    view_copies: int = setting(30, "independently sampled views of every example, epoch e training on copy e mod "
-                                   "N (GCC samples a fresh view per example and epoch: N = epochs)", valid=at_least(1))
-    jobs: int = setting(1, "processes fine-tuning folds side by side (0: every available core)", valid=NON_NEGATIVE)
-    lr: float = setting(0.005, "peak learning rate", valid=POSITIVE)
-    warmup_epochs: int = setting(3, "epochs of linear warm-up", valid=NON_NEGATIVE)
-    rampdown_epochs: int = setting(3, "epochs of linear ramp-down", valid=NON_NEGATIVE)
-    seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, views, head init, dropout, "
-                                                        "batches", valid=NON_NEGATIVE)
-    fold_cache: str | None = setting(None, "folder keeping each finished fold's test predictions until all are in "
-                                           "(a sub-folder per dataset and settings), so a fine-tuning killed part-way "
-                                           "resumes at its missing folds (default: <load-path>/finetune-folds)")
-    progress: bool = setting(True, "show progress bars")
-
-    def check_together(self) -> None:
-        if self.max_folds is not None and self.max_folds > self.folds:
-            raise ValueError(f"--max-folds must be <= --folds ({self.folds}), got {self.max_folds}")
-
-
-@dataclass
-class ClassicalConfig(Settings):
-    """Training-free embeddings (``python -m gcc_sgcl.classical``)."""
-
-    method: str = setting(help="training-free method")
-    out_dir: str = setting(help="folder to write <dataset>.npy (a path: <stem>.npy) to (created if missing)")
-    hidden: int = setting(default_of(ModelConfig, "hidden_size"), "embedding size of prone and graphwave (the "
-                                                                  "structural and spectral floors have fixed sizes)",
-                                                                  valid=at_least(1))
-    seed: int = setting(0, "seed of the numpy Generator of randomized methods", valid=NON_NEGATIVE)
-
-
-@dataclass
-class SweepConfig(Settings):
-    """A sweep (``python -m gcc_sgcl.experiments run|finetune``): every method × mode × seed, pre-trained on
-    ``corpus`` for ``steps`` × ``batch_size``, evaluated on every dataset with ``repeats`` × ``folds``-fold CV.
-
-    The pre-training budget is the sweep's own (``scripts/reproduce.sh`` passes the table budget the learning curve
-    chose); the MoCo queue defaults to the paper's, as pre-training's ``nce_k``."""
-
-    methods: list[str] = setting(help="pretrain.sh presets or training-free methods")
-    seeds: list[int] = setting(help="seeds of the pre-training runs", valid=NON_NEGATIVE)
-    datasets: list[str] = setting(help="downstream datasets")
-    modes: list[str] = setting(["e2e"], "pre-training modes", choices=MODES)
-    corpus: list[str] = setting(default_of(TrainConfig, "corpus"), "pre-training graphs")
-    steps: int = setting(100, "pre-training steps of every run", valid=NON_NEGATIVE)
-    batch_size: int = setting(128, "pre-training batch size of every run", valid=at_least(1))
-    moco_queue: int = setting(default_of(TrainConfig, "nce_k"), "MoCo queue length (nce_k)", valid=at_least(1))
-    num_workers: int = setting(2, "DataLoader workers of pre-training and view building", valid=NON_NEGATIVE)
-    save_freq: int = setting(50, "checkpoint every N steps", valid=at_least(1))
-    output_dir: str = setting("saved/repro", "where the run folders go")
-    rows: str = setting("saved/repro/rows.jsonl", "JSON-lines result store")
-    data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")
-    device: str = setting(default_of(TrainConfig, "device"), "torch device")
-    folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds per repetition", valid=at_least(2))
-    repeats: int = setting(default_of(EvalConfig, "repeats"), "repetitions of the K-fold CV (paper: 10)",
-                           valid=at_least(1))
-    eval_seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, same for all encoders",
-                             valid=NON_NEGATIVE)
-    svc: str = setting(default_of(EvalConfig, "svc"), "graph classification's SVC protocol (see the tasks' --svc)")
-    eval_jobs: int = setting(0, "processes fitting the CV folds and the fine-tuning folds (0: every available "
-                                "core; the sweep evaluates between pre-training runs, so the cores are free)",
-                                valid=NON_NEGATIVE)
-    fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs, so "
-                                           "a sweep killed mid-evaluation resumes at its missing folds (default: "
-                                           "<output-dir>/folds)")
-    copies: int = setting(default_of(GenerateConfig, "copies"), "inference views averaged into each embedding row "
-                                                                "(generate's --copies; GCC: 2)", valid=at_least(1))
-    ship: str | None = setting(None, "export every encoder the sweep trains or reuses, as it finishes, to "
-                                     "<ship>/<method>_<mode>_<ship-tag>_<steps>x<batch>_s<seed> (weights and "
-                                     "configuration, no optimiser; e.g. saved/pretrained)")
-    ship_tag: str | None = setting(None, "corpus label in the exported folders' names (default: the corpus names "
-                                         "joined by '+')")
-    with_structural: bool = setting(False, "also evaluate each pre-trained embedding joined to the training-free "
-                                           "structural vector (rows of method '<method> ⊕ structural')")
-    reuse: list[str] = setting([], "exported encoders (folders with checkpoint.pt, e.g. saved/pretrained/<name>) "
-                                   "to use as the finished run of the same training instead of pre-training it")
-    plan: bool = setting(False, "print what is still to do, with time estimates from the stored rows; run nothing")
-    stash: str | None = setting(None, "run nothing; write the encoders that the missing rows still need, finished "
-                                      "(exported weights) or not (the whole training state), under this folder, "
-                                      "to carry them to a machine without this one's saved/ (give its "
-                                      "<budget>/<run> folders to --reuse there)")
-    until: str | None = setting(None, "deadline, HH:MM (its next occurrence) or an ISO date-time: a job starts only "
-                                      "if its estimated pre-training and evaluation (as --plan's) end before it; "
-                                      "later jobs that fit still run (e.g. before a machine is reclaimed)")
-
-
-@dataclass
-class ExportConfig(Settings):
-    """Where ``python -m gcc_sgcl.experiments export`` writes a sweep's encoder for shipping."""
-
-    to: str | None = setting(None, "folder to write (checkpoint.pt and config.json), e.g. saved/pretrained/<name> "
-                                   "(default: the sweep's --ship folder of the encoder)")
-
-
-@dataclass
-class ShippedConfig(Settings):
-    """The listing of the shipped encoders (``python -m gcc_sgcl.experiments shipped``)."""
-
-    folder: str = setting("saved/pretrained", "folder of the exported encoders (one sub-folder with checkpoint.pt "
-                                              "and config.json each)")
-    readme: str | None = setting(None, "README whose listing (between its listing markers) is rewritten (default: "
-                                       "<folder>/README.md)")
-
-
-@dataclass
-class RuntimeConfig(Settings):
-    """Seconds per mini-batch of several methods, measured in one run (``bench_runtime.sh``)."""
-
-    methods: list[str] = setting(["gcc", "sgcl"], "methods timed side by side")
-    corpus: list[str] = setting(default_of(TrainConfig, "corpus"), "pre-training graphs")
-    batch_size: int = setting(16, "the paper's runtime table uses 16", valid=at_least(1))
-    batches: int = setting(60, "mini-batches per method", valid=at_least(1))
-    seed: int = setting(0, "seed of the sampled nodes", valid=NON_NEGATIVE)
-
-
-@dataclass
-class ReportConfig(Settings):
-    """The sweep's Markdown report, CSV tables and heat-map (``python -m gcc_sgcl.experiments report``)."""
-
-    rows: str = setting(default_of(SweepConfig, "rows"), "JSON-lines result store")
-    out: str = setting("docs/results.md", "Markdown report to write")
-    intro: str | None = setting(None, "Markdown file put before the tables")
-    protocol: str | None = setting(None, "Markdown file put after the main tables (machine, protocol, commands)")
-    status: str | None = setting(None, "Markdown file put before the sweep progress and provenance")
-    heatmap_dataset: str = setting("rdt-b", "dataset of the pairwise-ablation heat-map")
-    readme: str | None = setting(None, "README whose headline block (between its headline markers) is rewritten "
-                                       "from the rows, e.g. README.md")
-    c_grid: list[float] | None = setting(None, "c values of the grid besides the default: the tables' sgcl row "
-                                               "stays at the default c until each has its seed-0 rows",
-                                               valid=PROBABILITY)
-
-
-@dataclass
-class MethodNameConfig(Settings):
-    """Variants' method names (``python -m gcc_sgcl.experiments method``), e.g. the leave-one-out of the tables'
-    ``sgcl``: ``method sgcl-no-crop --like 'sgcl[c=0.4]'`` prints ``sgcl-no-crop[c=0.4]``."""
-
-    bases: list[str] = setting(help="presets (optionally with bracketed settings); one name printed per line",
-                               positional=True)
-    like: str = setting("gcc", "the method whose bracketed settings the variant takes where its stages read them")
-    set: list[str] = setting([], "further settings, name=value (e.g. crop=random, k=64)")
-
-
-@dataclass
-class StabilityConfig(Settings):
-    """How much an embedding row moves with the view seed and the node numbering
-    (``python -m gcc_sgcl.experiments.stability``)."""
-
-    encoders: list[str] = setting(help="encoder folders (e.g. saved/pretrained/<name>)")
-    datasets: list[str] = setting(["usa_airport", "h-index"], "node datasets")
-    copies: list[int] = setting([2, 8, 32], "inference view counts", valid=at_least(1))
-    data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")
-    out: str = setting("docs/results/stability.csv", "CSV file to write")
-
-
-@dataclass
-class ChoiceConfig(Settings):
-    """Which method the tables' ``sgcl`` row is (``python -m gcc_sgcl.experiments sgcl-method``)."""
-
-    rows: str = setting(default_of(SweepConfig, "rows"), "JSON-lines result store")
-    grid: list[float] | None = setting(None, "c values of the grid besides the default: fail unless each has its "
-                                             "seed-0 rows at the table budget", valid=PROBABILITY)
-
-
-@dataclass
-class DemoConfig(Settings):
-    """The embedded demo (``scripts/demo.sh``), a CPU profile: short pre-training on the synthetic corpus, 3
-    instead of 10 CV repetitions. With ``--mode moco`` its queue is :data:`DEMO_MOCO_QUEUE`."""
-
-    methods: list[str] = setting(["gcc", "sgcl"], "method presets (see pretrain --help)")
-    steps: int = setting(200, "pre-training steps", valid=NON_NEGATIVE)
-    batch_size: int = setting(128, "pre-training batch size", valid=at_least(1))
-    mode: str = setting(default_of(TrainConfig, "mode"), "pre-training mode", choices=MODES)
-    seed: int = setting(0, "seed of pre-training, views and CV splits", valid=NON_NEGATIVE)
-    output_dir: str = setting("saved/demo", "where the run folders go")
-    num_workers: int = setting(2, "DataLoader workers", valid=NON_NEGATIVE)
-    repeats: int = setting(3, "repetitions of the bootstrapped 10-fold CV (paper: 10)", valid=at_least(1))
-
-
-# The demo's MoCo queue: a value of its CPU profile, not a second default of ``TrainConfig.nce_k`` (the paper's
-# 16384). 200 steps of 128 keys would fill a 16384-key queue only after 128 steps, leaving the demo's MoCo
-# encoder mostly trained against an empty queue; 1024 keys (8 batches) are full after 8 steps.
-DEMO_MOCO_QUEUE = 1024
-
-
-@dataclass
-class PlotConfig(Settings):
-    """Training curves of runs (``python -m gcc_sgcl.experiments.plot_training``)."""
-
-    runs: list[str] = setting(help="run folders with TensorBoard events", positional=True)
-    out: str = setting("training_curves.png", "PNG file to write")
-
-
-@dataclass
-class DownloadConfig(Settings):
-    """Dataset download (``scripts/download.sh``)."""
-
-    names: list[str] = setting(help="'all' or downloadable dataset names (listed below)", positional=True)
-    verify: bool = setting(True, "load each dataset afterwards and check its counts")
-
-
-BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment")
-
-
-@dataclass
-class BenchConfig(Settings):
-    """Every performance measurement (``scripts/bench.sh``), each part scaled by its flags (a test runs them all in
-    seconds). Flags are grouped by part in ``--help``."""
-
-    only: list[str] = setting(list(BENCH_PARTS), "parts to run (they run in the order listed here)",
-                              choices=BENCH_PARTS)
-    corpus: list[str] = setting(["ca-hepth"], "pre-training graphs of the pe, sampler, runtime and scaling parts")
-    seed: int = setting(0, "seed of every part", valid=NON_NEGATIVE)
-    methods: list[str] = setting(default_of(RuntimeConfig, "methods"), "methods of the sampler and runtime parts")
-    pe_graphs: int = setting(512, "RWR subgraphs decomposed by each path", valid=at_least(1))
-    pe_batch: int = setting(256, "subgraphs per batched call of the fast path", valid=at_least(1))
-    pe_repeats: int = setting(3, "timings per chunk and path; the fastest is kept", valid=at_least(1))
-    workers: list[int] = setting([0, 1, 2], "DataLoader worker counts", valid=NON_NEGATIVE)
-    batch_size: int = setting(256, "pairs per batch", valid=at_least(1))
-    sampler_batches: int = setting(4, "batches per (method, path) setting and round", valid=at_least(1))
-    reference_pairs: int = setting(128, "pairs of the per-item reference per round", valid=at_least(1))
-    sampler_rounds: int = setting(2, "rounds over the settings, order rotating", valid=at_least(1))
-    e2e_steps: int = setting(30, "steps of the shorter run (the longer has twice)", valid=at_least(1))
-    e2e_batch_size: int = setting(256, "pre-training batch size", valid=at_least(1))
-    e2e_workers: int = setting(2, "DataLoader workers", valid=NON_NEGATIVE)
-    runtime_batch_size: int = setting(default_of(RuntimeConfig, "batch_size"), "the paper's runtime table uses 16",
-                                      valid=at_least(1))
-    runtime_batches: int = setting(default_of(RuntimeConfig, "batches"), "mini-batches per method", valid=at_least(1))
-    nodes: int = setting(1_000_000, "nodes of the generated graph", valid=at_least(1))
-    edges: int = setting(10_000_000, "undirected edges drawn (before removing repeats)", valid=at_least(1))
-    steps: int = setting(100, "pre-training steps", valid=NON_NEGATIVE)
-    mem_batch_size: int = setting(32, "pre-training batch size", valid=at_least(1))
-    mem_workers: int = setting(2, "DataLoader workers", valid=NON_NEGATIVE)
-    hops: list[int] = setting([64, 128, 256], "rw_hops values", valid=at_least(1))
-    scaling_views: int = setting(128, "views (and pairs) per rw_hops value", valid=at_least(1))
-    augment_batches: int = setting(8, "batches (of --batch-size pairs) per method", valid=at_least(1))

@@ -10,10 +10,9 @@ import torch
 from threadpoolctl import threadpool_info
 
 import gcc_sgcl
-from gcc_sgcl.config import GenerateConfig
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset
 from gcc_sgcl.engine.device import DeviceError
-from gcc_sgcl.engine.generate import generate
+from gcc_sgcl.engine.generate import GenerateConfig, generate
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset

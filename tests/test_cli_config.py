@@ -1,4 +1,5 @@
-"""Every command line is generated from the config dataclasses: flags, defaults and help come from one place."""
+"""Every command line is generated from the settings dataclasses (the method's in ``gcc_sgcl.config``, each tool's
+beside the tool): flags, defaults and help come from one place."""
 import argparse
 import dataclasses
 import re
@@ -8,31 +9,22 @@ import pytest
 
 from gcc_sgcl import config
 from gcc_sgcl.bench import cli as bench_cli
+from gcc_sgcl.bench.cli import BenchConfig
 from gcc_sgcl.classical import __main__ as classical_cli
-from gcc_sgcl.config import (
-    DEMO_MOCO_QUEUE,
-    BenchConfig,
-    ClassicalConfig,
-    DemoConfig,
-    EvalConfig,
-    FinetuneConfig,
-    GenerateConfig,
-    InputConfig,
-    ModelConfig,
-    RuntimeConfig,
-    SweepConfig,
-    TaskConfig,
-    TrainConfig,
-    add_arguments,
-    from_args,
-)
+from gcc_sgcl.classical.__main__ import ClassicalConfig
+from gcc_sgcl.config import InputConfig, ModelConfig, Settings, TrainConfig, add_arguments, from_args
 from gcc_sgcl.data import download
 from gcc_sgcl.engine import generate
-from gcc_sgcl.tasks import finetune
+from gcc_sgcl.engine.generate import GenerateConfig
 from gcc_sgcl.experiments import __main__ as experiments_cli
 from gcc_sgcl.experiments import demo, plot_training, runtime
+from gcc_sgcl.experiments.demo import DEMO_MOCO_QUEUE, DemoConfig
+from gcc_sgcl.experiments.runtime import RuntimeConfig
+from gcc_sgcl.experiments.settings import SweepConfig
 from gcc_sgcl.presets import pretrain_parser
-from gcc_sgcl.tasks import graph_classification, node_classification, similarity_search
+from gcc_sgcl.tasks import finetune, graph_classification, node_classification, similarity_search
+from gcc_sgcl.tasks.finetune import FinetuneConfig
+from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND_LINES = {
@@ -50,7 +42,15 @@ COMMAND_LINES = {
     "download": download.command_line,
     "bench": bench_cli.command_line,
 }
-CONFIGS = [value for value in vars(config).values() if dataclasses.is_dataclass(value) and isinstance(value, type)]
+
+
+def _settings_classes(klass: type = Settings) -> list[type]:
+    """Every settings dataclass (of the modules imported above: the method's and each tool's)."""
+    subs = klass.__subclasses__()
+    return [k for k in subs if dataclasses.is_dataclass(k)] + [k for sub in subs for k in _settings_classes(sub)]
+
+
+CONFIGS = _settings_classes()
 FIELDS = {f.name for klass in CONFIGS for f in dataclasses.fields(klass)}
 
 
@@ -122,9 +122,9 @@ def test_required_and_positional_arguments_keep_gccs_interface():
     with pytest.raises(SystemExit):
         generate.command_line().parse_args(["--dataset", "a"])  # --load-path is required
     args = plot_training.command_line().parse_args(["runA", "runB"])
-    assert from_args(config.PlotConfig, args).runs == ["runA", "runB"]
+    assert from_args(plot_training.PlotConfig, args).runs == ["runA", "runB"]
     args = download.command_line().parse_args(["imdb-binary", "--no-verify"])
-    assert from_args(config.DownloadConfig, args) == config.DownloadConfig(names=["imdb-binary"], verify=False)
+    assert from_args(download.DownloadConfig, args) == download.DownloadConfig(names=["imdb-binary"], verify=False)
 
 
 def test_a_field_with_a_fixed_set_of_values_refuses_others():
@@ -170,3 +170,19 @@ def test_the_moco_queue_has_one_default_across_entry_points():
 ])
 def test_fields_of_the_same_quantity_share_one_default(klass, name, source, source_name):
     assert config.default_of(klass, name) == config.default_of(source, source_name)
+
+
+@pytest.mark.parametrize("make, flag", [
+    (lambda: ModelConfig(num_layers=1), "--num-layers"),
+    (lambda: experiments_cli.Sweep(methods=["gcc"], seeds=[-1], datasets=[]), "--seeds"),
+    (lambda: experiments_cli.Sweep(methods=["gcc"], seeds=[0], datasets=[], modes=["nope"]), "--modes"),
+    (lambda: FinetuneConfig(folds=3, max_folds=4), "--max-folds"),
+])
+def test_every_settings_class_checks_its_fields_when_made(make, flag):
+    with pytest.raises(ValueError, match=flag):
+        make()
+
+
+def test_every_settings_class_is_a_settings_dataclass():
+    assert ModelConfig in CONFIGS and experiments_cli.Sweep in CONFIGS
+    assert {"GenerateConfig", "EvalConfig", "SweepConfig", "BenchConfig", "DemoConfig"} <= {k.__name__ for k in CONFIGS}

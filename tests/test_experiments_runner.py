@@ -404,7 +404,7 @@ def test_a_resumed_encoder_reports_the_pre_training_time_of_all_its_segments(tmp
 
 def test_fine_tuned_rows_are_stored_per_recipe_and_skipped_once_stored(sweep_dir, tmp_path):
     """Rows fine-tuned with other epochs are another recipe: stored beside, never taken for, each other."""
-    from gcc_sgcl.config import FinetuneConfig
+    from gcc_sgcl.tasks.finetune import FinetuneConfig
     from gcc_sgcl.experiments.finetune_sweep import run_finetune
 
     _, sweep, _ = sweep_dir
@@ -521,7 +521,7 @@ def test_a_deadline_starts_only_the_jobs_whose_estimates_end_before_it(sweep_dir
     fine-tuning under a deadline takes trained encoders only."""
     from datetime import datetime, timedelta, timezone
 
-    from gcc_sgcl.config import FinetuneConfig
+    from gcc_sgcl.tasks.finetune import FinetuneConfig
     from gcc_sgcl.experiments.plan import Deadline, parse_deadline, plan_sweep
 
     root, sweep, _ = sweep_dir

@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-from gcc_sgcl.config import FinetuneConfig
 from gcc_sgcl.presets import make_config
 import gcc_sgcl.tasks.finetune as finetune_module
-from gcc_sgcl.tasks.finetune import SignCopies, finetune, finetune_cv, finetune_fold, finetune_lr, main
+from gcc_sgcl.tasks.finetune import FinetuneConfig, SignCopies, finetune, finetune_cv, finetune_fold, finetune_lr, main
 from gcc_sgcl.engine.generate import load_encoder_checkpoint
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.sampling.dataset import GraphViewDataset

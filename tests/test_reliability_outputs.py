@@ -23,7 +23,6 @@ import torch
 
 import gcc_sgcl
 from gcc_sgcl.cli import DEBUG_ENV
-from gcc_sgcl.config import GenerateConfig
 from gcc_sgcl.data import ALLOW_MODIFIED_ENV, DataFormatError, load_graph_dataset, load_node_dataset
 from gcc_sgcl.engine import checkpoint as checkpoint_module
 from gcc_sgcl.engine import generate as generate_module
@@ -35,6 +34,7 @@ from gcc_sgcl.engine.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
+from gcc_sgcl.engine.generate import GenerateConfig
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.fileio import WriteError, sha256_of
 from gcc_sgcl.presets import make_config

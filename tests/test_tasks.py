@@ -9,7 +9,6 @@ import pytest
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
-from gcc_sgcl.config import EvalConfig
 from gcc_sgcl.tasks.common import (
     bootstrap_indices,
     check_features,
@@ -27,6 +26,7 @@ from gcc_sgcl.tasks.graph_classification import (
     svc_fit_predict,
 )
 from gcc_sgcl.tasks.node_classification import evaluate_node_classification
+from gcc_sgcl.tasks.settings import EvalConfig
 from gcc_sgcl.tasks.similarity_search import bootstrap_se, evaluate_similarity_search, pair_hits
 
 

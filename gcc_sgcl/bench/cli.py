@@ -7,6 +7,7 @@ import platform
 import shlex
 import sys
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 import dgl
@@ -21,9 +22,58 @@ from gcc_sgcl.bench.memory import format_scale, measure_scale
 from gcc_sgcl.bench.pe import format_pe, measure_pe, rwr_subgraphs
 from gcc_sgcl.bench.sampler import format_sampler, measure_sampler
 from gcc_sgcl.bench.scaling import format_scaling, measure_scaling
-from gcc_sgcl.config import BenchConfig, InputConfig, SamplingConfig, add_arguments, from_args
+from gcc_sgcl.config import (
+    NON_NEGATIVE,
+    InputConfig,
+    SamplingConfig,
+    Settings,
+    add_arguments,
+    at_least,
+    default_of,
+    from_args,
+    setting,
+)
 from gcc_sgcl.experiments import runtime
+from gcc_sgcl.experiments.runtime import RuntimeConfig
 from gcc_sgcl.sampling.dataset import limit_threads
+
+
+BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment")
+
+
+@dataclass
+class BenchConfig(Settings):
+    """Every performance measurement (``scripts/bench.sh``), each part scaled by its flags (a test runs them all in
+    seconds). Flags are grouped by part in ``--help``."""
+
+    only: list[str] = setting(list(BENCH_PARTS), "parts to run (they run in the order listed here)",
+                              choices=BENCH_PARTS)
+    corpus: list[str] = setting(["ca-hepth"], "pre-training graphs of the pe, sampler, runtime and scaling parts")
+    seed: int = setting(0, "seed of every part", valid=NON_NEGATIVE)
+    methods: list[str] = setting(default_of(RuntimeConfig, "methods"), "methods of the sampler and runtime parts")
+    pe_graphs: int = setting(512, "RWR subgraphs decomposed by each path", valid=at_least(1))
+    pe_batch: int = setting(256, "subgraphs per batched call of the fast path", valid=at_least(1))
+    pe_repeats: int = setting(3, "timings per chunk and path; the fastest is kept", valid=at_least(1))
+    workers: list[int] = setting([0, 1, 2], "DataLoader worker counts", valid=NON_NEGATIVE)
+    batch_size: int = setting(256, "pairs per batch", valid=at_least(1))
+    sampler_batches: int = setting(4, "batches per (method, path) setting and round", valid=at_least(1))
+    reference_pairs: int = setting(128, "pairs of the per-item reference per round", valid=at_least(1))
+    sampler_rounds: int = setting(2, "rounds over the settings, order rotating", valid=at_least(1))
+    e2e_steps: int = setting(30, "steps of the shorter run (the longer has twice)", valid=at_least(1))
+    e2e_batch_size: int = setting(256, "pre-training batch size", valid=at_least(1))
+    e2e_workers: int = setting(2, "DataLoader workers", valid=NON_NEGATIVE)
+    runtime_batch_size: int = setting(default_of(RuntimeConfig, "batch_size"), "the paper's runtime table uses 16",
+                                      valid=at_least(1))
+    runtime_batches: int = setting(default_of(RuntimeConfig, "batches"), "mini-batches per method", valid=at_least(1))
+    nodes: int = setting(1_000_000, "nodes of the generated graph", valid=at_least(1))
+    edges: int = setting(10_000_000, "undirected edges drawn (before removing repeats)", valid=at_least(1))
+    steps: int = setting(100, "pre-training steps", valid=NON_NEGATIVE)
+    mem_batch_size: int = setting(32, "pre-training batch size", valid=at_least(1))
+    mem_workers: int = setting(2, "DataLoader workers", valid=NON_NEGATIVE)
+    hops: list[int] = setting([64, 128, 256], "rw_hops values", valid=at_least(1))
+    scaling_views: int = setting(128, "views (and pairs) per rw_hops value", valid=at_least(1))
+    augment_batches: int = setting(8, "batches (of --batch-size pairs) per method", valid=at_least(1))
+
 
 RUNTIME_TARGET = 1.10  # sgcl may cost at most 10 % more per mini-batch than gcc
 # the --help section of each part: (title, its fields of BenchConfig)
@@ -40,7 +90,7 @@ SECTIONS = (
 
 
 def command_line() -> argparse.ArgumentParser:
-    """:class:`~gcc_sgcl.config.BenchConfig`: flags choosing the parts and scaling each down, one section per
+    """:class:`BenchConfig`: flags choosing the parts and scaling each down, one section per
     part."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.bench", description=__doc__)
     add_arguments(p, BenchConfig, only=("only", "corpus", "seed", "methods"))

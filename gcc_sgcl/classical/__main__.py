@@ -9,19 +9,42 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from gcc_sgcl.classical import METHODS, embed_dataset
 from gcc_sgcl.cli import check_writable_dir, user_errors
-from gcc_sgcl.config import ClassicalConfig, InputConfig, add_arguments, from_args
+from gcc_sgcl.config import (
+    NON_NEGATIVE,
+    InputConfig,
+    ModelConfig,
+    Settings,
+    add_arguments,
+    at_least,
+    default_of,
+    from_args,
+    setting,
+)
 from gcc_sgcl.data import check_dataset_names, dataset_kind, dataset_name
 from gcc_sgcl.fileio import atomic_target
 
 
+@dataclass
+class ClassicalConfig(Settings):
+    """Training-free embeddings (``python -m gcc_sgcl.classical``)."""
+
+    method: str = setting(help="training-free method")
+    out_dir: str = setting(help="folder to write <dataset>.npy (a path: <stem>.npy) to (created if missing)")
+    hidden: int = setting(default_of(ModelConfig, "hidden_size"), "embedding size of prone and graphwave (the "
+                                                                  "structural and spectral floors have fixed sizes)",
+                                                                  valid=at_least(1))
+    seed: int = setting(0, "seed of the numpy Generator of randomized methods", valid=NON_NEGATIVE)
+
+
 def command_line() -> argparse.ArgumentParser:
-    """The command line: :class:`~gcc_sgcl.config.ClassicalConfig`, the datasets and the data root."""
+    """The command line: :class:`ClassicalConfig`, the datasets and the data root."""
     p = argparse.ArgumentParser(
         prog="python -m gcc_sgcl.classical", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

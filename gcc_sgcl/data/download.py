@@ -14,6 +14,7 @@ import hashlib
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
@@ -22,7 +23,7 @@ import requests
 from tqdm import tqdm
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import DownloadConfig, InputConfig, add_arguments, from_args
+from gcc_sgcl.config import InputConfig, Settings, add_arguments, from_args, setting
 from gcc_sgcl.data.graphs import check_simple_undirected
 from gcc_sgcl.data.load import CountMismatchError, check_expected_counts, graphs_of, load_any, summarize
 from gcc_sgcl.data.paths import resolve_data_dir
@@ -130,8 +131,16 @@ def downloadable() -> list[str]:
     return sorted(name for name, spec in DATASETS.items() if spec.files)
 
 
+@dataclass
+class DownloadConfig(Settings):
+    """Dataset download (``scripts/download.sh``)."""
+
+    names: list[str] = setting(help="'all' or downloadable dataset names (listed below)", positional=True)
+    verify: bool = setting(True, "load each dataset afterwards and check its counts")
+
+
 def command_line() -> argparse.ArgumentParser:
-    """The command line: :class:`~gcc_sgcl.config.DownloadConfig` and the data root."""
+    """The command line: :class:`DownloadConfig` and the data root."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.data.download", description=__doc__.split("\n")[0],
                                 epilog=f"downloadable: {', '.join(downloadable())}")
     add_arguments(p, DownloadConfig)

@@ -1,7 +1,7 @@
 """Embed downstream datasets with a pre-trained encoder: ``<load_path>/<dataset>.npy``.
 
 ``python -m gcc_sgcl.engine.generate --load-path saved/RUN --dataset usa_airport imdb-binary`` (flags:
-:class:`~gcc_sgcl.config.InputConfig`, :class:`~gcc_sgcl.config.GenerateConfig`); wrapped by
+:class:`~gcc_sgcl.config.InputConfig`, :class:`GenerateConfig`); wrapped by
 ``scripts/generate.sh <gpu> <load_path> <dataset...> [flags...]``. Node datasets get one row per node (the
 node's RWR view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
 followed by graph 2's. As GCC's ``generate.py``, a row is the mean of the embeddings of two views (``--copies``):
@@ -28,6 +28,7 @@ import json
 import sys
 import warnings
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,13 +41,17 @@ from gcc_sgcl.classical import STRUCTURAL, joined, structural_vector
 from gcc_sgcl.classical.structural import GRAPH_COLUMNS, NODE_COLUMNS
 from gcc_sgcl.cli import check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import (
+    NON_NEGATIVE,
+    VISIT_BUDGETS,
     Config,
-    GenerateConfig,
     InputConfig,
     SamplingConfig,
+    Settings,
     add_arguments,
+    at_least,
     default_of,
     from_args,
+    setting,
     visit_budget_power,
 )
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
@@ -59,6 +64,28 @@ from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries, 
 from gcc_sgcl.models import GraphEncoder, build_encoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
+
+
+@dataclass
+class GenerateConfig(Settings):
+    """Embedding generation (``generate.sh``): how the views are built and encoded."""
+
+    batch_size: int = setting(256, "views encoded per forward pass", valid=at_least(1))
+    copies: int = setting(2, "views averaged per row (GCC: 2 -- two walks per node, two sign draws per graph)",
+                          valid=at_least(1))
+    seed: int = setting(0, "seed of the views", valid=NON_NEGATIVE)
+    num_workers: int = setting(0, "DataLoader workers building the views", valid=NON_NEGATIVE)
+    cache_views: bool = setting(False, "read/write the encoder-independent views in the cache dir "
+                                       "($GCC_SGCL_CACHE)")
+    visit_budget: str = setting("pretrain", "visits of a node's RWR view: pretrain = max(rw_hops, "
+                                            "round(deg^0.75*e/(e-1)/p)), pre-training's rule; gcc = GCC "
+                                            "generate.py's max(rw_hops, round(deg*e/(e-1)/p)); graph datasets "
+                                            "embed whole graphs either way", choices=tuple(VISIT_BUDGETS))
+    with_structural: bool = setting(False, "join each row to the training-free structural vector of its node or "
+                                           "graph (z-scored over the dataset; 8 more columns for nodes, 24 for "
+                                           "graphs): the '<method> ⊕ structural' rows of the results tables; the "
+                                           "record says so and the task commands read them as they are")
+
 
 # GCC's generate.py averages the embeddings of a query and a key view.
 INFERENCE_COPIES: int = default_of(GenerateConfig, "copies")
@@ -276,7 +303,7 @@ def generate(
     """Write ``<load_path>/<dataset>.npy`` and its record ``<dataset>.provenance.json`` for each dataset (for a path,
     ``<stem>.npy`` and, for a single graph, ``<stem>.ids.txt``); returns the written paths.
 
-    ``settings`` (default :class:`~gcc_sgcl.config.GenerateConfig`) sets the views' seed, copies, workers and
+    ``settings`` (default :class:`~gcc_sgcl.engine.generate.GenerateConfig`) sets the views' seed, copies, workers and
     visit budget, the batch size and whether the rows are joined to the structural vector (``with_structural``:
     :func:`joined_rows`); with ``cache_views`` the views are read from (or written to) the view cache
     (:func:`cached_views`). Names, worker count, batch size, checkpoint (its fields, its weights' shapes, and that
@@ -386,7 +413,7 @@ def embeddings_record(checkpoint: Checkpoint, cfg: Config, name: str, data: Load
 
 
 def command_line() -> argparse.ArgumentParser:
-    """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.config.GenerateConfig`."""
+    """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.engine.generate.GenerateConfig`."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.generate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, InputConfig, required=("load_path", "dataset"))

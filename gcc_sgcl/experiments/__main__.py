@@ -23,29 +23,25 @@ import dataclasses
 import sys
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import (
-    ChoiceConfig,
-    ExportConfig,
-    FinetuneConfig,
-    InputConfig,
-    MethodNameConfig,
-    ReportConfig,
-    RuntimeConfig,
-    ShippedConfig,
-    SweepConfig,
-    add_arguments,
-    from_args,
-    given_flags,
-)
+from gcc_sgcl.config import InputConfig, add_arguments, from_args, given_flags
 from gcc_sgcl.experiments.encoders import export_run, stash
 from gcc_sgcl.experiments.finetune_sweep import run_finetune
 from gcc_sgcl.experiments.frozen_sweep import run_sweep
 from gcc_sgcl.experiments.plan import Deadline, format_plan, parse_deadline, plan_finetune, plan_sweep
 from gcc_sgcl.experiments.report import build_report, chosen_sgcl
-from gcc_sgcl.experiments.runtime import run_runtime
+from gcc_sgcl.experiments.runtime import RuntimeConfig, run_runtime
+from gcc_sgcl.experiments.settings import (
+    ChoiceConfig,
+    ExportConfig,
+    MethodNameConfig,
+    ReportConfig,
+    ShippedConfig,
+    SweepConfig,
+)
 from gcc_sgcl.experiments.shipped import update_listing
 from gcc_sgcl.experiments.sweep import Sweep, expand_groups
 from gcc_sgcl.presets import derived_method
+from gcc_sgcl.tasks.finetune import FinetuneConfig
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 
 
@@ -53,11 +49,11 @@ FINETUNE_FLAGS = ("epochs", "max_folds", "view_copies")  # the FinetuneConfig fi
 
 
 def command_line() -> argparse.ArgumentParser:
-    """The subcommands: ``run`` (:class:`~gcc_sgcl.config.SweepConfig`), ``finetune`` (the sweep plus
-    :class:`~gcc_sgcl.config.FinetuneConfig`'s epochs, max folds and view copies), ``runtime``
-    (:class:`~gcc_sgcl.config.RuntimeConfig`), ``report`` (:class:`~gcc_sgcl.config.ReportConfig`),
-    ``sgcl-method`` (:class:`~gcc_sgcl.config.ChoiceConfig`), ``export`` (the sweep's settings but its datasets,
-    plus :class:`~gcc_sgcl.config.ExportConfig`) and ``shipped`` (:class:`~gcc_sgcl.config.ShippedConfig`)."""
+    """The subcommands: ``run`` (:class:`~gcc_sgcl.experiments.settings.SweepConfig`), ``finetune`` (the sweep plus
+    :class:`~gcc_sgcl.tasks.finetune.FinetuneConfig`'s epochs, max folds and view copies), ``runtime``
+    (:class:`~gcc_sgcl.experiments.runtime.RuntimeConfig`), ``report`` (:class:`~gcc_sgcl.experiments.settings.ReportConfig`),
+    ``sgcl-method`` (:class:`~gcc_sgcl.experiments.settings.ChoiceConfig`), ``export`` (the sweep's settings but its datasets,
+    plus :class:`~gcc_sgcl.experiments.settings.ExportConfig`) and ``shipped`` (:class:`~gcc_sgcl.experiments.settings.ShippedConfig`)."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)

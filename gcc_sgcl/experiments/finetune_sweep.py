@@ -10,12 +10,12 @@ from typing import Any, Iterable
 
 from tqdm import tqdm
 
-from gcc_sgcl.config import FinetuneConfig
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship
 from gcc_sgcl.experiments.provenance import git_commit
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.sweep import Admission, Job, Sweep, budget_key, load_present
+from gcc_sgcl.tasks.finetune import FinetuneConfig
 
 
 def finetune_budget(sweep: Sweep, ft: FinetuneConfig) -> dict[str, Any]:

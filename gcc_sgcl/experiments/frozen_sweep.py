@@ -24,12 +24,13 @@ from typing import Any, Iterable
 import numpy as np
 from tqdm import tqdm
 
-from gcc_sgcl.config import SweepConfig, default_of
+from gcc_sgcl.config import default_of
 from gcc_sgcl.classical import STRUCTURAL, joined
 from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship
 from gcc_sgcl.experiments.provenance import git_commit
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.scoring import evaluate_dataset
+from gcc_sgcl.experiments.settings import SweepConfig
 from gcc_sgcl.experiments.sweep import Admission, Job, Sweep, applicable, budget_key, joined_name, load_present
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch

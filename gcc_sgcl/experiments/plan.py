@@ -27,7 +27,7 @@ from pathlib import Path
 from statistics import median
 from typing import Callable, Iterable, Sequence
 
-from gcc_sgcl.config import Config, FinetuneConfig
+from gcc_sgcl.config import Config
 from gcc_sgcl.data import dataset_present
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from gcc_sgcl.method import MethodSpec
@@ -38,6 +38,7 @@ from gcc_sgcl.experiments.frozen_sweep import pending
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.sweep import Job, Sweep
 from gcc_sgcl.tasks.common import forked_jobs
+from gcc_sgcl.tasks.finetune import FinetuneConfig
 from gcc_sgcl.tasks.folds import CacheProgress, cache_folder, cache_progress
 
 FINETUNED = "fine-tuned"

@@ -6,6 +6,7 @@ positive-pair probability, learning rate and mean subgraph size per step, one li
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -15,8 +16,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 from gcc_sgcl.cli import user_errors  # noqa: E402
-from gcc_sgcl.config import PlotConfig, add_arguments, from_args  # noqa: E402
+from gcc_sgcl.config import Settings, add_arguments, from_args, setting  # noqa: E402
 from gcc_sgcl.experiments.render import save_figure  # noqa: E402
+
+
+@dataclass
+class PlotConfig(Settings):
+    """Training curves of runs (``python -m gcc_sgcl.experiments.plot_training``)."""
+
+    runs: list[str] = setting(help="run folders with TensorBoard events", positional=True)
+    out: str = setting("training_curves.png", "PNG file to write")
+
 
 PANELS = (("train/loss", "InfoNCE loss"), ("train/prob", "positive-pair probability"),
           ("train/lr", "learning rate"), ("train/nodes_q", "mean nodes per query view"))
@@ -53,7 +63,7 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path) -> Path:
 
 
 def command_line() -> argparse.ArgumentParser:
-    """The command line: :class:`~gcc_sgcl.config.PlotConfig`."""
+    """The command line: :class:`PlotConfig`."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.plot_training", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, PlotConfig)

@@ -13,17 +13,39 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import InputConfig, RuntimeConfig, add_arguments, default_of, from_args
+from gcc_sgcl.config import (
+    NON_NEGATIVE,
+    InputConfig,
+    Settings,
+    TrainConfig,
+    add_arguments,
+    at_least,
+    default_of,
+    from_args,
+    setting,
+)
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
 from gcc_sgcl.experiments.provenance import git_commit
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads
+
+
+@dataclass
+class RuntimeConfig(Settings):
+    """Seconds per mini-batch of several methods, measured in one run (``bench_runtime.sh``)."""
+
+    methods: list[str] = setting(["gcc", "sgcl"], "methods timed side by side")
+    corpus: list[str] = setting(default_of(TrainConfig, "corpus"), "pre-training graphs")
+    batch_size: int = setting(16, "the paper's runtime table uses 16", valid=at_least(1))
+    batches: int = setting(60, "mini-batches per method", valid=at_least(1))
+    seed: int = setting(0, "seed of the sampled nodes", valid=NON_NEGATIVE)
 
 
 def measure(
@@ -98,7 +120,7 @@ def format_report(results: dict[str, dict[str, float]]) -> str:
 
 
 def command_line() -> argparse.ArgumentParser:
-    """The command line: :class:`~gcc_sgcl.config.RuntimeConfig` and the data root."""
+    """The command line: :class:`RuntimeConfig` and the data root."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.runtime", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, RuntimeConfig)

@@ -1,6 +1,6 @@
 """The listing of the shipped encoders: one Markdown table row per exported encoder folder (``checkpoint.pt`` and
 ``config.json``, :func:`~gcc_sgcl.engine.checkpoint.export_encoder`), written between the listing markers of
-``saved/pretrained/README.md`` by ``python -m gcc_sgcl.experiments shipped`` (:class:`~gcc_sgcl.config.ShippedConfig`).
+``saved/pretrained/README.md`` by ``python -m gcc_sgcl.experiments shipped`` (:class:`~gcc_sgcl.experiments.settings.ShippedConfig`).
 
 A row gives what the folder name abbreviates, read from its ``config.json``: the method, mode, seed, budget and
 corpus, the settings in which the encoder's configuration differs from its preset's (:func:`settings_beyond_preset`:

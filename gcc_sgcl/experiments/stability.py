@@ -13,13 +13,27 @@ from __future__ import annotations
 
 import argparse
 import csv
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import OneLineParser, StabilityConfig, add_arguments, from_args
+from gcc_sgcl.config import OneLineParser, Settings, add_arguments, at_least, from_args, setting
 from gcc_sgcl.fileio import atomic_target
+
+
+@dataclass
+class StabilityConfig(Settings):
+    """How much an embedding row moves with the view seed and the node numbering
+    (``python -m gcc_sgcl.experiments.stability``)."""
+
+    encoders: list[str] = setting(help="encoder folders (e.g. saved/pretrained/<name>)")
+    datasets: list[str] = setting(["usa_airport", "h-index"], "node datasets")
+    copies: list[int] = setting([2, 8, 32], "inference view counts", valid=at_least(1))
+    data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")
+    out: str = setting("docs/results/stability.csv", "CSV file to write")
+
 
 FIELDS = ("encoder", "dataset", "copies", "nodes", "seed_distance", "numbering_distance")
 
@@ -83,7 +97,7 @@ def read(path: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command-line entry point (:class:`~gcc_sgcl.config.StabilityConfig`)."""
+    """Command-line entry point (:class:`StabilityConfig`)."""
     p = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, StabilityConfig)
     a = from_args(StabilityConfig, p.parse_args(argv))

@@ -14,15 +14,17 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from gcc_sgcl.config import STAGES, Config, EvalConfig, SweepConfig
+from gcc_sgcl.config import STAGES, Config
 from gcc_sgcl.classical import METHODS, STRUCTURAL
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
 from gcc_sgcl.experiments.analysis import SINGLE_STAGES
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
+from gcc_sgcl.experiments.settings import SweepConfig
 from gcc_sgcl.method import MethodSpec
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.tasks.folds import cache_folder
+from gcc_sgcl.tasks.settings import EvalConfig
 
 Job = tuple[str, str, int]  # (method, mode, seed)
 
@@ -64,13 +66,14 @@ def joined_name(method: str) -> str:
 
 @dataclasses.dataclass
 class Sweep(SweepConfig):
-    """A :class:`~gcc_sgcl.config.SweepConfig` and what follows from it: the jobs, their pre-training
+    """A :class:`~gcc_sgcl.experiments.settings.SweepConfig` and what follows from it: the jobs, their pre-training
     configurations, the budget that identifies their rows and the evaluation protocol.
 
     Every ``reuse`` folder must hold a checkpoint when the sweep starts (a FileNotFoundError names the first that
     does not); :meth:`carried` is what is left of them while it runs."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         missing = self._without_checkpoint()
         if missing:
             raise FileNotFoundError(f"--reuse {missing[0]}: no {CHECKPOINT_NAME} there"

@@ -40,9 +40,10 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
-from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, add_arguments
+from gcc_sgcl.config import InputConfig, add_arguments
 from gcc_sgcl.fileio import atomic_target, folder_of, sha256_of, write_failure
 from gcc_sgcl.tasks.folds import FoldResult, cache_meta, close_cache, held_cache, load_fold, open_cache, save_fold
+from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
 
 RESULTS_FILE = "results.csv"
 # The CV fits small dense problems (thousands x 64) where a multi-threaded BLAS gains little; on the shared
@@ -594,8 +595,8 @@ def with_encoder_step(results: list[TaskResult], step: int | None) -> list[TaskR
 def task_parser(task: str, description: str, fields: Sequence[str], evaluation: Sequence[str],
                 choices: dict[str, Iterable[str]] | None = None) -> argparse.ArgumentParser:
     """A task's command line: GCC's ``<load_path> <hidden> <datasets...>`` and the data root
-    (:class:`~gcc_sgcl.config.InputConfig`, :class:`~gcc_sgcl.config.TaskConfig`), the task's ``fields`` of
-    ``TaskConfig`` and its ``evaluation`` settings (:class:`~gcc_sgcl.config.EvalConfig`, valid values
+    (:class:`~gcc_sgcl.config.InputConfig`, :class:`~gcc_sgcl.tasks.settings.TaskConfig`), the task's ``fields`` of
+    ``TaskConfig`` and its ``evaluation`` settings (:class:`~gcc_sgcl.tasks.settings.EvalConfig`, valid values
     ``choices``)."""
     parser = argparse.ArgumentParser(prog=f"python -m gcc_sgcl.tasks.{task}", description=description,
                                      epilog=JOINED_ROWS_HELP)

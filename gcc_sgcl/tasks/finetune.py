@@ -1,7 +1,7 @@
 """Fine-tune a pre-trained encoder end to end on downstream labels (the paper's "fine-tuned" block).
 
 ``python -m gcc_sgcl.tasks.finetune --load-path saved/RUN --dataset imdb-binary`` (settings:
-:class:`~gcc_sgcl.config.FinetuneConfig`); wrapped by
+:class:`~gcc_sgcl.tasks.finetune.FinetuneConfig`); wrapped by
 ``scripts/finetune.sh <load_path> <gpu> <dataset...> [flags]``. Each fold of a stratified k-fold CV starts
 from the pre-trained query encoder plus a fresh linear head, trains both with Adam (lr 0.005, 3 epochs of
 linear warm-up and 3 of linear ramp-down, as the paper's appendix) and a cross-entropy loss for 30 epochs of
@@ -22,6 +22,7 @@ import dataclasses
 import hashlib
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -33,7 +34,18 @@ from torch import nn
 from tqdm import tqdm
 
 from gcc_sgcl.cli import check_writable_dir, user_errors
-from gcc_sgcl.config import Config, FinetuneConfig, InputConfig, add_arguments, default_of, from_args
+from gcc_sgcl.config import (
+    NON_NEGATIVE,
+    POSITIVE,
+    Config,
+    InputConfig,
+    Settings,
+    add_arguments,
+    at_least,
+    default_of,
+    from_args,
+    setting,
+)
 from gcc_sgcl.data.load import check_dataset_names, dataset_name
 from gcc_sgcl.engine.generate import cached_views, embed, load_encoder_checkpoint
 from gcc_sgcl.fileio import folder_of
@@ -52,6 +64,35 @@ from gcc_sgcl.tasks.common import (
     repeated_stratified_folds,
 )
 from gcc_sgcl.tasks.folds import cache_folder, cache_meta
+from gcc_sgcl.tasks.settings import EvalConfig
+
+
+@dataclass
+class FinetuneConfig(Settings):
+    """Fine-tuning on downstream labels: Adam with linear warm-up and ramp-down (the paper's appendix), stratified
+    k-fold CV scored after the last epoch."""
+
+    folds: int = setting(default_of(EvalConfig, "folds"), "stratified CV folds", valid=at_least(2))
+    max_folds: int | None = setting(None, "run only the first N folds (budget)", valid=at_least(1))
+    epochs: int = setting(30, "epochs per fold (GCC's 30)", valid=at_least(1))
+    batch_size: int = setting(32, "views per optimisation step (GCC's 32)", valid=at_least(1))
+    view_copies: int = setting(30, "independently sampled views of every example, epoch e training on copy e mod "
+                                   "N (GCC samples a fresh view per example and epoch: N = epochs)", valid=at_least(1))
+    jobs: int = setting(1, "processes fine-tuning folds side by side (0: every available core)", valid=NON_NEGATIVE)
+    lr: float = setting(0.005, "peak learning rate", valid=POSITIVE)
+    warmup_epochs: int = setting(3, "epochs of linear warm-up", valid=NON_NEGATIVE)
+    rampdown_epochs: int = setting(3, "epochs of linear ramp-down", valid=NON_NEGATIVE)
+    seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, views, head init, dropout, "
+                                                        "batches", valid=NON_NEGATIVE)
+    fold_cache: str | None = setting(None, "folder keeping each finished fold's test predictions until all are in "
+                                           "(a sub-folder per dataset and settings), so a fine-tuning killed part-way "
+                                           "resumes at its missing folds (default: <load-path>/finetune-folds)")
+    progress: bool = setting(True, "show progress bars")
+
+    def check_together(self) -> None:
+        if self.max_folds is not None and self.max_folds > self.folds:
+            raise ValueError(f"--max-folds must be <= --folds ({self.folds}), got {self.max_folds}")
+
 
 FOLD_CACHE = "finetune-folds"  # the folder under a run's that keeps a fine-tuning's finished folds while it runs
 VERSION = 1  # raise when fine-tuning changes in a way its settings do not show (stored folds are then refitted)
@@ -249,7 +290,6 @@ def finetune_cv(
     and :data:`VERSION`, and the same frozen embeddings of the test views (the encoder's weights and the views).
     """
     ft = settings or FinetuneConfig()
-    ft.check()
     labels = class_labels(labels)
     if kind not in TASKS:
         raise ValueError(f"kind must be one of {sorted(TASKS)}, got {kind!r}")
@@ -311,7 +351,7 @@ def finetune(
 ) -> TaskResult:
     """Fine-tune the query encoder of the run ``load_path`` on ``dataset``'s labels, stratified k-fold CV.
 
-    ``settings`` (default :class:`~gcc_sgcl.config.FinetuneConfig`): its ``seed`` fixes the CV splits, the node
+    ``settings`` (default :class:`~gcc_sgcl.tasks.finetune.FinetuneConfig`): its ``seed`` fixes the CV splits, the node
     datasets' RWR views and each fold's head initialisation, dropout and batch order, so on CPU two calls with
     the same arguments give identical scores; ``max_folds`` runs only the first ``max_folds`` of the ``folds``
     splits (a budget-limited estimate; ``std_kind`` and ``protocol`` say so, ``n`` counts the test examples
@@ -321,7 +361,6 @@ def finetune(
     is in.
     """
     ft = settings or FinetuneConfig()
-    ft.check()
     labelled_kind(dataset)
     encoder, cfg, _ = load_encoder_checkpoint(load_path, device)  # a missing checkpoint fails before the slow views
     views, labels, kind = build_views(dataset, data_dir, cfg, ft.seed, ft.progress, min(ft.view_copies, ft.epochs))
@@ -330,7 +369,7 @@ def finetune(
 
 
 def command_line() -> argparse.ArgumentParser:
-    """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.config.FinetuneConfig`."""
+    """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.tasks.finetune.FinetuneConfig`."""
     p = argparse.ArgumentParser(prog="python -m gcc_sgcl.tasks.finetune", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, InputConfig, required=("load_path", "dataset"))

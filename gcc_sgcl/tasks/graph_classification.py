@@ -18,7 +18,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
+from gcc_sgcl.config import InputConfig, from_args
 from gcc_sgcl.registry import Registry
 from gcc_sgcl.tasks.common import (
     FitPredict,
@@ -37,6 +37,7 @@ from gcc_sgcl.tasks.common import (
     with_encoder_step,
 )
 from gcc_sgcl.tasks.folds import cache_folder
+from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
 
 TASK = "graph_classification"
 C_GRID = (0.001, 0.01, 0.1, 1, 10, 100, 1000)

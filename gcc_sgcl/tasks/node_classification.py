@@ -19,7 +19,7 @@ from sklearn.metrics import f1_score
 from sklearn.multiclass import OneVsRestClassifier
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
+from gcc_sgcl.config import InputConfig, from_args
 from gcc_sgcl.tasks.common import (
     TaskResult,
     check_classes,
@@ -37,6 +37,7 @@ from gcc_sgcl.tasks.common import (
     with_encoder_step,
 )
 from gcc_sgcl.tasks.folds import cache_folder
+from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
 
 TASK = "node_classification"
 

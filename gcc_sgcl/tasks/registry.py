@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from gcc_sgcl.config import EvalConfig
 from gcc_sgcl.registry import Registry
 from gcc_sgcl.tasks.common import TaskResult
 from gcc_sgcl.tasks.graph_classification import graph_classification_under
 from gcc_sgcl.tasks.node_classification import node_classification_under
+from gcc_sgcl.tasks.settings import EvalConfig
 from gcc_sgcl.tasks.similarity_search import evaluate_similarity_search
 
 

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import EvalConfig, InputConfig, TaskConfig, from_args
+from gcc_sgcl.config import InputConfig, from_args
 from gcc_sgcl.tasks.common import (
     TaskResult,
     check_ids,
@@ -27,6 +27,7 @@ from gcc_sgcl.tasks.common import (
     task_parser,
     with_encoder_step,
 )
+from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
 
 TASK = "similarity_search"
 N_BOOTSTRAP = 1000
