@@ -567,14 +567,14 @@ def _value_type(hint: Any) -> Any:
 
 def add_arguments(parser: argparse.ArgumentParser, klass: type, *, prefix: str = "", only: Iterable[str] = (),
                   required: Iterable[str] = (), choices: dict[str, Iterable[str]] | None = None,
-                  title: str = "") -> None:
+                  title: str = "", shown: dict[str, Any] | None = None) -> None:
     """One argument per field of dataclass ``klass`` (or of the fields ``only``), in an argument group ``title``.
 
     ``rw_hops`` becomes ``--rw-hops`` (dest ``prefix + "rw_hops"``); a bool ``--x/--no-x``; a list ``nargs="+"``;
     a field without default, or named in ``required``, a required flag (a positional argument if the field says
     so); ``choices`` adds the valid values of fields whose set is defined outside this module (a registry). Every
     flag defaults to ``None`` (not given), so :func:`from_args` can tell given flags from defaults; the help shows
-    the dataclass default once.
+    the dataclass default once, or the value in ``shown`` (field → value, e.g. a method preset's).
     """
     target = parser.add_argument_group(title) if title else parser
     hints = typing.get_type_hints(klass)
@@ -583,7 +583,7 @@ def add_arguments(parser: argparse.ArgumentParser, klass: type, *, prefix: str =
         if names and f.name not in names:
             continue
         hint, meta = _value_type(hints[f.name]), f.metadata
-        default = dataclasses.MISSING if f.name in required else _field_default(f)
+        default = dataclasses.MISSING if f.name in required else (shown or {}).get(f.name, _field_default(f))
         kwargs: dict[str, Any] = {"help": meta.get("help", "")}
         ranged = meta.get("valid")
         if meta.get("parse"):
@@ -658,23 +658,28 @@ class PretrainParser(OneLineParser):
 
     def __init__(self, family_of: Callable[[str], str], methods: str = "",
                  choices: dict[str, dict[str, Iterable[str]]] | None = None, method: str = DEFAULT_METHOD,
-                 description: str = "gcc_sgcl pre-training"):
-        self._settings = dict(family_of=family_of, methods=methods, choices=choices, description=description)
+                 description: str = "gcc_sgcl pre-training",
+                 preset_of: Callable[[str], dict[str, dict[str, Any]]] | None = None):
+        self._settings = dict(family_of=family_of, methods=methods, choices=choices, description=description,
+                              preset_of=preset_of)
         self.method, self.family = method, family_of(method)
         others = ", ".join(f for f in AUGMENT_FAMILIES if f != self.family)
         super().__init__(description=description, epilog=(
-            f"The augment flags listed are those of method {method!r} ({self.family} family); every method of a "
-            f"family has the same flags, with the family's defaults shown (a method's preset may set some: gcc "
-            f"switches every SGCL stage off). Another method's: --method <method> --help (other families: {others}; "
-            f"e.g. --method {others.split(',')[0]} --help)."))
+            f"The augment flags listed are those of method {method!r} ({self.family} family), with the values "
+            f"{method!r} trains with shown as defaults. Another method's: --method <method> --help (other "
+            f"families: {others}; e.g. --method {others.split(',')[0]} --help)."))
         self.add_argument("--method", default=DEFAULT_METHOD,
                           help=f"one of: {methods or 'a method preset'} (default: {DEFAULT_METHOD})")
         self.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
+        try:
+            preset = preset_of(method) if preset_of else {}
+        except ValueError:  # an unknown method: reported with the valid methods once parsed
+            preset = {}
         for group_name, klass in GROUPS.items():
-            add_arguments(self, klass, prefix=f"{group_name}.", title=group_name)
+            add_arguments(self, klass, prefix=f"{group_name}.", title=group_name, shown=preset.get(group_name))
         klass = AUGMENT_FAMILIES[self.family]
         add_arguments(self, klass, prefix="augment.", title=f"augment ({self.family} family: {klass.__name__})",
-                      choices=(choices or {}).get(self.family))
+                      choices=(choices or {}).get(self.family), shown=preset.get("augment"))
 
     def parse_known_args(self, args: Sequence[str] | None = None,
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
@@ -689,7 +694,8 @@ class PretrainParser(OneLineParser):
             if owner not in (None, family):
                 self.error(f"argument {token.split('=', 1)[0]}: a setting of the {owner} family, not of method "
                            f"{method!r} ({family} family; its flags: --method {method} --help)")
-        if family != self.family:
+        asks_help = "-h" in argv or "--help" in argv  # the help shows the method's own values
+        if method != self.method and (family != self.family or asks_help):
             return PretrainParser(**self._settings, method=method).parse_known_args(argv, namespace)
         return super().parse_known_args(argv, namespace)
 

@@ -202,4 +202,16 @@ def config_from_args(args: argparse.Namespace) -> Config:
 def pretrain_parser(description: str = "gcc_sgcl pre-training") -> argparse.ArgumentParser:
     """Pre-training's command line (:class:`~gcc_sgcl.config.PretrainParser`): the valid methods, each method's
     family and the registries' names of the augmentation settings."""
-    return PretrainParser(family_of, method_names(), augment_choices(), description=description)
+    return PretrainParser(family_of, method_names(), augment_choices(), description=description,
+                          preset_of=trained_settings)
+
+
+def trained_settings(method: str) -> dict[str, dict[str, Any]]:
+    """Every setting ``method`` trains with when no flag is given, by group (``--help`` shows them as defaults).
+
+    >>> trained_settings("gcc")["augment"]["use_filter"], trained_settings("sgcl[c=0.4]")["augment"]["c"]
+    (False, 0.4)
+    """
+    cfg = make_config(method)
+    return {group: {f.name: getattr(getattr(cfg, group), f.name) for f in dataclasses.fields(getattr(cfg, group))}
+            for group in (*GROUPS, "augment")}

@@ -4,6 +4,8 @@ import dataclasses
 import subprocess
 from pathlib import Path
 
+import os
+
 import pytest
 
 from gcc_sgcl.config import AUGMENT_FAMILIES, STAGES, AugmentConfig, Config, migrate
@@ -73,7 +75,7 @@ def test_help_of_a_method_lists_its_familys_flags_and_no_other(capsys):
     for method in ("sgcl", "sgcl-crop+reorder[c=0.4]"):
         text = _help(capsys, "--method", method)
         assert all(flag in text for flag in sgcl) and not any(flag in text for flag in others)
-    default = _help(capsys)
+    default = " ".join(_help(capsys).split())  # the epilog as one line, whatever the terminal's width
     assert "--method <method> --help" in default and "'gcc' (sgcl family)" in default
     assert "--use-crop" in default and not any(flag in default for flag in others)
 
@@ -113,3 +115,17 @@ def test_every_baseline_family_has_its_views_registered_and_its_preset():
     from gcc_sgcl.augment.pipeline import BASELINES as VIEWS
 
     assert set(VIEWS) == set(BASELINES) and all(PRESETS[b].family == b for b in BASELINES)
+
+
+def test_help_shows_the_values_the_method_trains_with():
+    import subprocess
+    import sys
+
+    def shown(method: str, flag: str) -> str:
+        text = subprocess.run([sys.executable, "-m", "gcc_sgcl.engine.pretrain", "--method", method, "--help"],
+                              capture_output=True, text=True, check=True, env={**os.environ, "COLUMNS": "200"}).stdout
+        entry = text.split(f"\n  {flag}", 1)[1].split("\n  -", 1)[0]  # the flag's help, to the next flag
+        return " ".join(entry.split()).rsplit("(default: ", 1)[1].split(")")[0]
+
+    assert shown("gcc", "--use-filter") == "False" and shown("sgcl", "--use-filter") == "True"
+    assert shown("sgcl[c=0.4]", "--c ") == "0.4" and shown("sgcl", "--c ") == "0.3"

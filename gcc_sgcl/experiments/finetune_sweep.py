@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship
-from gcc_sgcl.experiments.provenance import git_commit
+from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.sweep import Admission, Job, Sweep, budget_key, load_present
 from gcc_sgcl.tasks.finetune import FinetuneConfig
@@ -48,7 +48,7 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
                              jobs=sweep.eval_jobs)
     store = RowStore(sweep.rows)
     budget = finetune_budget(sweep, ft)
-    commit = git_commit()
+    commit, host = git_commit(), host_fingerprint()
     units = pending_finetune(sweep, ft, store, load_present(sweep.datasets, sweep.data_dir))
     added = []
     bar = tqdm(units, desc="fine-tune", unit="run", disable=not progress)
@@ -62,7 +62,7 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
         start = time.time()
         result = finetune(run_folder(cfg), name, ft, sweep.device, sweep.data_dir)
         row = ResultRow.from_result(result, **budget, method=method, mode=mode, seed=seed, config=cfg.to_dict(),
-                                    commit=commit, time=datetime.now().isoformat(timespec="seconds"),
+                                    commit=commit, host=host, time=datetime.now().isoformat(timespec="seconds"),
                                     pretrain_seconds=pretrain_s,
                                     eval_seconds=time.time() - start + result.resumed_seconds)
         store.append([row])

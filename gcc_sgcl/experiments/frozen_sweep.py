@@ -27,7 +27,7 @@ from tqdm import tqdm
 from gcc_sgcl.config import default_of
 from gcc_sgcl.classical import STRUCTURAL, joined
 from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship
-from gcc_sgcl.experiments.provenance import git_commit
+from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.scoring import evaluate_dataset
 from gcc_sgcl.experiments.settings import SweepConfig
@@ -64,7 +64,7 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
     from gcc_sgcl.engine.generate import cached_views, embed_parts, load_encoder_checkpoint
 
     store = RowStore(sweep.rows)
-    commit = git_commit()
+    commit, host = git_commit(), host_fingerprint()
     data = load_present(sweep.datasets, sweep.data_dir)
     default_sampling = make_config("gcc").sampling  # the views of training-free rows' λ2
     default_copies = default_of(SweepConfig, "copies")
@@ -116,7 +116,7 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
                 resumed = max((result.resumed_seconds for result, _ in results), default=0.0)
                 seconds, now = time.time() - start + resumed, datetime.now().isoformat(timespec="seconds")
                 rows = [ResultRow.from_result(
-                    result, **extra, **sweep.budget(mode), method=label, mode=mode, seed=seed, config=config, commit=commit,
+                    result, **extra, **sweep.budget(mode), method=label, mode=mode, seed=seed, config=config, commit=commit, host=host,
                     time=now, pretrain_seconds=pretrain_s, eval_seconds=seconds, columns=int(features.shape[1]),
                 ) for result, extra in results]
                 store.append(rows)

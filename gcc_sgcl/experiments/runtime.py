@@ -32,7 +32,7 @@ from gcc_sgcl.config import (
 )
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
-from gcc_sgcl.experiments.provenance import git_commit
+from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads
 
@@ -94,14 +94,14 @@ def run_runtime(settings: RuntimeConfig, rows: str, data_dir: str | None = None)
     start = time.time()
     r = settings
     measured = measure(r.methods, r.corpus, r.batch_size, r.batches, data_dir, r.seed)
-    commit = git_commit()
+    commit, host = git_commit(), host_fingerprint()
     now = datetime.now().isoformat(timespec="seconds")
     name = "+".join(r.corpus)
     new = [ResultRow(
         method=m, mode="e2e", seed=r.seed, dataset=name, task="runtime", metric=metric, mean=value, std=0.0,
         std_kind=f"mean over {r.batches} mini-batches", n=r.batches,
         protocol=f"batch {r.batch_size}, methods alternate batch by batch in one process, one thread",
-        corpus=name, batch_size=r.batch_size, config=make_config(m).to_dict(), commit=commit, time=now,
+        corpus=name, batch_size=r.batch_size, config=make_config(m).to_dict(), commit=commit, host=host, time=now,
         eval_seconds=time.time() - start,
     ) for m, result in measured.items() for metric, value in result.items()]
     RowStore(rows).replace(lambda r: r.task == "runtime" and r.dataset == name, new)
