@@ -539,6 +539,9 @@ class Config:
         """Inverse of :meth:`to_dict`, of a configuration in any layout stored so far (:func:`migrate`); unknown
         keys are rejected with their name, missing ones take the value of :data:`SAVED_BEFORE_FIELD` if listed
         there (the behaviour before they existed), else the default."""
+        missing = [key for key in ("method", "augment") if key not in d]
+        if missing:
+            raise ValueError(f"not a stored configuration: no {' or '.join(missing)}")
         d = migrate(d)
         if d["family"] not in AUGMENT_FAMILIES:
             raise ValueError(f"unknown augmentation family {d['family']!r}; families: {', '.join(AUGMENT_FAMILIES)}")
@@ -664,7 +667,7 @@ class PretrainParser(OneLineParser):
                               preset_of=preset_of)
         self.method, self.family = method, family_of(method)
         others = ", ".join(f for f in AUGMENT_FAMILIES if f != self.family)
-        super().__init__(description=description, epilog=(
+        super().__init__(description=description, allow_abbrev=False, epilog=(
             f"The augment flags listed are those of method {method!r} ({self.family} family), with the values "
             f"{method!r} trains with shown as defaults. Another method's: --method <method> --help (other "
             f"families: {others}; e.g. --method {others.split(',')[0]} --help)."))
@@ -685,16 +688,16 @@ class PretrainParser(OneLineParser):
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
         argv = list(sys.argv[1:] if args is None else args)
         method = _given(argv, "--method") or DEFAULT_METHOD
+        asks_help = "-h" in argv or "--help" in argv  # the help shows the method's own values
         try:
             family = self._settings["family_of"](method)
-        except ValueError:  # reported with the valid methods once parsed
-            family = self.family
+        except ValueError as err:  # an unknown or malformed method: one line with the valid methods
+            self.error(f"argument --method: {err}")
         for token in argv[:argv.index("--") if "--" in argv else len(argv)]:
             owner = _family_flags().get(token.split("=", 1)[0])
             if owner not in (None, family):
                 self.error(f"argument {token.split('=', 1)[0]}: a setting of the {owner} family, not of method "
                            f"{method!r} ({family} family; its flags: --method {method} --help)")
-        asks_help = "-h" in argv or "--help" in argv  # the help shows the method's own values
         if method != self.method and (family != self.family or asks_help):
             return PretrainParser(**self._settings, method=method).parse_known_args(argv, namespace)
         return super().parse_known_args(argv, namespace)

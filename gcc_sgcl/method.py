@@ -35,6 +35,7 @@ VARIANT_SETTINGS: dict[str, tuple[str, str, type]] = {
 }
 JOINED = " ⊕ "  # "<method> ⊕ structural": an encoder's embedding joined to a training-free vector
 _BRACKETS = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<settings>[^\[\]]*)\]$")
+_RESERVED = re.compile(r"[,\[\]=⊕]|^\s|\s$|\s{2}")  # characters a preset, vector or string setting may not hold
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,17 @@ class MethodSpec:
         unknown = [name for name in values if name not in VARIANT_SETTINGS]
         if unknown:
             raise ValueError(f"method {preset!r}: unknown setting {unknown[0]!r}; settings: {', '.join(VARIANT_SETTINGS)}")
+        for name, value in values.items():
+            kind = VARIANT_SETTINGS[name][2]
+            if not isinstance(value, kind) or isinstance(value, bool) or (kind is str and _RESERVED.search(value)):
+                if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                    values[name] = float(value)
+                    continue
+                raise ValueError(f"method {preset!r}: {name} must be a {kind.__name__}"
+                                 f"{' without spaces or any of , [ ] = ⊕' if kind is str else ''}, got {value!r}")
+        for part, what in ((preset, "preset"), (joined, "joined vector")):
+            if (what == "preset" and not part.strip()) or _RESERVED.search(part.strip()):
+                raise ValueError(f"method {preset!r}: the {what} must be a name without , [ ] = ⊕, got {part!r}")
         return cls(preset.strip(), tuple((name, values[name]) for name in VARIANT_SETTINGS if name in values),
                    joined.strip())
 
@@ -80,11 +92,13 @@ class MethodSpec:
         head = head.strip()
         if sep and not joined.strip():
             raise ValueError(f"method {text!r}: name the vector joined after {JOINED.strip()!r}")
+        if not head:
+            raise ValueError(f"method {text!r}: no preset named")
         match = _BRACKETS.match(head)
         if match is None:
             if "[" in head or "]" in head:
                 raise ValueError(f"method {text!r}: write settings as <method>[name=value,...]")
-            return cls(head, (), joined.strip())
+            return cls.of(head, {}, joined)
         values: dict[str, Any] = {}
         for item in filter(None, (part.strip() for part in match["settings"].split(","))):
             name, _, value = (x.strip() for x in item.partition("="))
@@ -166,4 +180,9 @@ def canonical(method: str) -> str:
 
 
 def _format(value: Any) -> str:
-    return value if isinstance(value, str) else f"{value:g}"
+    """A setting's value as written in a name: exact, so that the name parses back to the same value (``0.4``,
+    ``64``, ``1000000``, ``0.1234567``; a float with an integral value without its ``.0``)."""
+    if isinstance(value, str):
+        return value
+    text = repr(value)
+    return text[:-2] if text.endswith(".0") else text

@@ -45,6 +45,7 @@ class Preset:
 # leave-one-out ablation, stages of :data:`~gcc_sgcl.config.STAGES`). ``graphcl``, ``grace``, ``mvgrl`` and ``gca`` keep
 # GCC's encoder and loop and replace only the view generation (Table 2's re-implemented baselines): their family.
 _ALL_OFF = {f"use_{stage}": False for stage in STAGES}
+LEAVE_ONE_OUT = "sgcl-no-"  # sgcl-no-<stage>: SGCL without one stage of STAGES (the leave-one-out ablation)
 SINGLE_STAGES: dict[str, dict[str, Any]] = {
     "crop": {"use_crop": True},
     "reorder": {"use_reorder": True},
@@ -59,7 +60,7 @@ PRESETS: dict[str, Preset] = {
     "gcc": Preset(augment=_ALL_OFF),
     "sgcl": Preset(),
     **{f"sgcl-{name}": Preset(augment={**_ALL_OFF, **stage}) for name, stage in SINGLE_STAGES.items()},
-    **{f"sgcl-no-{stage}": Preset(augment={f"use_{stage}": False}) for stage in STAGES},
+    **{f"{LEAVE_ONE_OUT}{stage}": Preset(augment={f"use_{stage}": False}) for stage in STAGES},
     **{name: Preset(family=name) for name in BASELINES},
 }
 
@@ -71,8 +72,13 @@ def method_names() -> str:
 
 
 def preset_of(method: str) -> Preset:
-    """The preset of ``method`` (its bracketed settings aside); ``sgcl-a+b`` merges two single-stage presets."""
-    name = MethodSpec.parse(method).preset
+    """The preset of ``method`` (its bracketed settings aside); ``sgcl-a+b`` merges two single-stage presets. A
+    joined name (``sgcl ⊕ structural``) labels rows, it is not a method to train: a ``ValueError``."""
+    spec = MethodSpec.parse(method)
+    if spec.joined:
+        raise ValueError(f"{method!r} names rows joined to a training-free vector, not a method to pre-train; "
+                         f"train {str(spec.encoder)!r} (the sweep's --with-structural adds the joined rows)")
+    name = spec.preset
     if name in PRESETS:
         return PRESETS[name]
     parts = name[len("sgcl-"):].split("+") if name.startswith("sgcl-") else []

@@ -71,7 +71,6 @@ fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 # The views study: inference views averaged per row (GCC: 2) on the node-level columns, rows in a store of their own.
 VIEW_COPIES=(2 8 32); VIEW_DATA=("${NODE[@]}" "${SIM[@]}"); VIEW_ROWS=${ROWS%/*}/views.jsonl${ROWS##*.jsonl}
-# The leave-one-out ablation: the tables' sgcl without each stage in turn (config.STAGES), on every frozen column.
 # The stages that run the sweep (curve, ..., finetune below); ship, runtime and report only export, time or report.
 SWEEP_STAGES=(curve cgrid main views loo random k64 moco classical ablation baselines pairs finetune)
 if [ -n "${STASH:-}" ]; then
@@ -144,8 +143,8 @@ for stage in $stages; do
                    --rows "$VIEW_ROWS"
                done; done ;;
     loo)       sgcl=$(sgcl_method) || exit 1
-               mapfile -t loo < <(variants "$sgcl" @loo)  # sgcl-no-<stage> at the tables' c, one per stage
-               [ ${#loo[@]} -gt 0 ] || { echo "loo: could not name the variants" >&2; exit 1; }
+               names=$(variants "$sgcl" @loo) || exit 1  # sgcl-no-<stage> at the tables' c, one per stage of config.STAGES
+               mapfile -t loo <<< "$names"
                run run --methods "${loo[@]}" --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
     random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0  # untrained encoders,
                finetune gcc --seeds "${SEEDS3[@]}" --steps 0 ;;  # frozen and fine-tuned
@@ -159,8 +158,8 @@ for stage in $stages; do
                  --seeds "${SEEDS3[@]}" --datasets "${ABL[@]}" ;;
     baselines) run run --methods graphcl grace mvgrl gca --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
     pairs)     sgcl=$(sgcl_method) || exit 1  # the similar / diverse filters at the sgcl row's c
-               mapfile -t heat < <(variants "$sgcl" @singles @pairs)  # the heat-map's cells at the tables' c
-               [ ${#heat[@]} -gt 0 ] || { echo "pairs: could not name the variants" >&2; exit 1; }
+               names=$(variants "$sgcl" @singles @pairs) || exit 1  # the heat-map's cells at the tables' c
+               mapfile -t heat <<< "$names"
                run run --methods "${heat[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
     classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1

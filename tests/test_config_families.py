@@ -129,3 +129,16 @@ def test_help_shows_the_values_the_method_trains_with():
 
     assert shown("gcc", "--use-filter") == "False" and shown("sgcl", "--use-filter") == "True"
     assert shown("sgcl[c=0.4]", "--c ") == "0.4" and shown("sgcl", "--c ") == "0.3"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--method", "bogus", "--help"], "argument --method: unknown method 'bogus'"),
+    (["--method", "sgcl[c=high]", "--help"], "argument --method: method 'sgcl[c=high]': c must be float"),
+    (["--method", "bogus", "--graphcl-ratio", "0.3"], "argument --method: unknown method 'bogus'"),
+])
+def test_a_bad_method_is_one_line_even_with_help_or_a_family_flag(argv, message):
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "gcc_sgcl.engine.pretrain", *argv], capture_output=True, text=True)
+    assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr

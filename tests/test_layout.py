@@ -1,4 +1,4 @@
-"""The package's imports point down the data flow of the style guide (``LAYERS``: config and the registry type,
+"""The package's imports point down the data flow of the style guide (``LAYERS``: the method name, config and the registry type,
 then the file and CLI helpers, data, sampling, augment, presets, models, contrastive, classical, engine, then tasks,
 api, experiments, bench). ``classical`` (training-free embeddings and the structural join) reads only data, and
 sits below ``engine`` so that ``generate --with-structural`` joins with its ``joined``. Read from the source with

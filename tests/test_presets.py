@@ -140,3 +140,10 @@ def test_bracketed_settings_change_only_their_fields_and_bad_ones_name_the_probl
                          ("nope[c=0.3]", "unknown method 'nope'")]:
         with pytest.raises(ValueError, match=message):
             make_config(bad)
+
+
+def test_a_joined_name_is_a_row_label_not_a_method_to_train():
+    from gcc_sgcl.presets import make_config
+
+    with pytest.raises(ValueError, match="joined to a training-free vector, not a method to pre-train; train 'sgcl'"):
+        make_config("sgcl ⊕ structural")

@@ -167,8 +167,8 @@ def test_heatmap_cells_gain_over_gcc_on_their_own_seeds_and_carry_the_paired_mar
     for seed in (0, 8):  # two seeds, one shared with gcc: counted and tested as one seed
         rows.append(row("sgcl-reorder", "x", 0.7, seed=seed, scores=repeats(0.7, n=10)))
     heat = an.heatmap_gains(an.Rows(rows), "x", "e2e")
-    crop, mask, align = an.SINGLE_STAGES.index("crop"), an.SINGLE_STAGES.index("mask"), an.SINGLE_STAGES.index("align")
-    reorder = an.SINGLE_STAGES.index("reorder")
+    crop, mask, align = an.HEATMAP_STAGES.index("crop"), an.HEATMAP_STAGES.index("mask"), an.HEATMAP_STAGES.index("align")
+    reorder = an.HEATMAP_STAGES.index("reorder")
     assert (heat.seeds[reorder, reorder], heat.marks[reorder, reorder]) == (1, "")
     gcc = {r.seed: r.mean for r in rows if r.method == "gcc"}
     pair_mean = np.mean([r.mean for r in rows if r.method == "sgcl-crop+mask"])
@@ -427,7 +427,7 @@ def test_the_heatmaps_filter_cells_are_the_rows_at_the_chosen_c():
     rows = [row("gcc", "x", 0.6), row("sgcl-similar", "x", 0.3), row("sgcl-similar[c=0.4]", "x", 0.9),
             row("sgcl-crop+diverse[c=0.4]", "x", 0.66), row("sgcl-crop", "x", 0.54)]
     heat = an.heatmap_gains(table_of(rows, sgcl_c=0.4), "x", "e2e")
-    crop, similar, diverse = (an.SINGLE_STAGES.index(s) for s in ("crop", "similar", "diverse"))
+    crop, similar, diverse = (an.HEATMAP_STAGES.index(s) for s in ("crop", "similar", "diverse"))
     assert heat.gain[similar, similar] == pytest.approx(50.0)  # (0.9 - 0.6) / 0.6, the c = 0.4 row
     assert heat.gain[crop, diverse] == heat.gain[diverse, crop] == pytest.approx(10.0)
     assert heat.gain[crop, crop] == pytest.approx(-10.0)
@@ -753,3 +753,15 @@ def test_leave_one_out_pairs_each_variant_with_sgcl_and_gcc_by_seed(tmp_path):
     text = rd.leave_one_out_section(list(items.values()), tmp_path / "loo.csv")
     assert "| align | x | -3.00 [-3.00, -3.00] (3) | +7.00 [+7.00, +7.00] (3) |" in text
     assert (tmp_path / "loo.csv").read_text().splitlines()[0].startswith("stage,dataset,metric,mode,adds_seeds")
+
+
+def test_method_names_round_trip_exactly_and_refuse_what_they_cannot_write():
+    from gcc_sgcl.method import MethodSpec
+
+    for name in ("sgcl[k=1000000]", "sgcl[c=0.1234567]", "sgcl[c=0.4,k=64] ⊕ structural", "random init", "sgcl[c=1]"):
+        assert str(MethodSpec.parse(name)) == name and MethodSpec.parse(str(MethodSpec.parse(name))) == MethodSpec.parse(name)
+    for bad in ("", "sgcl[c=high]", "a ⊕ b ⊕ c", "sgcl[]"):
+        with pytest.raises(ValueError):
+            MethodSpec.parse(bad)
+    with pytest.raises(ValueError, match="c must be a float"):
+        MethodSpec.of("sgcl", {"c": "0.4"})

@@ -229,9 +229,8 @@ def _check_resume_config(saved: dict, cfg: Config, path: Path, corpus_by_digest:
         for key, value in new[group].items()
         if old[group][key] != value and not (corpus_by_digest and (group, key) == ("train", "corpus"))
     ]
-    for key in ("family", "method")[::-1]:
-        if old[key] != new[key]:
-            diffs.insert(0, f"{key}: checkpoint {old[key]!r} vs now {new[key]!r}")
+    diffs = [f"{key}: checkpoint {old[key]!r} vs now {new[key]!r}" for key in ("method", "family")
+             if old[key] != new[key]] + diffs
     if diffs:
         raise ValueError(f"--resume with a configuration that differs from {path}:\n  " + "\n  ".join(diffs))
     rounding = [f"--{key} {getattr(before.train, key)!r} -> {getattr(cfg.train, key)!r}"

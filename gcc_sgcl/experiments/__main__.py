@@ -1,11 +1,13 @@
-"""``python -m gcc_sgcl.experiments {run,finetune,runtime,report} ...``: the experiment runner's commands.
+"""``python -m gcc_sgcl.experiments {run,finetune,runtime,report,sgcl-method,method,export,shipped} ...``: the
+experiment runner's commands.
 
 - ``run``: pre-train, embed and evaluate every method × mode × seed on every dataset (skips stored rows);
 - ``finetune``: fine-tune the sweep's encoders on its classification datasets;
 - ``runtime``: seconds per mini-batch of several methods, measured in one run;
 - ``report``: regenerate the Markdown report, CSV tables and heat-map from the stored rows;
 - ``sgcl-method``: print the method name of the tables' ``sgcl`` row (``sgcl`` or the chosen ``sgcl[c=…]``);
-- ``method``: print a variant's name, e.g. ``method sgcl-no-crop --like 'sgcl[c=0.4]'`` → ``sgcl-no-crop[c=0.4]``.
+- ``method``: print a variant's name, e.g. ``method sgcl-no-crop --like 'sgcl[c=0.4]'`` → ``sgcl-no-crop[c=0.4]``;
+  ``@singles``, ``@pairs``, ``@loo`` name the presets of a sweep stage (:data:`~gcc_sgcl.experiments.sweep.PRESET_GROUPS`).
 
 - ``export``: pre-train one encoder of a sweep if needed and write it for shipping (``saved/pretrained/<name>``);
 - ``shipped``: rewrite the listing of the shipped encoders in ``saved/pretrained/README.md`` from the folders there

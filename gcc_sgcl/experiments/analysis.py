@@ -19,6 +19,7 @@ import numpy as np
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.experiments.tables import BASELINE, FINETUNED, RANDOM_INIT, SGCL, budget_of
 from gcc_sgcl.method import MethodSpec
+from gcc_sgcl.presets import LEAVE_ONE_OUT, SINGLE_STAGES as PRESET_STAGES
 from gcc_sgcl.experiments.stats import DOWN, PAPER_ALPHA, UP, Comparison, Summary, compare, marker, seed_ttest, summarize
 
 T = TypeVar("T")
@@ -32,10 +33,10 @@ SIMILARITY = ("similarity_search",)
 # :class:`~gcc_sgcl.experiments.tables.TableSpec`, at the tables' c); ``sgcl-random-crop`` / ``sgcl-random-permute`` are the controls alone.
 SWAPPED = ("sgcl[crop=random]", "sgcl[permute=random]")
 ABLATION_METHODS = ("sgcl", *SWAPPED)
-CONTROLS = ("random-crop", "random-permute")
-# The single-stage presets ``sgcl-<stage>`` (the heat-map's axes, in the pipeline's order); the stages a config
-# switches are :data:`gcc_sgcl.config.STAGES` (similar and diverse are two modes of its filter).
-SINGLE_STAGES = ("crop", "reorder", "mask", "align", "similar", "diverse")
+# The single-stage presets ``sgcl-<stage>`` (:data:`gcc_sgcl.presets.SINGLE_STAGES`): the heat-map's axes (the
+# stages, similar and diverse being the filter's two modes, in the pipeline's order) and the random controls.
+CONTROLS = tuple(s for s in PRESET_STAGES if s.startswith("random-"))
+HEATMAP_STAGES = tuple(s for s in PRESET_STAGES if s not in CONTROLS)
 # Display names of the downstream datasets, in the papers' column order (tables follow it; others go last).
 DATASET_LABELS = {
     "usa_airport": "US-Airport", "h-index": "H-index", "imdb-binary": "IMDB-B", "imdb-multi": "IMDB-M",
@@ -529,7 +530,7 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
         base = rows.seeds(BASELINE, mode, d, task, metric)
         by_seed = dict(zip(sgcl.seeds, sgcl.differences))
         stages, sgcl_on = {}, {}
-        for stage in SINGLE_STAGES + CONTROLS:
+        for stage in HEATMAP_STAGES + CONTROLS:
             diffs = seed_differences_of(rows.seeds(f"sgcl-{stage}", mode, d, task, metric), base)
             if diffs:
                 common = tuple(diffs)
@@ -561,11 +562,11 @@ def heatmap_gains(rows: Rows, dataset: str, mode: str) -> HeatMap | None:
     base = rows.seeds(BASELINE, mode, dataset, task, metric)
     if not base:
         return None
-    gain = np.full((len(SINGLE_STAGES), len(SINGLE_STAGES)), np.nan)
+    gain = np.full((len(HEATMAP_STAGES), len(HEATMAP_STAGES)), np.nan)
     seeds = np.zeros_like(gain, dtype=int)
     marks = np.full(gain.shape, "", dtype=object)
-    for i, a in enumerate(SINGLE_STAGES):
-        for j, b in enumerate(SINGLE_STAGES):
+    for i, a in enumerate(HEATMAP_STAGES):
+        for j, b in enumerate(HEATMAP_STAGES):
             names = [f"sgcl-{a}"] if i == j else [f"sgcl-{a}+{b}", f"sgcl-{b}+{a}"]
             name = next((n for n in names if rows.seeds(n, mode, dataset, task, metric)), None)
             if name is not None:
@@ -747,9 +748,6 @@ def views_study(rows: Sequence[ResultRow], method: str = SGCL) -> list[ViewsPoin
     return _paper_order(points, lambda p: p.dataset)
 
 
-LEFT_OUT = "sgcl-no-"  # the leave-one-out presets: sgcl-no-<stage>, <stage> of gcc_sgcl.config.STAGES
-
-
 @dataclass(frozen=True)
 class LeftOut:
     """SGCL without one stage (``sgcl-no-<stage>``) on one column: what the stage adds (``sgcl`` − the variant)
@@ -768,7 +766,7 @@ def leave_one_out(rows: Rows, stages: Sequence[str], modes: Sequence[str] = ("e2
     out = []
     trained = set(rows.methods(classical=False))
     for stage in stages:
-        name = LEFT_OUT + stage
+        name = LEAVE_ONE_OUT + stage
         if name not in trained:
             continue
         adds = {d.column: d for d in seed_differences(rows, SGCL, modes, tasks, against=name)}

@@ -104,7 +104,7 @@ class Timings:
             if r.task == "runtime":
                 continue
             if r.pretrain_seconds is not None and all(getattr(r, f) == budget.get(f) for f in PRETRAIN_BUDGET):
-                for key in ((r.mode, r.method), (r.mode, preset_of(r.method)), (r.mode,)):
+                for key in ((r.mode, r.method), (r.mode, MethodSpec.parse(r.method).preset), (r.mode,)):
                     self.pretrain_s[key].append(r.pretrain_seconds)
             if not all(getattr(r, f) == budget.get(f) for f in EVAL_PROTOCOL):
                 continue
@@ -117,7 +117,7 @@ class Timings:
 
     def pretrain(self, method: str, mode: str) -> float | None:
         """Seconds to pre-train ``method`` in ``mode`` (its own median, else its preset's, else the mode's)."""
-        for key in ((mode, method), (mode, preset_of(method)), (mode,)):
+        for key in ((mode, method), (mode, MethodSpec.parse(method).preset), (mode,)):
             if self.pretrain_s.get(key):
                 return median(self.pretrain_s[key])
         return None
@@ -130,11 +130,6 @@ class Timings:
             if self.eval_s.get(key):
                 return median(self.eval_s[key])
         return None
-
-
-def preset_of(method: str) -> str:
-    """The preset a method name starts from: ``sgcl[c=0.4]`` → ``sgcl``."""
-    return MethodSpec.parse(method).preset
 
 
 def _total(parts: Iterable[float | None]) -> float | None:

@@ -29,7 +29,7 @@ NUMERIC_ENV = ("OPENBLAS_CORETYPE", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "OMP_
 
 
 def host_fingerprint() -> dict[str, Any]:
-    """What of the machine can change a row's last digits with the same code and seeds (measured: OpenBLAS'
+    """The machine that scores a sweep's rows, taken at the sweep's start. What of the machine can change a row's last digits with the same code and seeds (measured: OpenBLAS'
     kernel moves the classifier's scores, MKL's code path the eigenvectors of the views and, with the thread
     count, the trained weights; ``docs/reproducibility.md``): the CPU, its cores, the BLAS / OpenMP libraries
     numpy, scipy and torch load (threadpoolctl: kind, version, kernel architecture, threads) and torch's version

@@ -16,7 +16,7 @@ from gcc_sgcl.experiments.analysis import (
     LOOSE_ALPHA,
     PAPER_ALPHA,
     SIMILARITY,
-    SINGLE_STAGES,
+    HEATMAP_STAGES,
     Cell,
     Column,
     LeftOut,
@@ -401,12 +401,12 @@ def plot_seed_differences(items: list[SeedDifferences], names: list[str], title:
 def heatmap_section(heat: HeatMap, title: str, png: Path, csv_path: Path) -> str:
     """The pairwise heat-map as PNG, CSV (gains) and a Markdown table with seed counts and markers."""
     gain, seeds, marks = heat.gain, heat.seeds, heat.marks
-    write_csv(csv_path, ["augmentation"] + list(SINGLE_STAGES),
-              [[a] + ["" if np.isnan(v) else f"{v:.3f}" for v in gain[i]] for i, a in enumerate(SINGLE_STAGES)])
+    write_csv(csv_path, ["augmentation"] + list(HEATMAP_STAGES),
+              [[a] + ["" if np.isnan(v) else f"{v:.3f}" for v in gain[i]] for i, a in enumerate(HEATMAP_STAGES)])
     plot_heatmap(gain, marks, title, png)
     body = [[a] + ["–" if np.isnan(v) else f"{v:+.2f}{marks[i, j]} ({seeds[i, j]})" for j, v in enumerate(gain[i])]
-            for i, a in enumerate(SINGLE_STAGES)]
-    return markdown_table(["% gain (seeds)"] + list(SINGLE_STAGES), body)
+            for i, a in enumerate(HEATMAP_STAGES)]
+    return markdown_table(["% gain (seeds)"] + list(HEATMAP_STAGES), body)
 
 
 def _pyplot():
@@ -425,10 +425,10 @@ def plot_heatmap(gain: np.ndarray, marks: np.ndarray, title: str, png: Path) -> 
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
     bound = max(float(np.nanmax(np.abs(gain))) if np.isfinite(gain).any() else 1.0, 1e-9)
     image = ax.imshow(np.ma.masked_invalid(gain), cmap="RdYlGn", vmin=-bound, vmax=bound)
-    ax.set_xticks(range(len(SINGLE_STAGES)), SINGLE_STAGES, rotation=30)
-    ax.set_yticks(range(len(SINGLE_STAGES)), SINGLE_STAGES)
-    for i in range(len(SINGLE_STAGES)):
-        for j in range(len(SINGLE_STAGES)):
+    ax.set_xticks(range(len(HEATMAP_STAGES)), HEATMAP_STAGES, rotation=30)
+    ax.set_yticks(range(len(HEATMAP_STAGES)), HEATMAP_STAGES)
+    for i in range(len(HEATMAP_STAGES)):
+        for j in range(len(HEATMAP_STAGES)):
             if np.isfinite(gain[i, j]):
                 ax.text(j, i, f"{gain[i, j]:+.1f}{marks[i, j]}", ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, label="% gain over GCC")

@@ -117,7 +117,7 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
     untrained = [an.RANDOM_INIT] if an.RANDOM_INIT in rows.methods(classical=False) else []
     listed = methods + untrained
     encoders = [m for m in methods if not MethodSpec.parse(m).joined]
-    presets = [m for m in encoders if "[" not in m]  # variants (default c, k = 64) are single-seed side rows
+    presets = [m for m in encoders if not MethodSpec.parse(m).settings]  # variants (default c, k = 64) are single-seed side rows
     headlines = [rd.headline_text(an.headline(rows, m, an.CLASSIFICATION + an.SIMILARITY, rd.DATASET_LABELS))
                  for m in modes]
     return [
@@ -190,7 +190,7 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
     """The ablation table (markers against ``gcc``), ``sgcl`` against each random analogue
     (:func:`swap_statistics`), the pairwise heat-map and the λ2 quintiles (E2E)."""
     trained = rows.methods(classical=False)
-    ablation = [an.BASELINE] + [m for m in an.ABLATION_METHODS + tuple(f"sgcl-{s}" for s in an.SINGLE_STAGES + an.CONTROLS)
+    ablation = [an.BASELINE] + [m for m in an.ABLATION_METHODS + tuple(f"sgcl-{s}" for s in an.HEATMAP_STAGES + an.CONTROLS)
                                 if m in trained]
     png = folder / f"heatmap_{heatmap_dataset}.png"
     heat = an.heatmap_gains(rows, heatmap_dataset, "e2e")
@@ -313,10 +313,12 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              "one of those seeds.",
              rd.progress_section(an.progress(rows), folder / "progress.csv"),
              "## Provenance", rd.provenance_lines(an.provenance(stored)),
-             table_spec_line(spec, folder),
+             table_spec_line(spec),
              "Evaluation protocols recorded in the rows:",
              rd.protocol_lines(an.protocols(stored, an.CLASSIFICATION + an.FINETUNED))]
     text = "\n\n".join(p for p in parts if p) + "\n"
+    if spec is not None:
+        spec.write(folder / TABLES_FILE)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     if readme:
@@ -324,13 +326,12 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     return text
 
 
-def table_spec_line(spec: TableSpec | None, folder: Path) -> str:
-    """Where the tables' spec is written (``tables.json`` beside the rows) and what it declares."""
+def table_spec_line(spec: TableSpec | None) -> str:
+    """What the tables' spec declares and where the report writes it (``tables.json`` beside the rows)."""
     if spec is None:
         return ""
-    path = spec.write(folder / TABLES_FILE)
     batches = ", ".join(f"{mode} batch {b}" for mode, b in spec.batches.items())
-    return (f"The tables' rows (`{path.name}` beside the rows, written by this report): encoders pre-trained for "
+    return (f"The tables' rows (`{TABLES_FILE}` beside the rows, written by this report): encoders pre-trained for "
             f"{spec.steps} steps on `{spec.corpus}` ({batches}), one evaluation protocol per kind (a row of the "
             f"tables under another is an error); the `sgcl` row is `{spec.sgcl}`, `random init` is "
             f"`{spec.random_init}` at 0 steps.")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gcc_sgcl.config import Config
+from gcc_sgcl.config import RUN_PLACE_FIELDS, Config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
 from gcc_sgcl.fileio import marked_block, replace_marked_blocks, sha256_of
 from gcc_sgcl.method import MethodSpec
@@ -25,7 +25,7 @@ SHA_PREFIX = 12  # hex digits of the checkpoint's sha256 shown
 # Training fields with a column of their own, and those that say where or how a run was computed, not what it learns
 # (the sweep's folders, device and workers): neither is a setting of the method.
 OWN_COLUMNS = ("mode", "seed", "steps", "batch_size", "corpus")
-BOOKKEEPING = ("output_dir", "run_name", "data_dir", "device", "num_workers", "threads", "save_freq", "log_freq")
+BOOKKEEPING = RUN_PLACE_FIELDS
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,11 @@ from gcc_sgcl.config import STAGES, Config
 from gcc_sgcl.classical import METHODS, STRUCTURAL
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
-from gcc_sgcl.experiments.analysis import SINGLE_STAGES
+from gcc_sgcl.experiments.analysis import HEATMAP_STAGES
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.experiments.settings import SweepConfig
 from gcc_sgcl.method import MethodSpec
-from gcc_sgcl.presets import make_config
+from gcc_sgcl.presets import LEAVE_ONE_OUT, make_config
 from gcc_sgcl.tasks.folds import cache_folder
 from gcc_sgcl.tasks.settings import EvalConfig
 
@@ -37,10 +37,10 @@ Admission = Callable[[Job, dict[str, list[str]]], bool]
 # single-stage presets of the heat-map, their pairs (similar and diverse are alternative filters, never
 # paired) and the leave-one-out variants (each switchable stage of :data:`gcc_sgcl.config.STAGES` off).
 PRESET_GROUPS: dict[str, tuple[str, ...]] = {
-    "singles": tuple(f"sgcl-{s}" for s in SINGLE_STAGES),
-    "pairs": tuple(f"sgcl-{a}+{b}" for i, a in enumerate(SINGLE_STAGES) for b in SINGLE_STAGES[i + 1:]
+    "singles": tuple(f"sgcl-{s}" for s in HEATMAP_STAGES),
+    "pairs": tuple(f"sgcl-{a}+{b}" for i, a in enumerate(HEATMAP_STAGES) for b in HEATMAP_STAGES[i + 1:]
                    if {a, b} != {"similar", "diverse"}),
-    "loo": tuple(f"sgcl-no-{stage}" for stage in STAGES),
+    "loo": tuple(f"{LEAVE_ONE_OUT}{stage}" for stage in STAGES),
 }
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from gcc_sgcl.config import AugmentConfig, default_of
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.fileio import atomic_target
 from gcc_sgcl.method import MethodSpec
@@ -67,7 +68,7 @@ class TableSpec:
     corpus: str | None
     batches: dict[str, int | None] = field(default_factory=dict)
     protocols: dict[bool, tuple] = field(default_factory=dict)
-    default_c: float = 0.3
+    default_c: float = default_of(AugmentConfig, "c")
     sgcl_c: float | None = None
     random_init: str | None = BASELINE
 
@@ -159,10 +160,10 @@ def the_one(values: dict, what: str) -> Any:
     return next(iter(values))
 
 
-def table_spec(rows: Sequence[ResultRow], budget: Budget | None, default_c: float = 0.3) -> TableSpec | None:
-    """The spec of the table at ``budget`` (steps and corpus; its batch is E2E's): per mode the batch of its
-    encoders there (the budget's own, else the mode's only one), per kind the one protocol of those encoders'
-    rows, its ``sgcl`` the plain preset (``default_c``; :meth:`TableSpec.at_sgcl_c` moves it). Two batches of a
+def table_spec(rows: Sequence[ResultRow], budget: Budget | None,
+               default_c: float = default_of(AugmentConfig, "c")) -> TableSpec | None:
+    """The spec of the table at ``budget`` (steps and corpus; its batch is E2E's): per mode the one batch of its
+    encoders there (E2E's the budget's), per kind the one protocol of those encoders' rows, its ``sgcl`` the plain preset (``default_c``; :meth:`TableSpec.at_sgcl_c` moves it). Two batches of a
     mode or two protocols of a kind are a ``ValueError`` naming them; ``None`` without a budget."""
     if budget is None:
         return None
@@ -171,8 +172,9 @@ def table_spec(rows: Sequence[ResultRow], budget: Budget | None, default_c: floa
     for r in rows:
         if _trained(r) and (r.steps, r.corpus) == (steps, corpus):
             found[r.mode].setdefault(r.batch_size, r)
-    batches = {mode: batch if batch in seen else the_one(seen, f"{mode} batch sizes at {steps} steps")
-               for mode, seen in found.items()}
+    batches = {mode: the_one(seen, f"{mode} batch sizes at {steps} steps") for mode, seen in found.items()}
+    if batches.get("e2e", batch) != batch:
+        raise ValueError(f"the table's budget has batch {batch}, its E2E encoders at {steps} steps batch {batches['e2e']}")
     spec = TableSpec(steps, corpus, batches, {}, default_c, sgcl_c=default_c)
     kinds: dict[bool, dict[tuple, ResultRow]] = defaultdict(dict)
     for r in rows:
