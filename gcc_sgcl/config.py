@@ -539,12 +539,11 @@ class Config:
         """Inverse of :meth:`to_dict`, of a configuration in any layout stored so far (:func:`migrate`); unknown
         keys are rejected with their name, missing ones take the value of :data:`SAVED_BEFORE_FIELD` if listed
         there (the behaviour before they existed), else the default."""
-        missing = [key for key in ("method", "augment") if key not in d]
-        if missing:
-            raise ValueError(f"not a stored configuration: no {' or '.join(missing)}")
         d = migrate(d)
         if d["family"] not in AUGMENT_FAMILIES:
             raise ValueError(f"unknown augmentation family {d['family']!r}; families: {', '.join(AUGMENT_FAMILIES)}")
+        if "method" not in d:  # the family layout always stores its method
+            raise ValueError("not a stored configuration: a 'family' but no 'method'")
         groups = {}
         for name, klass in {**GROUPS, "augment": AUGMENT_FAMILIES[d["family"]]}.items():
             known = {f.name for f in dataclasses.fields(klass)}
