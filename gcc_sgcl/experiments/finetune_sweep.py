@@ -15,7 +15,7 @@ from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship
 from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.sweep import Admission, Job, Sweep, budget_key, load_present
-from gcc_sgcl.tasks.finetune import FinetuneConfig
+from gcc_sgcl.tasks.finetune import FinetuneConfig, finetune
 
 
 def finetune_budget(sweep: Sweep, ft: FinetuneConfig) -> dict[str, Any]:
@@ -42,7 +42,6 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
     (:mod:`gcc_sgcl.tasks.finetune`, with ``settings``' epochs, batch, schedule and ``max_folds``; folds, seed and
     processes are the sweep's ``folds``, ``eval_seed`` and ``eval_jobs``); rows of task ``*_finetuned``, skipped
     when already stored at this budget; with ``admit``, only the (job, dataset) units it accepts."""
-    from gcc_sgcl.tasks.finetune import finetune
 
     ft = dataclasses.replace(settings or FinetuneConfig(), folds=sweep.folds, seed=sweep.eval_seed, progress=False,
                              jobs=sweep.eval_jobs)
