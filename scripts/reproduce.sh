@@ -19,7 +19,7 @@
 #                                                # cut off part-way, which the next sweep resumes from
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
-# "⊕ structural" rows), views (gcc and the chosen sgcl, 8 seeds, at 2, 8 and 32 inference views on the node-level
+# "⊕ structural" rows), views (gcc and the chosen sgcl, 8 seeds, at 2, 8, 32 and 64 inference views on the node-level
 # columns; rows in views.jsonl.gz beside the store), loo (the chosen sgcl without each stage in turn, 3 seeds), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds, frozen and
 # fine-tuned: supervised training from scratch), moco (3 seeds),
 # classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (the chosen sgcl
@@ -70,7 +70,7 @@ else
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 # The views study: inference views averaged per row (GCC: 2) on the node-level columns, rows in a store of their own.
-VIEW_COPIES=(2 8 32); VIEW_DATA=("${NODE[@]}" "${SIM[@]}"); VIEW_ROWS=${ROWS%/*}/views.jsonl${ROWS##*.jsonl}
+VIEW_COPIES=(2 8 32 64); VIEW_DATA=("${NODE[@]}" "${SIM[@]}"); VIEW_ROWS=${ROWS%/*}/views.jsonl${ROWS##*.jsonl}
 # The stages that run the sweep (curve, ..., finetune below); ship, runtime and report only export, time or report.
 SWEEP_STAGES=(curve cgrid main views loo random k64 moco classical ablation baselines pairs finetune)
 if [ -n "${STASH:-}" ]; then

@@ -730,6 +730,40 @@ def test_the_views_study_pairs_seeds_per_view_count_and_says_whether_the_verdict
     assert (tmp_path / "v.png").is_file()
 
 
+def test_the_view_count_rule_reads_node_classification_only_and_decides_at_eight_seeds():
+    def rows(seeds, similarity_gain=0.0):
+        out = [row(m, "usa_airport", 0.60 + 0.01 * s + (0.02 if c >= 8 else 0.0) + 0.001 * (-1) ** s * (c == 32),
+                   seed=s, task="node_classification", metric="micro_f1", copies=c)
+               for m in ("gcc", "sgcl[c=0.4]") for s in seeds for c in (2, 8, 32)]
+        return out + [row(m, "kdd_icdm", 0.1 + similarity_gain * (c == 32) + 0.001 * s, seed=s,
+                          task="similarity_search", metric="hits@20", copies=c)
+                      for m in ("gcc", "sgcl[c=0.4]") for s in seeds for c in (2, 8, 32)]
+
+    few = an.choose_views(rows(range(3)))
+    assert few.copies is None and few.seeds == 3 and few.candidate == 8 and not few.still_rising
+    assert {(g.method, g.fewer, g.more) for g in few.gains} == {(m, 2, k) for m in ("gcc", "sgcl") for k in (8, 32)}
+    text = rd.views_choice_lines(few, 2)
+    assert "Undecided: the fewest seeds of a point is 3 of 8" in text and "would pick 8 views" in text
+    assert "stays GCC's 2" in text
+    decided = an.choose_views(rows(range(8), similarity_gain=0.5))  # a similarity gain at 32 views: not counted
+    assert decided.copies == 8 and decided.seeds == 8 and all(g.dataset == "usa_airport" for g in decided.gains)
+    assert "Decided on 8 seeds: 8 views." in rd.views_choice_lines(decided, 8)
+    assert "does not follow the evidence yet" in rd.views_choice_lines(decided, 2)
+    rising = an.choose_views([r for r in rows(range(8)) if r.copies != 32])  # 8 beats 2, nothing above 8
+    assert rising.copies == 8 and rising.still_rising and "may still be rising" in rd.views_choice_lines(rising, 8)
+
+
+def test_the_code_default_view_count_follows_the_stored_evidence():
+    from gcc_sgcl.engine.generate import INFERENCE_COPIES
+    from gcc_sgcl.experiments.report import views_store
+
+    choice = an.choose_views(RowStore(views_store(ROWS_FILE)).load())
+    if choice.copies is None:
+        assert INFERENCE_COPIES == 2  # GCC's count until the rule decides
+    else:
+        assert INFERENCE_COPIES == choice.copies and not choice.still_rising
+
+
 def test_rescored_rows_are_paired_with_the_stored_evaluation_they_repeat():
     stored = [row("gcc", "usa_airport", 0.60, task="node_classification", metric="micro_f1", copies=2)]
     again = [dataclasses.replace(stored[0], mean=0.61), dataclasses.replace(stored[0], copies=8)]

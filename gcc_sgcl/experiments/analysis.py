@@ -729,23 +729,109 @@ class ViewsPoint:
     difference: Summary | None
 
 
-def views_study(rows: Sequence[ResultRow], method: str = SGCL) -> list[ViewsPoint]:
-    """The views study (stage ``views``): per column and view count of the frozen E2E rows of ``gcc`` and ``method``
-    (the chosen ``sgcl`` when its name carries a c), the means and the seed-paired difference."""
+def _views_scores(rows: Sequence[ResultRow], method: str) -> dict[tuple[str, str, str, int], dict[str, dict[int, float]]]:
+    """The views study's scores: per (task, dataset, metric, view count), the seed-to-score map of ``gcc`` and of
+    ``method`` (frozen E2E rows; a later row of a seed replaces an earlier one)."""
     by: dict[tuple, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
         spec = MethodSpec.parse(r.method)
         name = BASELINE if r.method == BASELINE else (method if spec.preset == method and not spec.joined else None)
         if name is None or r.mode != "e2e" or r.copies is None or r.task not in CLASSIFICATION + SIMILARITY:
             continue
-        by[r.dataset, r.metric, r.copies][name][r.seed] = r.mean
+        by[r.task, r.dataset, r.metric, r.copies][name][r.seed] = r.mean
+    return by
+
+
+def views_study(rows: Sequence[ResultRow], method: str = SGCL) -> list[ViewsPoint]:
+    """The views study (stage ``views``): per column and view count of the frozen E2E rows of ``gcc`` and ``method``
+    (the chosen ``sgcl`` when its name carries a c), the means and the seed-paired difference."""
     points = []
-    for (dataset, metric, copies), scores in sorted(by.items(), key=lambda item: (item[0][1], item[0][2])):
+    for (_, dataset, metric, copies), scores in sorted(_views_scores(rows, method).items(),
+                                                        key=lambda item: (item[0][2], item[0][3])):
         diffs = seed_differences_of(scores.get(method, {}), scores.get(BASELINE, {}))
         points.append(ViewsPoint(dataset, metric, copies, {m: float(np.mean(list(s.values()))) for m, s in
                                                           scores.items()}, {m: len(s) for m, s in scores.items()},
                                  summarize(list(diffs.values()), interval="t") if diffs else None))
     return _paper_order(points, lambda p: p.dataset)
+
+
+VIEWS_MIN_SEEDS = 8  # paired seeds every point of the choosing columns needs before the rule decides
+VIEWS_TASK = "node_classification"  # the columns the view count is chosen on; the similarity columns fall as they do
+
+
+@dataclass(frozen=True)
+class ViewsGain:
+    """More views beating fewer: ``method``'s score at ``more`` − at ``fewer`` views on one column, paired by seed,
+    whose 90 % t interval lies above 0."""
+
+    method: str
+    dataset: str
+    metric: str
+    fewer: int
+    more: int
+    gain: Summary
+
+
+@dataclass(frozen=True)
+class ViewsChoice:
+    """The view count the rule of :func:`choose_views` picks (``copies``; None until every point of the choosing
+    columns has ``VIEWS_MIN_SEEDS`` seeds), the counts measured, the fewest seeds of a point and the gains seen."""
+
+    copies: int | None
+    counts: tuple[int, ...]
+    seeds: int
+    gains: tuple[ViewsGain, ...]
+
+    @property
+    def candidate(self) -> int | None:
+        """The count the rule picks on the seeds stored so far (decided or not)."""
+        beaten = {g.fewer for g in self.gains}
+        return next((k for k in self.counts if k not in beaten), None)
+
+    @property
+    def still_rising(self) -> bool:
+        """Whether the pick is the largest count measured: a larger one might beat it too."""
+        return self.candidate is not None and len(self.counts) > 1 and self.candidate == self.counts[-1]
+
+
+def choose_views(rows: Sequence[ResultRow], method: str = SGCL, task: str = VIEWS_TASK,
+                 min_seeds: int = VIEWS_MIN_SEEDS) -> ViewsChoice:
+    """The inference-view count the evidence supports, by a rule fixed before the seeds landed: the smallest count
+    that no larger count beats, for ``gcc`` or ``method``, on a column of ``task``; a larger count beats a smaller one
+    when its seed-paired gain has a 90 % t interval above 0. Decided (``copies`` set) once every (method, column,
+    count) point has ``min_seeds`` seeds; the other task kinds' columns take no part.
+
+    >>> from gcc_sgcl.experiments.rows import ResultRow
+    >>> def row(m, k, seed, score):
+    ...     return ResultRow(method=m, mode="e2e", dataset="d", task="node_classification", metric="micro_f1",
+    ...                      seed=seed, mean=score, std=0.0, std_kind="", n=1, protocol="p", copies=k)
+    >>> rows = [row(m, k, s, 0.6 + (0.02 if k == 8 else 0) + 0.001 * s * (k == 32)) for m in ("gcc", "sgcl")
+    ...         for k in (2, 8, 32) for s in range(8)]
+    >>> choice = choose_views(rows)
+    >>> choice.copies, choice.seeds, sorted({(g.fewer, g.more) for g in choice.gains})
+    (8, 8, [(2, 8), (2, 32)])
+    >>> choose_views(rows[:-1]).copies is None, choose_views(rows[:-1]).candidate
+    (True, 8)
+    """
+    cells: dict[tuple[str, str, str], dict[int, dict[int, float]]] = defaultdict(dict)
+    for (t, dataset, metric, copies), scores in _views_scores(rows, method).items():
+        if t == task:
+            for name in (BASELINE, method):
+                cells[name, dataset, metric][copies] = scores.get(name, {})
+    counts = tuple(sorted({k for by in cells.values() for k in by}))
+    seeds = min((len(by.get(k, {})) for by in cells.values() for k in counts), default=0)
+    gains = []
+    for (name, dataset, metric), by in cells.items():
+        for fewer in counts:
+            for more in (k for k in counts if k > fewer):
+                diffs = list(seed_differences_of(by.get(more, {}), by.get(fewer, {})).values())
+                gain = summarize(diffs, interval="t") if len(diffs) > 1 else None
+                if gain is not None and gain.ci_low > 0:
+                    gains.append(ViewsGain(name, dataset, metric, fewer, more, gain))
+    choice = ViewsChoice(None, counts, seeds, tuple(gains))
+    if seeds >= min_seeds and choice.candidate is not None:
+        choice = ViewsChoice(choice.candidate, counts, seeds, tuple(gains))
+    return choice
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from gcc_sgcl.experiments.analysis import (
     PAPER_ALPHA,
     SIMILARITY,
     HEATMAP_STAGES,
+    VIEWS_MIN_SEEDS,
     Cell,
     Column,
     LeftOut,
@@ -34,6 +35,7 @@ from gcc_sgcl.experiments.analysis import (
     Runtime,
     SeedDifferences,
     Statistic,
+    ViewsChoice,
     ViewsPoint,
     baseline_of,
     loose_mark,
@@ -655,6 +657,31 @@ def views_section(points: list[ViewsPoint], png: Path, csv_path: Path, method: s
     return markdown_table(header, body) + "\n\n" + verdict
 
 
+def views_choice_lines(choice: ViewsChoice, default: int, method: str = "sgcl") -> str:
+    """The rule choosing the inference-view count (:func:`~gcc_sgcl.experiments.analysis.choose_views`), its
+    verdict on the stored rows, the gains it saw and where the code's ``default`` stands."""
+    rule = (f"**The default view count, by a rule fixed before seeds 2 and 4–7 landed:** the smallest count that no "
+            f"larger count beats, for gcc or {method}, on a node-classification column; a larger count beats a smaller "
+            f"one when its seed-paired gain has a 90 % t interval above 0. It decides once every point of those "
+            f"columns has {VIEWS_MIN_SEEDS} seeds; the similarity columns take no part and fall as they do.")
+    gains = "; ".join(f"{g.method} {label(g.dataset)} {g.fewer} → {g.more} views {100 * g.gain.mean:+.2f} pp "
+                      f"[{100 * g.gain.ci_low:+.2f}, {100 * g.gain.ci_high:+.2f}], {g.gain.n} seeds"
+                      for g in choice.gains) or "none"
+    rising = (f" {choice.candidate} is the largest count measured, so the curve may still be rising: a larger count "
+              f"is measured next." if choice.still_rising else "")
+    if choice.copies is None:
+        verdict = (f"Undecided: the fewest seeds of a point is {choice.seeds} of {VIEWS_MIN_SEEDS}. On the seeds so far "
+                   f"the rule would pick {choice.candidate} views.{rising} The code's default stays GCC's {default} "
+                   f"(`gcc_sgcl.engine.generate.INFERENCE_COPIES`, the default of `generate.sh --copies` and of "
+                   f"`embed_nodes(copies=...)`) until the rule decides.")
+    else:
+        follows = (f"The code's default is {default} (`gcc_sgcl.engine.generate.INFERENCE_COPIES`: `generate.sh` and "
+                   f"`embed_nodes`); GCC's 2 is `--copies 2` / `copies=2`." if default == choice.copies else
+                   f"The code's default is still {default}: it does not follow the evidence yet.")
+        verdict = f"Decided on {choice.seeds} seeds: {choice.copies} views.{rising} {follows}"
+    return f"{rule}\n\n{verdict} Gains of more views that the rule counts: {gains}."
+
+
 def plot_views(points: list[ViewsPoint], png: Path, method: str = "sgcl") -> None:
     """Mean score over seeds against the inference views averaged per row, one panel per column."""
     plt = _pyplot()
@@ -711,7 +738,35 @@ def stability_sentence(rows: list[dict]) -> str:
     datasets = ", ".join(dict.fromkeys(label(r["dataset"]) for r in rows))
     encoders = ", ".join(dict.fromkeys(r["encoder"] for r in rows))
     return (f"Another `seed`, or the same graph numbered in another order, moves a row by {joined} ({datasets}; "
-            f"shipped encoder{'s' if ',' in encoders else ''} {encoders}).")
+            f"shipped encoder{'s' if ',' in encoders else ''} {encoders}).{cost_sentence(rows)}")
+
+
+def ms_per_node(r: dict) -> float | None:
+    """Milliseconds of embedding per node in one stability measurement (None where it was not timed)."""
+    return None if r.get("seconds") is None else 1000 * r["seconds"] / r["nodes"]
+
+
+def cost_sentence(rows: list[dict]) -> str:
+    """The embedding's cost per node at each view count (median over the timed measurements), with a leading space;
+    empty where none was timed.
+
+    >>> print(cost_sentence([{"copies": c, "nodes": 1000, "seconds": s, "threads": 2} for c, s in ((2, 1.0), (8, 4.2))]))
+     Embedding costs 1.0 ms per node at 2 views and 4.2 ms at 8 views (4.2× the time of 2 views; 2 threads, one run each).
+    """
+    by: dict[int, list[float]] = defaultdict(list)
+    for r in rows:
+        if ms_per_node(r) is not None:
+            by[r["copies"]].append(ms_per_node(r))
+    if not by:
+        return ""
+    cost = {c: float(np.median(v)) for c, v in sorted(by.items())}
+    parts = [f"{ms:.1f} ms per node at {c} views" if i == 0 else f"{ms:.1f} ms at {c} views"
+             for i, (c, ms) in enumerate(cost.items())]
+    joined = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
+    (low, first), (high, last) = next(iter(cost.items())), list(cost.items())[-1]
+    ratio = f"{last / first:.1f}× the time of {low} views; " if high != low else ""
+    threads = ", ".join(str(t) for t in sorted({r["threads"] for r in rows if r.get("threads")}))
+    return f" Embedding costs {joined} ({ratio}{threads} threads, one run each)."
 
 
 def stability_table(rows: list[dict]) -> str:
@@ -720,13 +775,15 @@ def stability_table(rows: list[dict]) -> str:
 
     >>> print(stability_table([{"encoder": "e", "dataset": "usa_airport", "copies": 2, "nodes": 5,
     ...                         "seed_distance": 0.25, "numbering_distance": 0.26}]))
-    | encoder | dataset | views | other seed (% of norm) | other numbering (% of norm) |
-    |---|---|---|---|---|
-    | e | US-Airport | 2 | 25.0 | 26.0 |
+    | encoder | dataset | views | other seed (% of norm) | other numbering (% of norm) | ms per node |
+    |---|---|---|---|---|---|
+    | e | US-Airport | 2 | 25.0 | 26.0 | – |
     """
     if not rows:
         return "Not measured yet (the command above writes `docs/results/stability.csv`)."
-    return markdown_table(["encoder", "dataset", "views", "other seed (% of norm)", "other numbering (% of norm)"],
+    return markdown_table(["encoder", "dataset", "views", "other seed (% of norm)", "other numbering (% of norm)",
+                           "ms per node"],
                           [[r["encoder"], label(r["dataset"]), r["copies"], f"{100 * r['seed_distance']:.1f}",
-                            f"{100 * r['numbering_distance']:.1f}"] for r in rows])
+                            f"{100 * r['numbering_distance']:.1f}",
+                            "–" if ms_per_node(r) is None else f"{ms_per_node(r):.2f}"] for r in rows])
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from gcc_sgcl.config import STAGES, AugmentConfig
+from gcc_sgcl.engine.generate import INFERENCE_COPIES
 from gcc_sgcl.method import MethodSpec
 from gcc_sgcl.experiments import analysis as an
 from gcc_sgcl.experiments import render as rd
@@ -351,12 +352,15 @@ def views_sections(rows_path: Path, out: Path, folder: Path, stored: Sequence[Re
     rescored = an.rescored(views, stored)
     png = folder / "views.png"
     text = rd.views_section(points, png, folder / "views.csv")
+    counts = sorted({p.copies for p in points})
+    measured = ", ".join(map(str, counts[:-1])) + f" and {counts[-1]}" if len(counts) > 1 else "".join(map(str, counts))
     return ["## Inference views: how many to average per row",
             "Each row of an embedding is the mean over `--copies` random views of its node (GCC: 2, which every "
             "table above uses). Rows of `bash scripts/reproduce.sh views` (`docs/results/views.jsonl.gz`): the "
-            "same encoders re-scored at 2, 8 and 32 views on the node-level columns, seed-paired. The view count is "
-            "read on these columns only; the graph columns are left as they are.",
+            f"same encoders re-scored at {measured or 'several'} views on the node-level columns, seed-paired. The "
+            "graph columns are left as they are.",
             *([f"![score against inference views]({_relative(png, out)})"] if points else []), text,
+            *([rd.views_choice_lines(an.choose_views(views), INFERENCE_COPIES)] if points else []),
             rd.rescored_lines(rescored),
             *(["Such differences come from the machine the rows were scored or trained on (its BLAS kernel and MKL "
                "code path; the thread count for training), not from the code: measured in `docs/reproducibility.md`; "
@@ -365,7 +369,9 @@ def views_sections(rows_path: Path, out: Path, folder: Path, stored: Sequence[Re
             "The distance between a node's rows under two view seeds, and under two numberings of the same graph "
             "(its nodes in a random order, rows mapped back), relative to the rows' norm, with the shipped seed-0 "
             "encoders: `python -m gcc_sgcl.experiments.stability --encoders saved/pretrained/gcc_e2e_snap5_6000x256_s0 "
-            "saved/pretrained/sgcl-c=0.4_e2e_snap5_6000x256_s0 --out docs/results/stability.csv`.",
+            "saved/pretrained/sgcl-c=0.4_e2e_snap5_6000x256_s0 --out docs/results/stability.csv`. Its times are one "
+            "wall-clock run of embedding every node once, beside whatever else the machine ran: compare them with each "
+            "other, not across machines.",
             rd.stability_table(read_stability(folder / "stability.csv"))]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,7 @@ class StabilityConfig(Settings):
     out: str = setting("docs/results/stability.csv", "CSV file to write")
 
 
-FIELDS = ("encoder", "dataset", "copies", "nodes", "seed_distance", "numbering_distance")
+FIELDS = ("encoder", "dataset", "copies", "nodes", "seed_distance", "numbering_distance", "seconds", "threads")
 
 
 def relative_distance(a: np.ndarray, b: np.ndarray) -> float:
@@ -48,13 +49,15 @@ def relative_distance(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(a - b, axis=1).mean() / norm)
 
 
-def stability(encoder, graph, copies: int, seed: int = 0) -> tuple[float, float]:
-    """(seed distance, numbering distance) of ``encoder``'s rows of every node of the DGL ``graph``: views of seed
-    ``seed`` against seed ``seed + 1``, and the graph against itself with its nodes in a random order (drawn from
-    ``seed``), rows mapped back to the same nodes."""
+def stability(encoder, graph, copies: int, seed: int = 0) -> tuple[float, float, float]:
+    """(seed distance, numbering distance, seconds) of ``encoder``'s rows of every node of the DGL ``graph``: views
+    of seed ``seed`` against seed ``seed + 1``, and the graph against itself with its nodes in a random order (drawn
+    from ``seed``), rows mapped back to the same nodes; seconds: the wall time of embedding every node once."""
     import dgl
 
+    start = time.perf_counter()
     base = encoder.embed_nodes(graph, seed=seed, copies=copies)
+    seconds = time.perf_counter() - start
     other_seed = encoder.embed_nodes(graph, seed=seed + 1, copies=copies)
     order = np.random.default_rng(seed).permutation(graph.num_nodes())  # new id of node v: position of v in order
     new_id = np.empty_like(order)
@@ -62,12 +65,14 @@ def stability(encoder, graph, copies: int, seed: int = 0) -> tuple[float, float]
     src, dst = (t.numpy() for t in graph.edges())
     renumbered = dgl.graph((new_id[src], new_id[dst]), num_nodes=graph.num_nodes())
     other_order = encoder.embed_nodes(renumbered, seed=seed, copies=copies)[new_id]
-    return relative_distance(base, other_seed), relative_distance(base, other_order)
+    return relative_distance(base, other_seed), relative_distance(base, other_order), seconds
 
 
 def measure(encoders: list[str], datasets: list[str], copies: list[int], data_dir: str | None,
             out: Path) -> list[dict]:
     """Every (encoder, dataset, copies) of :func:`stability`, written to ``out`` (CSV) as each lands."""
+    import torch
+
     from gcc_sgcl.api import load_encoder
     from gcc_sgcl.data import load_any
 
@@ -77,9 +82,11 @@ def measure(encoders: list[str], datasets: list[str], copies: list[int], data_di
         encoder = load_encoder(path)
         for name, graph in graphs.items():
             for c in copies:
-                seed_d, order_d = stability(encoder, graph, c)
-                rows.append(dict(zip(FIELDS, (Path(path).name, name, c, graph.num_nodes(), seed_d, order_d))))
-                print(f"{Path(path).name} {name} copies={c}: seed {seed_d:.3f}, numbering {order_d:.3f}", flush=True)
+                seed_d, order_d, seconds = stability(encoder, graph, c)
+                rows.append(dict(zip(FIELDS, (Path(path).name, name, c, graph.num_nodes(), seed_d, order_d, seconds,
+                                              torch.get_num_threads()))))
+                print(f"{Path(path).name} {name} copies={c}: seed {seed_d:.3f}, numbering {order_d:.3f}, "
+                      f"{seconds:.1f} s", flush=True)
                 with atomic_target(out) as tmp, open(tmp, "w", newline="") as f:
                     writer = csv.DictWriter(f, FIELDS)
                     writer.writeheader()
@@ -88,12 +95,14 @@ def measure(encoders: list[str], datasets: list[str], copies: list[int], data_di
 
 
 def read(path: Path) -> list[dict]:
-    """The stored measurements (empty without a file)."""
+    """The stored measurements (empty without a file; ``seconds`` and ``threads`` None in a file older than them)."""
     if not path.is_file():
         return []
     with open(path, newline="") as f:
-        return [{**r, "copies": int(r["copies"]), "seed_distance": float(r["seed_distance"]),
-                 "numbering_distance": float(r["numbering_distance"])} for r in csv.DictReader(f)]
+        return [{**r, "copies": int(r["copies"]), "nodes": int(r["nodes"]), "seed_distance": float(r["seed_distance"]),
+                 "numbering_distance": float(r["numbering_distance"]),
+                 "seconds": float(r["seconds"]) if r.get("seconds") else None,
+                 "threads": int(r["threads"]) if r.get("threads") else None} for r in csv.DictReader(f)]
 
 
 def main(argv: list[str] | None = None) -> None:
