@@ -17,6 +17,23 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="module")
+def tiny_encoder(tmp_path_factory) -> Path:
+    """A 3-step GCC encoder (hidden 16, 3 layers) pre-trained on a 300-node Barabási–Albert graph, one per test
+    module: its run folder."""
+    import networkx as nx
+
+    from gcc_sgcl.engine.pretrain import pretrain
+    from gcc_sgcl.presets import make_config
+
+    cfg = make_config("gcc", {
+        "sampling": {"rw_hops": 32, "positional_embedding_size": 8},
+        "model": {"hidden_size": 16, "num_layers": 3, "degree_embedding_size": 4},
+        "train": {"steps": 3, "batch_size": 8, "output_dir": str(tmp_path_factory.mktemp("tiny")), "run_name": "tiny"},
+    })
+    return pretrain(cfg, progress=False, graphs=[gcc_sgcl.as_dgl_graph(nx.barabasi_albert_graph(300, 3, seed=0))])
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     """Parsed datasets and views built by tests go to a temporary cache, never to the repository's data/."""

@@ -13,20 +13,12 @@ import gcc_sgcl
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset
 from gcc_sgcl.engine.device import DeviceError
 from gcc_sgcl.engine.generate import GenerateConfig, generate
-from gcc_sgcl.engine.pretrain import pretrain
-from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("api")
-    cfg = make_config("gcc", {
-        "sampling": {"rw_hops": 32, "positional_embedding_size": 8},
-        "model": {"hidden_size": 16, "num_layers": 3, "degree_embedding_size": 4},
-        "train": {"steps": 3, "batch_size": 8, "output_dir": str(out), "run_name": "tiny"},
-    })
-    return pretrain(cfg, progress=False, graphs=[gcc_sgcl.as_dgl_graph(nx.barabasi_albert_graph(300, 3, seed=0))])
+def run(tiny_encoder):
+    return tiny_encoder
 
 
 def test_embed_nodes_and_graphs_equal_generate_rows(run):

@@ -10,6 +10,7 @@ of the same (method, mode, dataset, task, metric, seed) replaces an earlier one.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence, TypeVar
@@ -829,9 +830,7 @@ def choose_views(rows: Sequence[ResultRow], method: str = SGCL, task: str = VIEW
                 if gain is not None and gain.ci_low > 0:
                     gains.append(ViewsGain(name, dataset, metric, fewer, more, gain))
     choice = ViewsChoice(None, counts, seeds, tuple(gains))
-    if seeds >= min_seeds and choice.candidate is not None:
-        choice = ViewsChoice(choice.candidate, counts, seeds, tuple(gains))
-    return choice
+    return dataclasses.replace(choice, copies=choice.candidate) if seeds >= min_seeds else choice
 
 
 @dataclass(frozen=True)

@@ -714,6 +714,16 @@ def rescored_lines(pairs: list[tuple[ResultRow, ResultRow]]) -> str:
             "rows: " + "; ".join(parts) + ".")
 
 
+def and_joined(items: Sequence[object]) -> str:
+    """``items`` as an English list.
+
+    >>> and_joined([2, 8, 32]), and_joined(["one"]), and_joined([])
+    ('2, 8 and 32', 'one', '')
+    """
+    words = [str(i) for i in items]
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
 def stability_sentence(rows: list[dict]) -> str:
     """What a user should expect of a row, from the stability measurements: the range over encoders and datasets
     of the distance to the row under another seed or numbering, per view count, in % of the rows' norm.
@@ -732,9 +742,8 @@ def stability_sentence(rows: list[dict]) -> str:
         low, high = round(100 * min(values)), round(100 * max(values))
         return f"{low} %" if low == high else f"{low}–{high} %"
 
-    parts = [f"{span(v)} of its norm at {c} views" if i == 0 else f"{span(v)} at {c} views"
-             for i, (c, v) in enumerate(sorted(by.items()))]
-    joined = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
+    joined = and_joined([f"{span(v)} of its norm at {c} views" if i == 0 else f"{span(v)} at {c} views"
+                         for i, (c, v) in enumerate(sorted(by.items()))])
     datasets = ", ".join(dict.fromkeys(label(r["dataset"]) for r in rows))
     encoders = ", ".join(dict.fromkeys(r["encoder"] for r in rows))
     return (f"Another `seed`, or the same graph numbered in another order, moves a row by {joined} ({datasets}; "
@@ -755,15 +764,14 @@ def cost_sentence(rows: list[dict]) -> str:
     """
     by: dict[int, list[float]] = defaultdict(list)
     for r in rows:
-        if ms_per_node(r) is not None:
-            by[r["copies"]].append(ms_per_node(r))
+        if (ms := ms_per_node(r)) is not None:
+            by[r["copies"]].append(ms)
     if not by:
         return ""
-    cost = {c: float(np.median(v)) for c, v in sorted(by.items())}
-    parts = [f"{ms:.1f} ms per node at {c} views" if i == 0 else f"{ms:.1f} ms at {c} views"
-             for i, (c, ms) in enumerate(cost.items())]
-    joined = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
-    (low, first), (high, last) = next(iter(cost.items())), list(cost.items())[-1]
+    cost = [(c, float(np.median(v))) for c, v in sorted(by.items())]
+    joined = and_joined([f"{ms:.1f} ms per node at {c} views" if i == 0 else f"{ms:.1f} ms at {c} views"
+                         for i, (c, ms) in enumerate(cost)])
+    (low, first), (high, last) = cost[0], cost[-1]
     ratio = f"{last / first:.1f}× the time of {low} views; " if high != low else ""
     threads = ", ".join(str(t) for t in sorted({r["threads"] for r in rows if r.get("threads")}))
     return f" Embedding costs {joined} ({ratio}{threads} threads, one run each)."

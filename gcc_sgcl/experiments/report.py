@@ -352,12 +352,11 @@ def views_sections(rows_path: Path, out: Path, folder: Path, stored: Sequence[Re
     rescored = an.rescored(views, stored)
     png = folder / "views.png"
     text = rd.views_section(points, png, folder / "views.csv")
-    counts = sorted({p.copies for p in points})
-    measured = ", ".join(map(str, counts[:-1])) + f" and {counts[-1]}" if len(counts) > 1 else "".join(map(str, counts))
+    measured = rd.and_joined(sorted({p.copies for p in points})) or "several"
     return ["## Inference views: how many to average per row",
             "Each row of an embedding is the mean over `--copies` random views of its node (GCC: 2, which every "
             "table above uses). Rows of `bash scripts/reproduce.sh views` (`docs/results/views.jsonl.gz`): the "
-            f"same encoders re-scored at {measured or 'several'} views on the node-level columns, seed-paired. The "
+            f"same encoders re-scored at {measured} views on the node-level columns, seed-paired. The "
             "graph columns are left as they are.",
             *([f"![score against inference views]({_relative(png, out)})"] if points else []), text,
             *([rd.views_choice_lines(an.choose_views(views), INFERENCE_COPIES)] if points else []),
