@@ -2,7 +2,7 @@
 of the same graph, relative to the rows' norm, at each number of inference views.
 
     python -m gcc_sgcl.experiments.stability --encoders saved/pretrained/gcc_... saved/pretrained/sgcl-... \
-        --datasets usa_airport h-index --copies 2 8 32 --out docs/results/stability.csv
+        --datasets usa_airport h-index --copies 2 8 32 64 --out docs/results/stability.csv
 
 A row is the mean over ``copies`` random RWR views (:meth:`gcc_sgcl.api.Encoder.embed_nodes`); its randomness is
 keyed by the view seed and the node's position, so another seed, or the same graph with its nodes numbered in
@@ -31,7 +31,7 @@ class StabilityConfig(Settings):
 
     encoders: list[str] = setting(help="encoder folders (e.g. saved/pretrained/<name>)")
     datasets: list[str] = setting(["usa_airport", "h-index"], "node datasets")
-    copies: list[int] = setting([2, 8, 32], "inference view counts", valid=at_least(1))
+    copies: list[int] = setting([2, 8, 32, 64], "inference view counts", valid=at_least(1))
     data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")
     out: str = setting("docs/results/stability.csv", "CSV file to write")
 
@@ -70,28 +70,54 @@ def stability(encoder, graph, copies: int, seed: int = 0) -> tuple[float, float,
 
 def measure(encoders: list[str], datasets: list[str], copies: list[int], data_dir: str | None,
             out: Path) -> list[dict]:
-    """Every (encoder, dataset, copies) of :func:`stability`, written to ``out`` (CSV) as each lands."""
+    """Every (encoder, dataset, copies) of :func:`stability`, written to ``out`` (CSV) as each lands, beside the
+    measurements ``out`` already holds: one stored for the same (encoder, dataset, copies) is kept, not measured
+    again (delete the file to measure afresh), so a run cut off resumes where it stopped. Returns every row of
+    ``out``, ordered by encoder, dataset (first seen) and view count."""
     import torch
 
     from gcc_sgcl.api import load_encoder
     from gcc_sgcl.data import load_any
 
-    rows = []
-    graphs = {name: load_any(name, data_dir).graph for name in datasets}  # read once for every encoder
-    for path in encoders:
-        encoder = load_encoder(path)
-        for name, graph in graphs.items():
-            for c in copies:
-                seed_d, order_d, seconds = stability(encoder, graph, c)
-                rows.append(dict(zip(FIELDS, (Path(path).name, name, c, graph.num_nodes(), seed_d, order_d, seconds,
-                                              torch.get_num_threads()))))
-                print(f"{Path(path).name} {name} copies={c}: seed {seed_d:.3f}, numbering {order_d:.3f}, "
-                      f"{seconds:.1f} s", flush=True)
-                with atomic_target(out) as tmp, open(tmp, "w", newline="") as f:
-                    writer = csv.DictWriter(f, FIELDS)
-                    writer.writeheader()
-                    writer.writerows(rows)
+    rows = read(out)
+    done = {key(r) for r in rows}
+    todo = [(path, name, c) for path in encoders for name in datasets for c in copies
+            if (Path(path).name, name, c) not in done]
+    graphs = {name: load_any(name, data_dir).graph for name in dict.fromkeys(n for _, n, _ in todo)}  # read once
+    loaded = {}
+    for path, name, c in todo:
+        if path not in loaded:
+            loaded[path] = load_encoder(path)
+        graph = graphs[name]
+        seed_d, order_d, seconds = stability(loaded[path], graph, c)
+        rows = ordered(rows + [dict(zip(FIELDS, (Path(path).name, name, c, graph.num_nodes(), seed_d, order_d,
+                                                 seconds, torch.get_num_threads())))])
+        print(f"{Path(path).name} {name} copies={c}: seed {seed_d:.3f}, numbering {order_d:.3f}, "
+              f"{seconds:.1f} s", flush=True)
+        with atomic_target(out) as tmp, open(tmp, "w", newline="") as f:
+            writer = csv.DictWriter(f, FIELDS)
+            writer.writeheader()
+            writer.writerows(rows)
     return rows
+
+
+def key(row: dict) -> tuple[str, str, int]:
+    """What a measurement is of: (encoder folder name, dataset, view count)."""
+    return row["encoder"], row["dataset"], row["copies"]
+
+
+def ordered(rows: list[dict]) -> list[dict]:
+    """``rows`` grouped by encoder, then dataset (each in order of first appearance), then by view count.
+
+    >>> [key(r) for r in ordered([{"encoder": "b", "dataset": "x", "copies": 8}, {"encoder": "a", "dataset": "y",
+    ...  "copies": 2}, {"encoder": "b", "dataset": "x", "copies": 2}])]
+    [('b', 'x', 2), ('b', 'x', 8), ('a', 'y', 2)]
+    """
+    first = {}
+    for r in rows:
+        first.setdefault(r["encoder"], len(first))
+        first.setdefault((r["encoder"], r["dataset"]), len(first))
+    return sorted(rows, key=lambda r: (first[r["encoder"]], first[(r["encoder"], r["dataset"])], r["copies"]))
 
 
 def read(path: Path) -> list[dict]:
