@@ -787,6 +787,8 @@ def test_leave_one_out_pairs_each_variant_with_sgcl_and_gcc_by_seed(tmp_path):
     text = rd.leave_one_out_section(list(items.values()), tmp_path / "loo.csv")
     assert "| align | x | -3.00 [-3.00, -3.00] (3) | +7.00 [+7.00, +7.00] (3) |" in text
     assert (tmp_path / "loo.csv").read_text().splitlines()[0].startswith("stage,dataset,metric,mode,adds_seeds")
+    rd.plot_leave_one_out(list(items.values()), tmp_path / "loo.png")  # stage x column heat-map
+    assert (tmp_path / "loo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_method_names_round_trip_exactly_and_refuse_what_they_cannot_write():

@@ -420,23 +420,46 @@ def _pyplot():
     return plt
 
 
-def plot_heatmap(gain: np.ndarray, marks: np.ndarray, title: str, png: Path) -> None:
-    """A diverging heat-map of ``gain`` (NaN cells blank) with the values and ``marks`` written in."""
+def plot_heatmap(gain: np.ndarray, marks: np.ndarray, title: str, png: Path, rows: Sequence[str] = HEATMAP_STAGES,
+                 columns: Sequence[str] = HEATMAP_STAGES, unit: str = "% gain over GCC",
+                 size: tuple[float, float] = (6.4, 5.2)) -> None:
+    """A diverging heat-map of ``gain`` (``rows`` × ``columns``, NaN cells blank) with the values and ``marks``
+    written in; the colour bar reads ``unit``."""
     plt = _pyplot()
     png.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6.4, 5.2))
+    fig, ax = plt.subplots(figsize=size)
     bound = max(float(np.nanmax(np.abs(gain))) if np.isfinite(gain).any() else 1.0, 1e-9)
     image = ax.imshow(np.ma.masked_invalid(gain), cmap="RdYlGn", vmin=-bound, vmax=bound)
-    ax.set_xticks(range(len(HEATMAP_STAGES)), HEATMAP_STAGES, rotation=30)
-    ax.set_yticks(range(len(HEATMAP_STAGES)), HEATMAP_STAGES)
-    for i in range(len(HEATMAP_STAGES)):
-        for j in range(len(HEATMAP_STAGES)):
+    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)), rows)
+    for i in range(len(rows)):
+        for j in range(len(columns)):
             if np.isfinite(gain[i, j]):
                 ax.text(j, i, f"{gain[i, j]:+.1f}{marks[i, j]}", ha="center", va="center", fontsize=8)
-    fig.colorbar(image, ax=ax, label="% gain over GCC")
+    fig.colorbar(image, ax=ax, label=unit)
     ax.set_title(title)
     fig.tight_layout()
     save_figure(fig, png, dpi=120)
+
+
+def plot_leave_one_out(items: list[LeftOut], png: Path) -> None:
+    """What each stage adds (``sgcl`` − ``sgcl-no-<stage>``, pp) as a stage × column heat-map; ``*`` marks a cell
+    whose 90 % t-interval over its paired seeds excludes 0."""
+    modes = {_item_column_of(i).mode for i in items}
+    stages = list(dict.fromkeys(i.stage for i in items))
+    columns = list(dict.fromkeys(_column_name(_item_column_of(i), modes) for i in items))
+    gain = np.full((len(stages), len(columns)), np.nan)
+    marks = np.full(gain.shape, "", dtype=object)
+    for i in items:
+        if i.adds is None:
+            continue
+        r, c = stages.index(i.stage), columns.index(_column_name(i.adds.column, modes))
+        gain[r, c] = 100 * i.adds.summary.mean
+        excludes = len(i.adds.seeds) > 1 and (i.adds.summary.ci_low > 0 or i.adds.summary.ci_high < 0)
+        marks[r, c] = "*" if excludes else ""
+    plot_heatmap(gain, marks, "what each stage adds: sgcl − sgcl-no-<stage> (* : 90 % interval excludes 0)", png,
+                 rows=stages, columns=columns, unit="pp (positive: SGCL is better with the stage)",
+                 size=(max(6.4, 0.75 * len(columns) + 2.5), 0.45 * len(stages) + 2.6))
 
 
 def quintiles_section(items: list[Quintiles], method: str, csv_path: Path) -> str:

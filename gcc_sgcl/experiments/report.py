@@ -230,10 +230,16 @@ def ablation_sections(rows: an.Rows, heatmap_dataset: str, out: Path, folder: Pa
     ]
 
 
-def leave_one_out_sections(rows: an.Rows, folder: Path) -> list[str]:
+def leave_one_out_sections(rows: an.Rows, out: Path, folder: Path) -> list[str]:
     """The leave-one-out ablation (stage ``loo``): SGCL at the tables' c without each stage in turn, seed-paired
-    against ``sgcl`` and ``gcc`` on every frozen E2E column."""
+    against ``sgcl`` and ``gcc`` on every frozen E2E column; the heat-map of what each stage adds
+    (``leave_one_out.png``) above the table once there are rows."""
     items = an.leave_one_out(rows, STAGES)
+    png = folder / "leave_one_out.png"
+    picture = []
+    if items:
+        rd.plot_leave_one_out(items, png)
+        picture = [f"![what each stage adds]({_relative(png, out)})"]
     seeds = max((len(d.seeds) for i in items for d in (i.adds, i.against_gcc) if d), default=0)
     return ["## Leave one out: what each stage of SGCL costs or adds (E2E, frozen)",
             "`sgcl-no-<stage>` is the tables' `sgcl` (same c) with one stage switched off (filter: the similar "
@@ -243,7 +249,7 @@ def leave_one_out_sections(rows: an.Rows, folder: Path) -> list[str]:
             "pp, its 90 % Student-t interval over paired seeds and the seed count. Read on the tables' own columns "
             "(the same columns the c grid and the stages were judged on), so it explains the tables rather than "
             "predicting an unseen dataset; with 3 seeds only a large, consistent change excludes 0.",
-            rd.leave_one_out_section(items, folder / "leave_one_out.csv")]
+            *picture, rd.leave_one_out_section(items, folder / "leave_one_out.csv")]
 
 
 def swap_statistics(rows: an.Rows, trained: Sequence[str], folder: Path) -> list[str]:
@@ -300,7 +306,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              *budget_sections(study, table, out, folder, default_c),
              *c_sections(stored, spec, choice, folder, missing),
              *ablation_sections(rows, heatmap_dataset, out, folder),
-             *leave_one_out_sections(rows, folder),
+             *leave_one_out_sections(rows, out, folder),
              "## Runtime (seconds per mini-batch, one run)",
              "Measured by `bash scripts/reproduce.sh runtime` at the SGCL paper's runtime batch (16), on one thread, "
              "the methods alternating batch by batch so that the machine's load falls on all of them alike (the "
