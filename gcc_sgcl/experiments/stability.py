@@ -83,6 +83,7 @@ def measure(encoders: list[str], datasets: list[str], copies: list[int], data_di
     done = {key(r) for r in rows}
     todo = [(path, name, c) for path in encoders for name in datasets for c in copies
             if (Path(path).name, name, c) not in done]
+    print(f"{out}: {len(rows)} measurements stored, {len(todo)} to measure", flush=True)
     graphs = {name: load_any(name, data_dir).graph for name in dict.fromkeys(n for _, n, _ in todo)}  # read once
     loaded = {}
     for path, name, c in todo:
