@@ -453,10 +453,9 @@ def plot_leave_one_out(items: list[LeftOut], png: Path) -> None:
     for i in items:
         if i.adds is None:
             continue
-        r, c = stages.index(i.stage), columns.index(_column_name(i.adds.column, modes))
+        r, c = stages.index(i.stage), columns.index(_column_name(_item_column_of(i), modes))
         gain[r, c] = 100 * i.adds.summary.mean
-        excludes = len(i.adds.seeds) > 1 and (i.adds.summary.ci_low > 0 or i.adds.summary.ci_high < 0)
-        marks[r, c] = "*" if excludes else ""
+        marks[r, c] = "*" if interval_side(i.adds.summary) in ("interval above 0", "interval below 0") else ""
     plot_heatmap(gain, marks, "what each stage adds: sgcl − sgcl-no-<stage> (* : 90 % interval excludes 0)", png,
                  rows=stages, columns=columns, unit="pp (positive: SGCL is better with the stage)",
                  size=(max(6.4, 0.75 * len(columns) + 2.5), 0.45 * len(stages) + 2.6))

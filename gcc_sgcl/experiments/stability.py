@@ -82,7 +82,7 @@ def measure(encoders: list[str], datasets: list[str], copies: list[int], data_di
     rows = read(out)
     done = {key(r) for r in rows}
     todo = [(path, name, c) for path in encoders for name in datasets for c in copies
-            if (Path(path).name, name, c) not in done]
+            if (Path(path).name, name, c) not in done]  # the key() of its row
     print(f"{out}: {len(rows)} measurements stored, {len(todo)} to measure", flush=True)
     graphs = {name: load_any(name, data_dir).graph for name in dict.fromkeys(n for _, n, _ in todo)}  # read once
     loaded = {}
@@ -95,11 +95,16 @@ def measure(encoders: list[str], datasets: list[str], copies: list[int], data_di
                                                  seconds, torch.get_num_threads())))])
         print(f"{Path(path).name} {name} copies={c}: seed {seed_d:.3f}, numbering {order_d:.3f}, "
               f"{seconds:.1f} s", flush=True)
-        with atomic_target(out) as tmp, open(tmp, "w", newline="") as f:
-            writer = csv.DictWriter(f, FIELDS)
-            writer.writeheader()
-            writer.writerows(rows)
+        write(out, rows)
     return rows
+
+
+def write(path: Path, rows: list[dict]) -> None:
+    """``rows`` as the CSV that :func:`read` reads, through a temporary file."""
+    with atomic_target(path) as tmp, open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def key(row: dict) -> tuple[str, str, int]:
