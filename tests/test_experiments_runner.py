@@ -657,6 +657,20 @@ def test_a_stashed_sweep_continues_on_a_machine_without_its_run_folders(sweep_di
     assert all(torch.equal(resumed["model"][k], v) for k, v in reference["model"].items())
 
 
+def test_a_stash_leaves_out_the_encoders_the_ship_folder_holds_finished(sweep_dir, tmp_path):
+    """The ship folder is committed and reused on the next machine, so a stash does not write its encoders twice;
+    a finished encoder not shipped yet is still stashed."""
+    from gcc_sgcl.experiments.encoders import is_shipped, ship, stash
+
+    _, sweep, _ = sweep_dir
+    shipping = Sweep(**{**sweep.__dict__, "ship": str(tmp_path / "pretrained")})
+    shipped, other = (shipping.encoder_config("gcc", "e2e", s) for s in (0, 1))
+    ship(shipping, shipped)
+    assert (is_shipped(shipping, shipped), is_shipped(shipping, other)) == (True, False)
+    written = stash(shipping, [("gcc", "e2e", 0), ("gcc", "e2e", 1)], tmp_path / "carry")
+    assert written == [tmp_path / "carry" / f"{sweep.steps}x{sweep.batch_size}" / other.run_dir_name()]
+
+
 def test_a_carried_state_replaces_a_run_folders_only_when_it_is_further_along(sweep_dir, tmp_path, monkeypatch):
     """A carried state is copied in when the run folder holds none or an earlier state of the same training; an
     older state, one of another training, or unfinished weights without their optimiser never are, and the plan

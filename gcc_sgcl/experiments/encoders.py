@@ -109,11 +109,16 @@ def ship(sweep: Sweep, cfg: Config) -> Path | None:
     dest = sweep.ship_folder(cfg)
     if dest is None:
         return None
-    if (dest / CHECKPOINT_NAME).is_file():
-        state = load_checkpoint(dest / CHECKPOINT_NAME)
-        if int(state["step"]) == cfg.train.steps and same_training(Config.from_dict(state["config"]), cfg):
-            return dest
-    return export_encoder(run_folder(cfg), dest)
+    return dest if is_shipped(sweep, cfg) else export_encoder(run_folder(cfg), dest)
+
+
+def is_shipped(sweep: Sweep, cfg: Config) -> bool:
+    """Whether :meth:`Sweep.ship_folder` holds ``cfg``'s finished encoder (same training, its last step)."""
+    dest = sweep.ship_folder(cfg)
+    if dest is None or not (dest / CHECKPOINT_NAME).is_file():
+        return False
+    state = load_checkpoint(dest / CHECKPOINT_NAME)
+    return int(state["step"]) == cfg.train.steps and same_training(Config.from_dict(state["config"]), cfg)
 
 
 def stash(sweep: Sweep, jobs: Iterable[Job], dest: str | Path) -> list[Path]:
@@ -121,13 +126,15 @@ def stash(sweep: Sweep, jobs: Iterable[Job], dest: str | Path) -> list[Path]:
     sweep's ``reuse`` folders, whichever is further along) to ``dest/<steps>x<batch>/<run folder name>``: a
     finished encoder as exported weights (:func:`~gcc_sgcl.engine.checkpoint.export_encoder`), an unfinished one
     as its whole training state. Passed to ``--reuse`` on another machine, each is used or resumed there, so a
-    sweep's progress outlives a machine that does not keep ``saved/``. Returns the folders written."""
+    sweep's progress outlives a machine that does not keep ``saved/``. An encoder the sweep's ship folder holds
+    finished (:func:`is_shipped`) is not written: that folder is committed and reused there as it is. Returns the
+    folders written."""
     from gcc_sgcl.engine.checkpoint import export_encoder
 
     written = []
     for method, mode, seed in jobs:
         cfg = None if mode == CLASSICAL_MODE else sweep.encoder_config(method, mode, seed)
-        if cfg is None or cfg.train.steps == 0:
+        if cfg is None or cfg.train.steps == 0 or is_shipped(sweep, cfg):
             continue
         own = [run_folder(cfg)] if (run_folder(cfg) / CHECKPOINT_NAME).exists() else []
         found = furthest_state(cfg, [*own, *sweep.carried()])
