@@ -764,6 +764,14 @@ def test_the_code_default_view_count_follows_the_stored_evidence():
         assert INFERENCE_COPIES == choice.copies and not choice.still_rising
 
 
+def test_the_tables_keep_gccs_two_views_whatever_the_embedding_default():
+    from gcc_sgcl.config import default_of
+    from gcc_sgcl.engine.generate import GCC_COPIES
+    from gcc_sgcl.experiments.settings import SweepConfig
+
+    assert default_of(SweepConfig, "copies") == GCC_COPIES == 2
+
+
 def test_rescored_rows_are_paired_with_the_stored_evaluation_they_repeat():
     stored = [row("gcc", "usa_airport", 0.60, task="node_classification", metric="micro_f1", copies=2)]
     again = [dataclasses.replace(stored[0], mean=0.61), dataclasses.replace(stored[0], copies=8)]

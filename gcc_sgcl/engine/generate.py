@@ -87,7 +87,11 @@ class GenerateConfig(Settings):
                                            "record says so and the task commands read them as they are")
 
 
-# GCC's generate.py averages the embeddings of a query and a key view.
+# GCC's generate.py averages the embeddings of a query and a key view: the results tables' protocol, whatever the
+# default below says.
+GCC_COPIES: int = 2
+# The default of generate.sh --copies and of embed_nodes / embed_graphs (copies=...): the count the views study
+# chose (docs/results.md, "Inference views"), GCC's 2 until its rule decides.
 INFERENCE_COPIES: int = default_of(GenerateConfig, "copies")
 RECORD_SUFFIX = ".provenance.json"
 RECORD_FORMAT = 1  # raise when a field of :func:`embeddings_record` changes meaning

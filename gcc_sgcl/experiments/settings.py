@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gcc_sgcl.config import MODES, NON_NEGATIVE, PROBABILITY, Settings, TrainConfig, at_least, default_of, setting
-from gcc_sgcl.engine.generate import GenerateConfig
+from gcc_sgcl.engine.generate import GCC_COPIES
 from gcc_sgcl.tasks.settings import EvalConfig
 
 
@@ -46,8 +46,8 @@ class SweepConfig(Settings):
     fold_cache: str | None = setting(None, "folder keeping each CV fold's predictions while an evaluation runs, so "
                                            "a sweep killed mid-evaluation resumes at its missing folds (default: "
                                            "<output-dir>/folds)")
-    copies: int = setting(default_of(GenerateConfig, "copies"), "inference views averaged into each embedding row "
-                                                                "(generate's --copies; GCC: 2)", valid=at_least(1))
+    copies: int = setting(GCC_COPIES, "inference views averaged into each embedding row (generate's --copies); the "
+                                      "tables' protocol is GCC's 2, whatever generate's default", valid=at_least(1))
     ship: str | None = setting(None, "export every encoder the sweep trains or reuses, as it finishes, to "
                                      "<ship>/<method>_<mode>_<ship-tag>_<steps>x<batch>_s<seed> (weights and "
                                      "configuration, no optimiser; e.g. saved/pretrained)")
