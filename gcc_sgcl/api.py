@@ -129,9 +129,10 @@ def _check_settings(batch_size: int, copies: int) -> None:
 
 class Encoder:
     """A frozen pre-trained encoder. A node's row is the mean of the embeddings of ``copies`` independent RWR
-    views of it, a graph's the mean over ``copies`` sign draws of its eigenvectors (GCC's ``generate.py``);
-    views are pure functions of ``seed`` and the node or graph index, built single-threaded as ``generate``
-    builds them, so calls repeat exactly and give ``generate``'s rows."""
+    views of it (default 32, :data:`~gcc_sgcl.engine.generate.INFERENCE_COPIES`: the views study's count), a
+    graph's the mean over ``copies`` sign draws of its eigenvectors (default GCC's 2); ``copies=2`` is GCC's
+    ``generate.py``, the tables' protocol. Views are pure functions of ``seed`` and the node or graph index, built
+    single-threaded as ``generate`` builds them, so calls repeat exactly and give ``generate``'s rows."""
 
     def __init__(self, model: GraphEncoder, cfg: Config) -> None:
         self.model = model
@@ -163,7 +164,7 @@ class Encoder:
         return joined(rows, structural_vector([g], per_graph=False)[items]) if with_structural else rows
 
     def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
-                     copies: int = generate.INFERENCE_COPIES, with_structural: bool = False) -> np.ndarray:
+                     copies: int = generate.GRAPH_COPIES, with_structural: bool = False) -> np.ndarray:
         """``(len(graphs), hidden)`` float32 embeddings of a list of whole graphs (a graph without edges is refused,
         as ``generate.sh`` refuses it); ``with_structural`` appends each graph's structural vector (z-scored over
         the given graphs), as :meth:`embed_nodes`."""

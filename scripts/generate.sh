@@ -3,7 +3,8 @@
 #   bash scripts/generate.sh <gpu> <load_path> <dataset...> [flags...]
 # flags (after the datasets; --help lists them all): --with-structural joins each row to the training-free
 #   structural vector of its node or graph (the results tables' '<method> ⊕ structural' rows: 8 more columns for
-#   nodes, 24 for graphs; the record says so, and the task scripts read them as they are), --copies N, --seed S,
+#   nodes, 24 for graphs; the record says so, and the task scripts read them as they are), --copies N (views
+#   averaged per row; default 32 per node, 2 per graph; GCC's and the tables' protocol: --copies 2), --seed S,
 #   --visit-budget pretrain|gcc, --batch-size B, --num-workers W, --cache-views, --data-dir DIR.
 # A dataset is a registered name or a graph file path (edge list, .mtx, .graphml, .gml, DGL binary, GIN text,
 # TU directory); a path writes <load_path>/<stem>.npy and, for one graph, <stem>.ids.txt (row i's node id).

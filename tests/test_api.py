@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_info
 import gcc_sgcl
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset
 from gcc_sgcl.engine.device import DeviceError
-from gcc_sgcl.engine.generate import GenerateConfig, generate
+from gcc_sgcl.engine.generate import GRAPH_COPIES, INFERENCE_COPIES, GenerateConfig, generate
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
 
 
@@ -105,7 +105,7 @@ def test_views_are_built_single_threaded_as_generate_builds_them(run, monkeypatc
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(previous)
-    assert seen == [(1, 1)] * 4
+    assert seen == [(1, 1)] * (INFERENCE_COPIES + GRAPH_COPIES)  # one per view set
 
 
 def test_nodes_are_networkx_nodes_a_mask_or_ids_and_empty_inputs_give_no_rows(run):

@@ -217,9 +217,9 @@ def test_a_plain_row_store_syncs_its_folder_when_an_append_creates_the_file(tmp_
 def test_cached_views_equal_freshly_built_views(tmp_path, monkeypatch):
     monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
     sampling = make_config("gcc").sampling
-    fresh = dataset_views("synthetic-similarity", sampling, progress=False)
-    first = cached_views("synthetic-similarity", sampling, progress=False)
-    again = cached_views("synthetic-similarity", sampling, progress=False)
+    fresh = dataset_views("synthetic-similarity", sampling, progress=False, copies=2)  # 2 views keep it cheap
+    first = cached_views("synthetic-similarity", sampling, progress=False, copies=2)
+    again = cached_views("synthetic-similarity", sampling, progress=False, copies=2)
     assert len(list((tmp_path / "views").iterdir())) == 1
     assert [len(p) for p in fresh] == [len(p) for p in again] == [len(p) for p in first]
     for fresh_copies, stored_copies in zip(fresh, again):
@@ -235,7 +235,7 @@ def test_cached_views_are_keyed_by_the_visit_budget_of_node_views_only(tmp_path,
     sampling = make_config("gcc").sampling
     for name in ("synthetic-similarity", "synthetic-graphs"):
         for budget in ("pretrain", "gcc"):
-            cached_views(name, sampling, progress=False, visit_budget=budget)
+            cached_views(name, sampling, progress=False, visit_budget=budget, copies=2)  # 2: cheap
     stored = sorted(p.name.rsplit("-", 1)[0] for p in (tmp_path / "views").iterdir())
     assert stored == ["synthetic-graphs", "synthetic-similarity", "synthetic-similarity"]  # whole graphs: no walks
 

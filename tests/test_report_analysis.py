@@ -728,6 +728,10 @@ def test_the_views_study_pairs_seeds_per_view_count_and_says_whether_the_verdict
     text = rd.views_section(points, tmp_path / "v.png", tmp_path / "v.csv")
     assert "GCC ahead" in text and "SGCL ahead" in text and "changes with the number of views on US-Airport" in text
     assert (tmp_path / "v.png").is_file()
+    readme = rd.views_headline(points, default=8)  # the README's sentence at the embeddings' default
+    assert "changes on US-Airport micro_f1: SGCL ahead (+1.00 pp [+1.00, +1.00], 3 seeds), where 2 views read GCC " \
+           "ahead" in readme and readme.startswith("At 8 views per node")
+    assert rd.views_headline(points, default=2) == "" and rd.views_headline(points[:1], default=8) == ""
 
 
 def test_the_view_count_rule_reads_node_classification_only_and_decides_at_eight_seeds():

@@ -25,7 +25,7 @@ HIDDEN = 64  # the preset's hidden size
 def swept(tmp_path_factory):
     """A 2-step encoder trained by a one-job sweep with ``with_structural``, the joined rows that sweep handed to
     its evaluation (captured there, the evaluation itself skipped), and the embeddings ``generate
-    --with-structural`` writes for it (views read back from the sweep's view cache)."""
+    --with-structural --copies 2`` writes for it (views read back from the sweep's view cache)."""
     root = tmp_path_factory.mktemp("join")
     mp = pytest.MonkeyPatch()
     mp.setenv("GCC_SGCL_CACHE", str(root / "cache"))
@@ -43,7 +43,8 @@ def swept(tmp_path_factory):
     mp.undo()
     run = run_folder(sweep.encoder_config(METHOD, "e2e", 0))
     mp.setenv("GCC_SGCL_CACHE", str(root / "cache"))
-    generate_module.main(["--load-path", str(run), "--dataset", *DATASETS, "--with-structural", "--cache-views"])
+    generate_module.main(["--load-path", str(run), "--dataset", *DATASETS, "--with-structural", "--cache-views",
+                          "--copies", str(generate_module.GCC_COPIES)])  # the sweep's views
     joined = {name: next(rows for rows in embs if rows.shape[1] > HIDDEN) for name, embs in evaluated.items()}
     yield run, joined
     mp.undo()
@@ -72,8 +73,9 @@ def test_the_api_with_structural_gives_generates_file_bit_for_bit(swept):
     """Same views, same encoder rows, same float64 structural vector and one ``joined``: assert_array_equal."""
     run, _ = swept
     enc = gcc_sgcl.load_encoder(run)
-    nodes = enc.embed_nodes(load_any("synthetic-roles").graph, with_structural=True)
-    graphs = enc.embed_graphs(load_any("synthetic-graphs").graphs, with_structural=True)
+    copies = generate_module.GCC_COPIES  # the fixture's generate --copies
+    nodes = enc.embed_nodes(load_any("synthetic-roles").graph, copies=copies, with_structural=True)
+    graphs = enc.embed_graphs(load_any("synthetic-graphs").graphs, copies=copies, with_structural=True)
     np.testing.assert_array_equal(nodes, np.load(run / "synthetic-roles.npy"))
     np.testing.assert_array_equal(graphs, np.load(run / "synthetic-graphs.npy"))
 

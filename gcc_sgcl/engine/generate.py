@@ -4,8 +4,10 @@
 :class:`~gcc_sgcl.config.InputConfig`, :class:`GenerateConfig`); wrapped by
 ``scripts/generate.sh <gpu> <load_path> <dataset...> [flags...]``. Node datasets get one row per node (the
 node's RWR view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
-followed by graph 2's. As GCC's ``generate.py``, a row is the mean of the embeddings of two views (``--copies``):
-two independent walks for a node, two copies of the graph with independently drawn eigenvector signs. A dataset
+followed by graph 2's. A row is the mean of the embeddings of several views (``--copies``): independent walks for
+a node, 32 by default (:data:`INFERENCE_COPIES`, the count the views study of ``docs/results.md`` chose), copies of
+the graph with independently drawn eigenvector signs for a whole graph, 2 by default (:data:`GRAPH_COPIES`); GCC's
+``generate.py``, and the results tables, average two (``--copies 2``). A dataset
 given by path (a graph file, see :mod:`gcc_sgcl.data.files`) is written as ``<stem>.npy``, a single graph's with
 ``<stem>.ids.txt``: the original node id of each row, one per line. With ``--with-structural`` each row is joined to
 the training-free structural vector of its node or graph (:func:`joined_rows`), as the results tables'
@@ -49,7 +51,6 @@ from gcc_sgcl.config import (
     Settings,
     add_arguments,
     at_least,
-    default_of,
     from_args,
     setting,
     visit_budget_power,
@@ -66,13 +67,35 @@ from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
 
 
+# GCC's generate.py averages the embeddings of a query and a key view: the results tables' protocol, whatever the
+# defaults below say.
+GCC_COPIES: int = 2
+# The default views per row of a node (generate.sh --copies on node and similarity datasets, embed_nodes(copies=...)):
+# the count the views study chose on 8 seeds (docs/results.md, "Inference views"; a test keeps the two equal).
+INFERENCE_COPIES: int = 32
+# The default for a whole graph (graph datasets, embed_graphs): GCC's, as the views study measured node columns only.
+GRAPH_COPIES: int = GCC_COPIES
+
+
+def views_per_row(per_graph: bool, copies: int | None = None) -> int:
+    """``copies``, or when not given the default of the kind of view: :data:`GRAPH_COPIES` for whole graphs
+    (``per_graph``), :data:`INFERENCE_COPIES` for a node's walks.
+
+    >>> views_per_row(per_graph=False), views_per_row(per_graph=True), views_per_row(False, copies=2)
+    (32, 2, 2)
+    """
+    return copies if copies is not None else GRAPH_COPIES if per_graph else INFERENCE_COPIES
+
+
 @dataclass
 class GenerateConfig(Settings):
     """Embedding generation (``generate.sh``): how the views are built and encoded."""
 
     batch_size: int = setting(256, "views encoded per forward pass", valid=at_least(1))
-    copies: int = setting(2, "views averaged per row (GCC: 2 -- two walks per node, two sign draws per graph)",
-                          valid=at_least(1))
+    copies: int | None = setting(None, f"views averaged per row (default: {INFERENCE_COPIES} walks per node, the "
+                                       f"count the views study in docs/results.md chose; {GRAPH_COPIES} sign draws "
+                                       f"per whole graph, not studied); GCC's protocol, the tables': --copies "
+                                       f"{GCC_COPIES}", valid=at_least(1))
     seed: int = setting(0, "seed of the views", valid=NON_NEGATIVE)
     num_workers: int = setting(0, "DataLoader workers building the views", valid=NON_NEGATIVE)
     cache_views: bool = setting(False, "read/write the encoder-independent views in the cache dir "
@@ -87,12 +110,6 @@ class GenerateConfig(Settings):
                                            "record says so and the task commands read them as they are")
 
 
-# GCC's generate.py averages the embeddings of a query and a key view: the results tables' protocol, whatever the
-# default below says.
-GCC_COPIES: int = 2
-# The default of generate.sh --copies and of embed_nodes / embed_graphs (copies=...): the count the views study
-# chose (docs/results.md, "Inference views"), GCC's 2 until its rule decides.
-INFERENCE_COPIES: int = default_of(GenerateConfig, "copies")
 RECORD_SUFFIX = ".provenance.json"
 RECORD_FORMAT = 1  # raise when a field of :func:`embeddings_record` changes meaning
 
@@ -176,17 +193,18 @@ def dataset_views(
     seed: int = 0,
     num_workers: int = 0,
     progress: bool = True,
-    copies: int = INFERENCE_COPIES,
+    copies: int | None = None,
     data: LoadedDataset | None = None,
     visit_budget: str = "pretrain",
 ) -> Parts:
     """The views ``generate`` encodes for dataset ``name``, built once (batched; ``num_workers`` DataLoader
-    workers). Views depend on the sampling settings, ``seed``, ``copies`` and (node views) ``visit_budget`` only,
-    not on the encoder, so a sweep over encoders can build them once (:func:`cached_views`). ``data`` is the
-    dataset already loaded (else it is loaded here)."""
+    workers). Views depend on the sampling settings, ``seed``, ``copies`` (default: :func:`views_per_row`'s for the
+    dataset's kind) and (node views) ``visit_budget`` only, not on the encoder, so a sweep over encoders can build
+    them once (:func:`cached_views`). ``data`` is the dataset already loaded (else it is loaded here)."""
+    data, kind = _embedded_data(name, data_dir, data)
+    copies = views_per_row(kind.per_graph, copies)
     if copies < 1:
         raise ValueError(f"copies must be >= 1, got {copies}")
-    data, kind = _embedded_data(name, data_dir, data)
     graphs = kind.graphs(data)
     if kind.per_graph:
         makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
@@ -233,7 +251,7 @@ def cached_views(
     seed: int = 0,
     num_workers: int = 0,
     progress: bool = True,
-    copies: int = INFERENCE_COPIES,
+    copies: int | None = None,
     data: LoadedDataset | None = None,
     visit_budget: str = "pretrain",
 ) -> Parts:
@@ -246,6 +264,7 @@ def cached_views(
     from gcc_sgcl.data import dataset_name
 
     data, kind = _embedded_data(name, data_dir, data)
+    copies = views_per_row(kind.per_graph, copies)
     fields = [kind.name, graphs_digest(kind.graphs(data)), dataclasses.asdict(sampling), seed, copies,
               views_code_digest()]
     if not kind.per_graph:  # whole-graph views have no walks
@@ -315,7 +334,7 @@ def generate(
     so a malformed file stops the run with nothing written. A dataset whose embedding holds NaN or inf stops the run
     before its files are written (those of the datasets before it stay).
     """
-    from gcc_sgcl.data import dataset_name, is_dataset_path, load_any
+    from gcc_sgcl.data import dataset_name, is_dataset_path, kind_of_data, load_any
 
     g = settings or GenerateConfig()
     check_dataset_names(datasets, ("node", "graph", "similarity"), "--dataset")
@@ -336,13 +355,15 @@ def generate(
     for name, stem in zip(datasets, stems):
         data = loaded.pop(name, None)  # a path's data, read up front, is freed once written
         data = load_any(name, data_dir) if data is None else data
-        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, g.copies, data, g.visit_budget)
+        copies = views_per_row(kind_of_data(data).per_graph, g.copies)
+        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, copies, data, g.visit_budget)
         emb = embed_parts(model, parts, g.batch_size, stem, progress)
         emb = joined_rows(emb, data) if g.with_structural else emb
         path = load_dir / f"{stem}.npy"
         check_finite_rows(emb, checkpoint.path, name, path)
         written += write_embeddings(path, emb, getattr(data, "ids", None),
-                                    embeddings_record(checkpoint, cfg, name, data, g))
+                                    embeddings_record(checkpoint, cfg, name, data,
+                                                      dataclasses.replace(g, copies=copies)))
     return written
 
 

@@ -679,6 +679,29 @@ def views_section(points: list[ViewsPoint], png: Path, csv_path: Path, method: s
     return markdown_table(header, body) + "\n\n" + verdict
 
 
+VIEWS_ANCHOR = "docs/results.md#inference-views-how-many-to-average-per-row"
+
+
+def views_headline(points: list[ViewsPoint], default: int, tables: int = 2, method: str = "SGCL") -> str:
+    """The README's sentence on the views study: the node-level columns whose reading (:data:`READINGS`) at the
+    embeddings' ``default`` view count differs from the tables' ``tables`` views, with the interval at ``default``;
+    empty when the two counts are the same or no column has paired seeds at both."""
+    paired = {(p.dataset, p.metric, p.copies): p.difference for p in points
+              if p.difference is not None and p.difference.n > 1}
+    columns = dict.fromkeys((p.dataset, p.metric) for p in points)
+    both = [(c, paired[(*c, tables)], paired[(*c, default)]) for c in columns
+            if (*c, tables) in paired and (*c, default) in paired]
+    if default == tables or not both:
+        return ""
+    moved = [f"{label(d)} {m}: {READINGS[interval_side(b)]} ({100 * b.mean:+.2f} pp [{100 * b.ci_low:+.2f}, "
+             f"{100 * b.ci_high:+.2f}], {b.n} seeds), where {tables} views read {READINGS[interval_side(a)]}"
+             for (d, m), a, b in both if interval_side(a) != interval_side(b)]
+    rest = (f"; the other node-level columns read as at {tables}" if moved else
+            f"every node-level column reads as at {tables}")
+    return (f"At {default} views per node, the embeddings' default (the tables average GCC's {tables}), {method} − GCC "
+            f"{'changes on ' + '; '.join(moved) if moved else ''}{rest} ([Inference views]({VIEWS_ANCHOR})).")
+
+
 def views_choice_lines(choice: ViewsChoice, default: int, method: str = "sgcl") -> str:
     """The rule choosing the inference-view count (:func:`~gcc_sgcl.experiments.analysis.choose_views`), its
     verdict on the stored rows, the gains it saw and where the code's ``default`` stands."""
@@ -698,7 +721,8 @@ def views_choice_lines(choice: ViewsChoice, default: int, method: str = "sgcl") 
                    f"`embed_nodes(copies=...)`) until the rule decides.")
     else:
         follows = (f"The code's default is {default} (`gcc_sgcl.engine.generate.INFERENCE_COPIES`: `generate.sh` and "
-                   f"`embed_nodes`); GCC's 2 is `--copies 2` / `copies=2`." if default == choice.copies else
+                   f"`embed_nodes`; whole graphs keep GCC's 2, as the study measured node columns only); GCC's 2 is "
+                   f"`--copies 2` / `copies=2`." if default == choice.copies else
                    f"The code's default is still {default}: it does not follow the evidence yet.")
         verdict = f"Decided on {choice.seeds} seeds: {choice.copies} views.{rising} {follows}"
     return f"{rule}\n\n{verdict} Gains of more views that the rule counts: {gains}."
