@@ -191,9 +191,11 @@ class Encoder:
         """The rows of ``items``: the mean over ``copies`` of the embeddings of ``views_of(copy)``'s views."""
         if items.size == 0:
             return np.zeros((0, self.hidden_size), dtype=np.float32)
-        with sampling_threads():
-            views = [views_of(c).__getitems__(items) for c in range(copies)]
-        return generate.embed_parts(self.model, [views], batch_size, progress=False)
+        def built(c: int):  # one copy's views at a time: embedding them holds only those in memory
+            with sampling_threads():
+                return views_of(c).__getitems__(items)
+
+        return generate.embed_parts(self.model, [(built(c) for c in range(copies))], batch_size, progress=False)
 
 
 def load_encoder(path: str | Path, device: str = "cpu") -> Encoder:

@@ -217,7 +217,7 @@ def test_a_plain_row_store_syncs_its_folder_when_an_append_creates_the_file(tmp_
 def test_cached_views_equal_freshly_built_views(tmp_path, monkeypatch):
     monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
     sampling = make_config("gcc").sampling
-    fresh = dataset_views("synthetic-similarity", sampling, progress=False, copies=2)  # 2 views keep it cheap
+    fresh = [list(p) for p in dataset_views("synthetic-similarity", sampling, progress=False, copies=2)]  # 2: cheap
     first = cached_views("synthetic-similarity", sampling, progress=False, copies=2)
     again = cached_views("synthetic-similarity", sampling, progress=False, copies=2)
     assert len(list((tmp_path / "views").iterdir())) == 1

@@ -732,6 +732,8 @@ def test_the_views_study_pairs_seeds_per_view_count_and_says_whether_the_verdict
     assert "changes on US-Airport micro_f1: SGCL ahead (+1.00 pp [+1.00, +1.00], 3 seeds), where 2 views read GCC " \
            "ahead" in readme and readme.startswith("At 8 views per node")
     assert rd.views_headline(points, default=2) == "" and rd.views_headline(points[:1], default=8) == ""
+    steady = [dataclasses.replace(p, difference=points[0].difference) for p in points]  # the same reading at 8
+    assert "SGCL − GCC reads on every node-level column as at 2 (90 % t intervals" in rd.views_headline(steady, 8)
 
 
 def test_the_view_count_rule_reads_node_classification_only_and_decides_at_eight_seeds():

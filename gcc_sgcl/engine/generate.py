@@ -30,6 +30,7 @@ import json
 import sys
 import warnings
 import zipfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,9 +179,10 @@ def embed(model: GraphEncoder, views: ViewBatch, batch_size: int = 256, desc: st
     return torch.cat(out).numpy().astype(np.float32)
 
 
-def embed_parts(model: GraphEncoder, parts: Parts, batch_size: int = 256, desc: str = "embed",
-                progress: bool = True) -> np.ndarray:
-    """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other."""
+def embed_parts(model: GraphEncoder, parts: Parts | Sequence[Iterable[ViewBatch]], batch_size: int = 256,
+                desc: str = "embed", progress: bool = True) -> np.ndarray:
+    """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other (a part may be
+    an iterator of copies, :func:`dataset_views`: each copy is embedded as it comes)."""
     return np.concatenate([
         np.mean([embed(model, views, batch_size, desc, progress) for views in copies], axis=0) for copies in parts
     ]).astype(np.float32)
@@ -196,11 +198,13 @@ def dataset_views(
     copies: int | None = None,
     data: LoadedDataset | None = None,
     visit_budget: str = "pretrain",
-) -> Parts:
-    """The views ``generate`` encodes for dataset ``name``, built once (batched; ``num_workers`` DataLoader
-    workers). Views depend on the sampling settings, ``seed``, ``copies`` (default: :func:`views_per_row`'s for the
-    dataset's kind) and (node views) ``visit_budget`` only, not on the encoder, so a sweep over encoders can build
-    them once (:func:`cached_views`). ``data`` is the dataset already loaded (else it is loaded here)."""
+) -> list[Iterator[ViewBatch]]:
+    """The views ``generate`` encodes for dataset ``name``: per part an iterator over its copies, each copy built
+    (batched; ``num_workers`` DataLoader workers) when the iteration reaches it, so that embedding them
+    (:func:`embed_parts`) holds one copy's views in memory at a time. Views depend on the sampling settings, ``seed``,
+    ``copies`` (default: :func:`views_per_row`'s for the dataset's kind) and (node views) ``visit_budget`` only, not on
+    the encoder, so a sweep over encoders can build them once (:func:`cached_views`). ``data`` is the dataset already
+    loaded (else it is loaded here)."""
     data, kind = _embedded_data(name, data_dir, data)
     copies = views_per_row(kind.per_graph, copies)
     if copies < 1:
@@ -210,8 +214,14 @@ def dataset_views(
         makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
     else:  # one part per graph, its rows one per node (similarity pairs: graph 1, then graph 2)
         makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c, visit_budget) for g in graphs]
-    return [[all_views(make(c), num_workers, desc=f"views {name}", progress=progress) for c in range(copies)]
-            for make in makers]
+    return [_copies(make, copies, num_workers, f"views {name}", progress) for make in makers]
+
+
+def _copies(make: Callable[[int], NodeViewDataset | GraphViewDataset], copies: int, num_workers: int, desc: str,
+            progress: bool) -> Iterator[ViewBatch]:
+    """The views of copies ``0..copies-1`` of ``make``, each built when the iteration reaches it."""
+    for c in range(copies):
+        yield all_views(make(c), num_workers, desc=desc, progress=progress)
 
 
 def _check_embedded(kind: DatasetKind, name: str) -> DatasetKind:
@@ -276,7 +286,8 @@ def cached_views(
             return _read_views(path)
         except (OSError, ValueError, EOFError, KeyError, IndexError, zipfile.BadZipFile) as error:
             _notice(f"{path}: damaged view-cache entry ({_reason(error)}); rebuilding it")
-    parts = dataset_views(name, sampling, data_dir, seed, num_workers, progress, copies, data, visit_budget)
+    parts = [list(part) for part in dataset_views(name, sampling, data_dir, seed, num_workers, progress, copies, data,
+                                                  visit_budget)]
     try:
         _write_views(path, parts)
     except OSError as error:
@@ -350,7 +361,7 @@ def generate(
     model, cfg, checkpoint = load_encoder_checkpoint(load_path, device)
     check_finite_weights(model, checkpoint.path, datasets)
     load_dir = check_writable_dir(folder_of(load_path), "--load-path")
-    build = cached_views if g.cache_views else dataset_views
+    build = cached_views if g.cache_views else dataset_views  # without the cache, one copy's views at a time
     written = []
     for name, stem in zip(datasets, stems):
         data = loaded.pop(name, None)  # a path's data, read up front, is freed once written

@@ -696,10 +696,10 @@ def views_headline(points: list[ViewsPoint], default: int, tables: int = 2, meth
     moved = [f"{label(d)} {m}: {READINGS[interval_side(b)]} ({100 * b.mean:+.2f} pp [{100 * b.ci_low:+.2f}, "
              f"{100 * b.ci_high:+.2f}], {b.n} seeds), where {tables} views read {READINGS[interval_side(a)]}"
              for (d, m), a, b in both if interval_side(a) != interval_side(b)]
-    rest = (f"; the other node-level columns read as at {tables}" if moved else
-            f"every node-level column reads as at {tables}")
+    reading = (f"changes on {'; '.join(moved)}; the other node-level columns read as at {tables}" if moved else
+               f"reads on every node-level column as at {tables}")
     return (f"At {default} views per node, the embeddings' default (the tables average GCC's {tables}), {method} − GCC "
-            f"{'changes on ' + '; '.join(moved) if moved else ''}{rest} ([Inference views]({VIEWS_ANCHOR})).")
+            f"{reading} (90 % t intervals over paired seeds; [Inference views]({VIEWS_ANCHOR})).")
 
 
 def views_choice_lines(choice: ViewsChoice, default: int, method: str = "sgcl") -> str:
