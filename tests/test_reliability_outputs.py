@@ -39,7 +39,7 @@ from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.fileio import WriteError, sha256_of
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.tasks import graph_classification, node_classification, similarity_search
-from gcc_sgcl.tasks.common import CSV_COLUMNS, EARLIER_CSV_COLUMNS, RESULTS_FILE, TaskResult, append_results_csv
+from gcc_sgcl.tasks.common import CSV_COLUMNS, EARLIER_CSV_HEADERS, RESULTS_FILE, TaskResult, append_results_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 GIN = "graph_classification/IMDB-BINARY/IMDBBINARY.txt"
@@ -287,21 +287,40 @@ def test_embeddings_of_an_unfinished_run_are_scored_with_a_warning_and_the_step_
     assert row["encoder_step"] == "1" and row["dataset"] == "g"
 
 
-def test_graph_classification_and_similarity_search_log_the_encoder_step(run, tmp_path):
+def test_graph_classification_and_similarity_search_log_the_encoder_step_views_and_joined_vector(run, tmp_path,
+                                                                                                  capsys):
     collection = tmp_path / "graphs.txt"
     collection.write_text(_gin_cycles([5 + i % 3 for i in range(12)]))
     rng = np.random.default_rng(0)
     one, two = _edge_list(tmp_path / "a.edgelist", 40, seed=1), _edge_list(tmp_path / "b.edgelist", 40, seed=2)
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("".join(f"{i} {i}\n" for i in rng.permutation(40)[:20]))
-    _generate(run, str(collection), str(one), str(two))
+    _generate(run, str(collection), with_structural=True)  # whole graphs: GCC's 2 views by default
+    _generate(run, str(one), str(two), copies=3)
     (result,) = graph_classification.main(["--load-path", str(run), "--hidden", str(HIDDEN), "--dataset",
                                            str(collection), "--folds", "2", "--repeats", "1"])
     found = similarity_search.main(["--load-path", str(run), "--hidden", str(HIDDEN), "--dataset", str(one),
                                     str(two), "--pairs", str(pairs)])
     assert result.encoder_step == 1 and [r.encoder_step for r in found] == [1, 1]
+    assert (result.views, result.joined) == (generate_module.GRAPH_COPIES, "structural")
+    assert [(r.views, r.joined) for r in found] == [(3, None), (3, None)]
     with open(run / RESULTS_FILE, newline="") as f:
-        assert [row["encoder_step"] for row in csv.DictReader(f)] == ["1", "1", "1"]
+        rows = [(row["encoder_step"], row["views"], row["joined"]) for row in csv.DictReader(f)]
+    assert rows == [("1", str(generate_module.GRAPH_COPIES), "structural"), ("1", "3", ""), ("1", "3", "")]
+    printed = capsys.readouterr().out
+    assert f"; {generate_module.GRAPH_COPIES} views per row; ⊕ structural)" in printed and "; 3 views per row)" in printed
+
+
+def test_similarity_rows_of_different_view_counts_are_refused_naming_both(run, tmp_path):
+    one, two = _edge_list(tmp_path / "a.edgelist", 40, seed=1), _edge_list(tmp_path / "b.edgelist", 40, seed=2)
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("".join(f"{i} {i}\n" for i in range(20)))
+    _generate(run, str(one), copies=2)
+    _generate(run, str(two), copies=4)
+    message = _error_line(lambda: similarity_search.main(["--load-path", str(run), "--hidden", str(HIDDEN),
+                                                          "--dataset", str(one), str(two), "--pairs", str(pairs)]))
+    assert f"{run / 'a.npy'} and {run / 'b.npy'} hold different rows ({one}: 2 views and {two}: 4 views)" in message
+    assert not (run / RESULTS_FILE).exists()
 
 
 def test_similarity_rows_of_two_different_checkpoints_are_refused(run, tmp_path):
@@ -318,22 +337,24 @@ def test_similarity_rows_of_two_different_checkpoints_are_refused(run, tmp_path)
     assert "come from different checkpoints" in message
 
 
-def test_a_results_log_of_earlier_code_gains_the_step_column_and_keeps_its_rows(tmp_path):
+@pytest.mark.parametrize("header", EARLIER_CSV_HEADERS, ids=["before encoder_step", "before views"])
+def test_a_results_log_of_earlier_code_gains_the_new_columns_and_keeps_its_rows(tmp_path, header):
     log = tmp_path / RESULTS_FILE
-    old_row = dict(zip(EARLIER_CSV_COLUMNS, ["t", "node_classification", "d", "micro_f1", "0.5", "0.1", "std", "10",
-                                              "2", "p", "0", "saved/x"]))
+    old_row = dict(zip(header, ["t", "node_classification", "d", "micro_f1", "0.5", "0.1", "std", "10", "2", "p", "0",
+                                "saved/x", "7"]))
     with open(log, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=EARLIER_CSV_COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=header)
         writer.writeheader()
         writer.writerow(old_row)
     result = TaskResult("node_classification", "d", "micro_f1", np.array([0.7]), 0.7, 0.0, "std", 10, "p", 0,
-                        encoder_step=42)
+                        encoder_step=42, views=32)
     append_results_csv(log, [result], "saved/x")
     with open(log, newline="") as f:
         reader = csv.DictReader(f)
         rows = list(reader)
     assert tuple(reader.fieldnames) == CSV_COLUMNS
-    assert rows[0] == {**old_row, "encoder_step": ""} and rows[1]["encoder_step"] == "42"
+    assert rows[0] == {"encoder_step": "", **old_row, "views": "", "joined": ""}
+    assert (rows[1]["encoder_step"], rows[1]["views"], rows[1]["joined"]) == ("42", "32", "")
 
 
 # ---------------------------------------------------------------------------------------------------------

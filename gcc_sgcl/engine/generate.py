@@ -182,10 +182,13 @@ def embed(model: GraphEncoder, views: ViewBatch, batch_size: int = 256, desc: st
 def embed_parts(model: GraphEncoder, parts: Parts | Sequence[Iterable[ViewBatch]], batch_size: int = 256,
                 desc: str = "embed", progress: bool = True) -> np.ndarray:
     """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other (a part may be
-    an iterator of copies, :func:`dataset_views`: each copy is embedded as it comes)."""
-    return np.concatenate([
-        np.mean([embed(model, views, batch_size, desc, progress) for views in copies], axis=0) for copies in parts
-    ]).astype(np.float32)
+    an iterator of copies, :func:`dataset_views`: each copy is embedded as it comes, and its views dropped). Each
+    copy's progress bar is labelled with its number (``usa_airport view 3``)."""
+    def rows(copies: Iterable[ViewBatch]) -> np.ndarray:
+        return np.mean([embed(model, views, batch_size, f"{desc} view {c + 1}", progress)
+                        for c, views in enumerate(copies)], axis=0)
+
+    return np.concatenate([rows(copies) for copies in parts]).astype(np.float32)
 
 
 def dataset_views(
@@ -221,7 +224,7 @@ def _copies(make: Callable[[int], NodeViewDataset | GraphViewDataset], copies: i
             progress: bool) -> Iterator[ViewBatch]:
     """The views of copies ``0..copies-1`` of ``make``, each built when the iteration reaches it."""
     for c in range(copies):
-        yield all_views(make(c), num_workers, desc=desc, progress=progress)
+        yield all_views(make(c), num_workers, desc=f"{desc} {c + 1}/{copies}", progress=progress)
 
 
 def _check_embedded(kind: DatasetKind, name: str) -> DatasetKind:

@@ -10,8 +10,10 @@ node of graph_1 followed by graph_2 (similarity datasets). A dataset given by pa
 (:func:`check_provenance`): embeddings of another graph than the one evaluated (a file given by path under a
 registered dataset's name, an edited file, another data root) are refused; embeddings of an unfinished run are
 scored with a one-line warning (:class:`~gcc_sgcl.engine.generate.UnfinishedRunWarning`), and every row of
-``results.csv`` records the encoder's step (``encoder_step``, empty for embeddings without a record: written by
-older code or by a classical baseline, which are not checked). Rows written by ``generate --with-structural`` (the
+``results.csv`` records what its record says of the rows (:class:`Embeddings`): the encoder's step
+(``encoder_step``), the views averaged per row (``views``: the tables' are GCC's 2, ``generate``'s node default is
+32) and the vector joined to them (``joined``); empty for embeddings without a record (written by older code or by a
+classical baseline, which are not checked). Rows written by ``generate --with-structural`` (the
 encoder's embedding joined to the structural vector, the tables' ``<method> ⊕ structural`` rows) are wider rows,
 read as any others: ``--hidden`` is then the encoder's size or the rows' whole width (:data:`JOINED_ROWS_HELP`).
 """
@@ -69,10 +71,23 @@ CSV_COLUMNS = (
     "seed",
     "load_path",
     "encoder_step",
+    "views",
+    "joined",
 )
-EARLIER_CSV_COLUMNS = CSV_COLUMNS[:-1]
-"""The header of logs written before ``encoder_step`` existed: such a log is rewritten with the column (empty in its
-old rows) when a row is next added."""
+EARLIER_CSV_HEADERS = (CSV_COLUMNS[:-3], CSV_COLUMNS[:-2])
+"""The headers of logs written before ``encoder_step``, and before ``views`` and ``joined``, existed: such a log is
+rewritten with the columns (empty in its old rows) when a row is next added."""
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    """What the record of scored embeddings says of their rows (:func:`checked_embeddings`): the ``step`` of the
+    encoder that wrote them, the ``views`` averaged per row and the vector ``joined`` to them (``"structural"`` for
+    rows of ``generate --with-structural``, else None). Each is None when unknown (no record)."""
+
+    step: int | None = None
+    views: int | None = None
+    joined: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,8 +101,8 @@ class TaskResult:
     ``(repeats, n)`` boolean out-of-fold record: whether example ``i``'s prediction in repetition ``r`` (made
     when ``i`` was in the test fold, before any bootstrap) was right; it is not written to the CSV.
     ``resumed_seconds`` estimates the time an interrupted earlier run spent on the folds this one read back.
-    ``encoder_step`` is the pre-training step of the encoder whose embeddings were scored, when known
-    (:func:`check_provenance`).
+    ``encoder_step``, ``views`` and ``joined`` say what the scored embeddings' record says of them, when known
+    (:class:`Embeddings`, :func:`checked_embeddings`).
     """
 
     task: str
@@ -103,6 +118,8 @@ class TaskResult:
     correct: np.ndarray | None = field(default=None, repr=False, compare=False)
     resumed_seconds: float = field(default=0.0, repr=False, compare=False)
     encoder_step: int | None = None
+    views: int | None = None
+    joined: str | None = None
 
     def row(self) -> dict[str, object]:
         """The CSV fields this result owns (``time`` and ``load_path`` are added by the writer)."""
@@ -118,13 +135,23 @@ class TaskResult:
             "protocol": self.protocol,
             "seed": self.seed,
             "encoder_step": "" if self.encoder_step is None else self.encoder_step,
+            "views": "" if self.views is None else self.views,
+            "joined": self.joined or "",
         }
 
     def line(self) -> str:
-        """One line of the printed table: ``dataset | metric | mean ± std`` in percent."""
+        """One line of the printed table: ``dataset | metric | mean ± std`` in percent, then what the rows are when
+        their record says (views per row, the joined vector).
+
+        >>> TaskResult("node_classification", "usa_airport", "micro_f1", np.zeros(1), 0.6687, 0.0087, "std", 1190,
+        ...            "p", 0, views=32).line()
+        'usa_airport      | micro_f1  |  66.87 ±  0.87   (std; 32 views per row)'
+        """
+        about = [self.std_kind] + ([f"{self.views} views per row"] if self.views is not None else [])
+        about += [f"⊕ {self.joined}"] if self.joined else []
         return (
             f"{self.dataset:<16} | {self.metric:<9} | {100 * self.mean:6.2f} ± {100 * self.std:5.2f}"
-            f"   ({self.std_kind})"
+            f"   ({'; '.join(about)})"
         )
 
 
@@ -447,13 +474,13 @@ def _header(path: Path) -> list[str] | None:
 
 def check_results_csv(path: str | Path) -> bool:
     """Whether the ``results.csv`` log ``path`` is new (absent or empty); ``ValueError`` if it exists with another
-    header than :data:`CSV_COLUMNS` (or :data:`EARLIER_CSV_COLUMNS`). The commands check it before evaluating, so a
+    header than :data:`CSV_COLUMNS` (or one of :data:`EARLIER_CSV_HEADERS`). The commands check it before evaluating, so a
     foreign file costs no work."""
     path = Path(path)
     header = _header(path)
     if header is None:
         return True
-    if tuple(header) not in (CSV_COLUMNS, EARLIER_CSV_COLUMNS):
+    if tuple(header) not in (CSV_COLUMNS, *EARLIER_CSV_HEADERS):
         raise ValueError(f"{path} exists with header {header}, expected {list(CSV_COLUMNS)}; move it away to start a "
                          f"new log")
     return False
@@ -463,13 +490,13 @@ def append_results_csv(path: str | Path, results: Sequence[TaskResult], load_pat
     """Append one row per result to ``path``, writing the header only when the file is new or empty.
 
     An existing file with a different header is left untouched and reported (:func:`check_results_csv`), rather
-    than mixed; one of :data:`EARLIER_CSV_COLUMNS` is first rewritten with the ``encoder_step`` column (through a
-    temporary file). The rows are added in one write, and a failed one (a full disk) is cut off again: a
+    than mixed; one of :data:`EARLIER_CSV_HEADERS` is first rewritten with the columns it lacks (through a temporary
+    file). The rows are added in one write, and a failed one (a full disk) is cut off again: a
     :class:`~gcc_sgcl.fileio.WriteError` naming ``path`` leaves the log as it was.
     """
     path = Path(path)
-    if not check_results_csv(path) and tuple(_header(path)) == EARLIER_CSV_COLUMNS:
-        _add_encoder_step_column(path)
+    if not check_results_csv(path) and tuple(_header(path)) in EARLIER_CSV_HEADERS:
+        _add_new_columns(path)
     now = datetime.now().isoformat(timespec="seconds")
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS)
@@ -500,9 +527,9 @@ def _append(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def _add_encoder_step_column(path: Path) -> None:
-    """Rewrite the log ``path`` of :data:`EARLIER_CSV_COLUMNS` with the columns of :data:`CSV_COLUMNS` (the new ones
-    empty), atomically."""
+def _add_new_columns(path: Path) -> None:
+    """Rewrite the log ``path`` of one of :data:`EARLIER_CSV_HEADERS` with the columns of :data:`CSV_COLUMNS` (the new
+    ones empty), atomically."""
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
     with atomic_target(path) as tmp, tmp.open("w", newline="") as f:
@@ -513,9 +540,9 @@ def _add_encoder_step_column(path: Path) -> None:
 
 def check_provenance(load_path: str | Path, dataset: str, graphs: Sequence[Any]) -> dict | None:
     """Check the embeddings of ``dataset`` against their record (``<stem>.provenance.json``, written by
-    ``generate``) and the ``graphs`` being evaluated; returns the record's encoder entry (``step``, ``steps``,
-    ``finished``, ``sha256``), or None when there is no record (embeddings of older code or of a classical
-    baseline: nothing to check).
+    ``generate``) and the ``graphs`` being evaluated; returns the record (its ``encoder`` entry: ``step``, ``steps``,
+    ``finished``, ``sha256``; ``views``; ``joined``), or None when there is no record (embeddings of older code or of
+    a classical baseline: nothing to check).
 
     Refused (a ValueError naming the file and what differs): a damaged record, a ``.npy`` that is not the file the
     record describes, embeddings of a file given by path evaluated as a registered dataset of the same name (or the
@@ -549,7 +576,7 @@ def check_provenance(load_path: str | Path, dataset: str, graphs: Sequence[Any])
     if not encoder["finished"]:
         warnings.warn(f"{emb_path}: embeddings of an unfinished run (its encoder at step {encoder['step']} of "
                       f"{encoder['steps']}); the scores are of that step", UnfinishedRunWarning, stacklevel=2)
-    return encoder
+    return record
 
 
 _RECORD_FIELDS = (("embeddings", "sha256"), ("encoder", "sha256"), ("encoder", "step"), ("encoder", "steps"),
@@ -574,22 +601,44 @@ def _read_record(path: Path, expected_format: int) -> dict:
     return record
 
 
-def checked_encoder_step(load_path: str | Path, evaluated: Sequence[tuple[str, Sequence[Any]]]) -> int | None:
+def checked_embeddings(load_path: str | Path, evaluated: Sequence[tuple[str, Sequence[Any]]]) -> Embeddings:
     """:func:`check_provenance` of each ``(dataset, graphs)`` evaluated together (one dataset, or the two graphs of
-    a similarity search by path), and the step of the encoder that wrote their embeddings: None when no file has a
-    record, a ValueError when they come from different checkpoints (rows of two encoders cannot be compared)."""
-    encoders = [check_provenance(load_path, name, graphs) for name, graphs in evaluated]
-    known = {e["sha256"]: e["step"] for e in encoders if e is not None}
-    if len(known) > 1:
-        files = " and ".join(str(embeddings_path(load_path, name)) for name, _ in evaluated)
-        raise ValueError(f"{files} come from different checkpoints (steps {', '.join(map(str, known.values()))}); "
+    a similarity search by path), and what their records say of the rows (:class:`Embeddings`; all None when no file
+    has a record). Files that cannot be scored together are refused (a ValueError naming them): rows of different
+    checkpoints, or of different views per row or joined vectors."""
+    records = [(name, check_provenance(load_path, name, graphs)) for name, graphs in evaluated]
+    records = [(name, r) for name, r in records if r is not None]
+    files = " and ".join(str(embeddings_path(load_path, name)) for name, _ in evaluated)
+    steps = {r["encoder"]["sha256"]: r["encoder"]["step"] for _, r in records}
+    if len(steps) > 1:
+        raise ValueError(f"{files} come from different checkpoints (steps {', '.join(map(str, steps.values()))}); "
                          f"run generate.sh on them with one encoder")
-    return next(iter(known.values()), None)
+    found = {_rows_of(r) for _, r in records}
+    if len(found) > 1:
+        said = " and ".join(f"{name}: {_described(*_rows_of(r))}" for name, r in records)
+        raise ValueError(f"{files} hold different rows ({said}); run generate.sh on them with the same --copies "
+                         f"and --with-structural")
+    views, joined = next(iter(found), (None, None))
+    return Embeddings(next(iter(steps.values()), None), views, joined)
 
 
-def with_encoder_step(results: list[TaskResult], step: int | None) -> list[TaskResult]:
-    """``results`` recording the encoder ``step`` (their ``results.csv`` rows' ``encoder_step``)."""
-    return [dataclasses.replace(result, encoder_step=step) for result in results]
+def _rows_of(record: dict) -> tuple[int | None, str | None]:
+    """The views per row and the joined vector an embeddings record names (views None for a record without them)."""
+    views = record.get("views") if isinstance(record.get("views"), dict) else {}
+    joined = record.get("joined") if isinstance(record.get("joined"), dict) else {}
+    return views.get("copies"), joined.get("vector")
+
+
+def _described(views: int | None, joined: str | None) -> str:
+    """``32 views`` / ``2 views ⊕ structural``: rows as :func:`_rows_of` names them."""
+    return f"{'?' if views is None else views} views" + (f" ⊕ {joined}" if joined else "")
+
+
+def with_embeddings(results: list[TaskResult], embeddings: Embeddings) -> list[TaskResult]:
+    """``results`` recording what the scored rows are (their ``results.csv`` rows' ``encoder_step``, ``views``,
+    ``joined``)."""
+    return [dataclasses.replace(result, encoder_step=embeddings.step, views=embeddings.views, joined=embeddings.joined)
+            for result in results]
 
 
 def task_parser(task: str, description: str, fields: Sequence[str], evaluation: Sequence[str],

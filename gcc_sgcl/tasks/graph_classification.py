@@ -26,7 +26,7 @@ from gcc_sgcl.tasks.common import (
     check_classes,
     check_features,
     check_rows,
-    checked_encoder_step,
+    checked_embeddings,
     class_labels,
     cross_validated,
     labelled_rows,
@@ -34,7 +34,7 @@ from gcc_sgcl.tasks.common import (
     load_embeddings,
     run_datasets,
     task_parser,
-    with_encoder_step,
+    with_embeddings,
 )
 from gcc_sgcl.tasks.folds import cache_folder
 from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
@@ -158,8 +158,8 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
         check_classes(data.labels, labels.get(name, {}).get("labels", name))  # a --labels file by its name
         check_rows(emb, where.load_path, name, len(data.graphs), f"graphs in {name}")
-        step = checked_encoder_step(where.load_path, [(name, data.graphs)])
-        return with_encoder_step([graph_classification_under(emb, data.labels, data.name, p)], step)
+        source = checked_embeddings(where.load_path, [(name, data.graphs)])
+        return with_embeddings([graph_classification_under(emb, data.labels, data.name, p)], source)
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds)

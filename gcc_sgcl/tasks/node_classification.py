@@ -25,7 +25,7 @@ from gcc_sgcl.tasks.common import (
     check_classes,
     check_ids,
     check_rows,
-    checked_encoder_step,
+    checked_embeddings,
     class_labels,
     cross_validated,
     estimator_fit_predict,
@@ -34,7 +34,7 @@ from gcc_sgcl.tasks.common import (
     load_embeddings,
     run_datasets,
     task_parser,
-    with_encoder_step,
+    with_embeddings,
 )
 from gcc_sgcl.tasks.folds import cache_folder
 from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
@@ -110,8 +110,8 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         check_classes(data.labels, labels.get(name, {}).get("labels", name))  # a --labels file by its name
         check_rows(emb, where.load_path, name, data.graph.num_nodes(), f"nodes in {name}")
         check_ids(where.load_path, name, getattr(data, "ids", None))
-        step = checked_encoder_step(where.load_path, [(name, [data.graph])])
-        return with_encoder_step([node_classification_under(emb, data.labels, data.name, p)], step)
+        source = checked_embeddings(where.load_path, [(name, [data.graph])])
+        return with_embeddings([node_classification_under(emb, data.labels, data.name, p)], source)
 
     with user_errors():
         return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds)

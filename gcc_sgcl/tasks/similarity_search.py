@@ -21,11 +21,11 @@ from gcc_sgcl.tasks.common import (
     TaskResult,
     check_ids,
     check_rows,
-    checked_encoder_step,
+    checked_embeddings,
     load_embeddings,
     run_datasets,
     task_parser,
-    with_encoder_step,
+    with_embeddings,
 )
 from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
 
@@ -164,9 +164,9 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
             check_rows(emb, where.load_path, name, n1 + n2, f"nodes in {name} ({n1} + {n2})")
             emb_1, emb_2 = emb[:n1], emb[n1:]
             evaluated = [(name, [data.graph_1, data.graph_2])]
-        step = checked_encoder_step(where.load_path, evaluated)
+        source = checked_embeddings(where.load_path, evaluated)
         results = evaluate_similarity_search(emb_1, emb_2, data.pairs, ks=task.ks, seed=seed, dataset=data.name)
-        return with_encoder_step(results, step)
+        return with_embeddings(results, source)
 
     datasets = [tuple(where.dataset)] if task.pairs is not None else where.dataset
     with user_errors():

@@ -9,8 +9,9 @@
 #        --no-bootstrap, --seed S, --data-dir DIR,
 #        --labels FILE... (one 'graph_index label' file per collection given by path, overriding its labels;
 #        labels all integers or all names, at least two classes)
-# Prints a table and appends to <load_path>/results.csv (with the encoder's step); the data root comes from
-# $GCC_SGCL_DATA. Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
+# Prints a table and appends to <load_path>/results.csv (with the encoder's step, the views per row and any joined
+# vector, from the embeddings' record); the data root comes from $GCC_SGCL_DATA.
+# Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
 # those of an unfinished run scored with a one-line warning.
 source "$(dirname "$0")/../_env.sh"
 source "$(dirname "$0")/../_help.sh"

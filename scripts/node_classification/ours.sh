@@ -8,8 +8,9 @@
 # flags: --folds N, --repeats R, --no-bootstrap, --seed S, --data-dir DIR,
 #        --labels FILE... (one 'node label' file per dataset given by path; unlabelled nodes are not evaluated;
 #        labels all integers or all names, at least two classes)
-# Prints a table and appends to <load_path>/results.csv (with the encoder's step); the data root comes from
-# $GCC_SGCL_DATA. Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
+# Prints a table and appends to <load_path>/results.csv (with the encoder's step, the views per row and any joined
+# vector, from the embeddings' record); the data root comes from $GCC_SGCL_DATA.
+# Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
 # those of an unfinished run scored with a one-line warning.
 source "$(dirname "$0")/../_env.sh"
 source "$(dirname "$0")/../_help.sh"

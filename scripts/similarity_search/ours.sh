@@ -6,8 +6,9 @@
 #   then the encoder's size (or the rows' whole width).
 #   bash scripts/similarity_search/ours.sh <load_path> <hidden> <graph_1 path> <graph_2 path> --pairs FILE
 # flags: --ks K..., --seed S, --data-dir DIR, --pairs FILE (lines 'id_1 id_2'; the graphs' own .npy files)
-# Prints a table and appends to <load_path>/results.csv (with the encoder's step); the data root comes from
-# $GCC_SGCL_DATA. Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
+# Prints a table and appends to <load_path>/results.csv (with the encoder's step, the views per row and any joined
+# vector, from the embeddings' record); the data root comes from $GCC_SGCL_DATA.
+# Embeddings of another graph than the dataset's (per <stem>.provenance.json) are refused,
 # those of an unfinished run scored with a one-line warning.
 source "$(dirname "$0")/../_env.sh"
 source "$(dirname "$0")/../_help.sh"
