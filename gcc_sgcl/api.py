@@ -24,6 +24,7 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import torch
+from tqdm import tqdm
 
 from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.config import Config, visit_budget_power
@@ -145,13 +146,15 @@ class Encoder:
 
     def embed_nodes(self, graph: GraphLike, nodes: Sequence[int] | None = None, batch_size: int = 256,
                     seed: int = 0, copies: int = generate.INFERENCE_COPIES,
-                    visit_budget: str = "pretrain", with_structural: bool = False) -> np.ndarray:
+                    visit_budget: str = "pretrain", with_structural: bool = False,
+                    progress: bool = False) -> np.ndarray:
         """``(len(nodes), hidden)`` float32 embeddings of ``nodes`` (default: every node, row ``i`` = node ``i``):
         nodes of a networkx graph's ``nodes``, ids ``0..n-1`` of any other input, or a boolean numpy / torch mask
         of length n. ``visit_budget`` is the walks' budget rule, as ``generate --visit-budget``
         (:data:`~gcc_sgcl.config.VISIT_BUDGETS`). ``with_structural`` appends the training-free structural vector
         of each node (z-scored over all nodes of the graph), each block divided by its mean row norm over the
-        returned rows: the tables' ``⊕ structural`` rows when every node is embedded."""
+        returned rows: the tables' ``⊕ structural`` rows when every node is embedded. ``progress`` shows a
+        progress bar over the views (32 views of a few thousand nodes take minutes on a CPU)."""
         _check_settings(batch_size, copies)
         visit_budget_power(visit_budget)
         g = as_dgl_graph(graph)
@@ -160,14 +163,15 @@ class Encoder:
             raise ValueError(f"the graph has no edges: all {g.num_nodes()} nodes are isolated, so every RWR view is "
                              f"one node (generate.sh refuses such a dataset too)")
         rows = self._embed(lambda c: NodeViewDataset(g, self.cfg.sampling, seed, c, visit_budget), items,
-                           batch_size, copies)
+                           batch_size, copies, progress)
         return joined(rows, structural_vector([g], per_graph=False)[items]) if with_structural else rows
 
     def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
-                     copies: int = generate.GRAPH_COPIES, with_structural: bool = False) -> np.ndarray:
+                     copies: int = generate.GRAPH_COPIES, with_structural: bool = False,
+                     progress: bool = False) -> np.ndarray:
         """``(len(graphs), hidden)`` float32 embeddings of a list of whole graphs (a graph without edges is refused,
         as ``generate.sh`` refuses it); ``with_structural`` appends each graph's structural vector (z-scored over
-        the given graphs), as :meth:`embed_nodes`."""
+        the given graphs), and ``progress`` shows a progress bar over the views, as :meth:`embed_nodes`."""
         _check_settings(batch_size, copies)
         if isinstance(graphs, (dgl.DGLGraph, nx.Graph)) or sp.issparse(graphs):
             raise TypeError(f"embed_graphs takes a list of graphs, got one {type(graphs).__name__}: pass [graph] "
@@ -183,19 +187,21 @@ class Encoder:
                 raise ValueError(f"graphs[{i}] has no {'edges' if g.num_nodes() else 'nodes'}: a graph's embedding "
                                  f"needs at least one edge (generate.sh refuses such a graph too)")
         rows = self._embed(lambda c: GraphViewDataset(dataset, self.cfg.sampling, seed, c), np.arange(len(dataset)),
-                           batch_size, copies)
+                           batch_size, copies, progress)
         return joined(rows, structural_vector(dataset, per_graph=True)) if with_structural and len(dataset) else rows
 
     def _embed(self, views_of: Callable[[int], NodeViewDataset | GraphViewDataset], items: np.ndarray,
-               batch_size: int, copies: int) -> np.ndarray:
-        """The rows of ``items``: the mean over ``copies`` of the embeddings of ``views_of(copy)``'s views."""
+               batch_size: int, copies: int, progress: bool = False) -> np.ndarray:
+        """The rows of ``items``: the mean over ``copies`` of the embeddings of ``views_of(copy)``'s views (a bar
+        over the copies when ``progress``)."""
         if items.size == 0:
             return np.zeros((0, self.hidden_size), dtype=np.float32)
         def built(c: int):  # one copy's views at a time: embedding them holds only those in memory
             with sampling_threads():
                 return views_of(c).__getitems__(items)
 
-        return generate.embed_parts(self.model, [(built(c) for c in range(copies))], batch_size, progress=False)
+        bar = tqdm(range(copies), desc="views", unit="view", disable=not progress)
+        return generate.embed_parts(self.model, [(built(c) for c in bar)], batch_size, progress=False)
 
 
 def load_encoder(path: str | Path, device: str = "cpu") -> Encoder:

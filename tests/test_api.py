@@ -77,6 +77,19 @@ def test_a_node_subset_gives_the_rows_of_the_whole_and_seeds_change_them(run):
     assert not np.allclose(enc.embed_nodes(g, seed=1), whole)
 
 
+def test_a_progress_bar_over_the_views_leaves_the_rows_unchanged(run, capsys):
+    enc = gcc_sgcl.load_encoder(run)
+    g = nx.karate_club_graph()
+    quiet = enc.embed_nodes(g, copies=3)
+    assert capsys.readouterr().err == ""
+    np.testing.assert_array_equal(enc.embed_nodes(g, copies=3, progress=True), quiet)
+    err = capsys.readouterr().err
+    assert "views: 100%" in err and "3/3" in err, err
+    graphs = [nx.cycle_graph(5), nx.path_graph(4)]
+    np.testing.assert_array_equal(enc.embed_graphs(graphs, progress=True), enc.embed_graphs(graphs))
+    assert "views: 100%" in capsys.readouterr().err
+
+
 def test_bad_inputs_are_refused_with_a_clear_message(run):
     enc = gcc_sgcl.load_encoder(run)
     with pytest.raises(ValueError, match="nodes must be ids in 0..33"):
