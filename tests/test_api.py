@@ -1,5 +1,7 @@
 """The Python embedding API: the same rows as generate.sh, every graph input type, subsets, errors."""
+import gc
 import shutil
+import weakref
 
 import dgl
 import networkx as nx
@@ -12,6 +14,7 @@ from threadpoolctl import threadpool_info
 import gcc_sgcl
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset
 from gcc_sgcl.engine.device import DeviceError
+from gcc_sgcl.engine import generate as generate_module
 from gcc_sgcl.engine.generate import GRAPH_COPIES, INFERENCE_COPIES, GenerateConfig, generate
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
 
@@ -99,6 +102,32 @@ def test_bad_inputs_are_refused_with_a_clear_message(run):
     with pytest.raises(TypeError, match="networkx graph"):
         enc.embed_nodes("karate")
     assert isinstance(gcc_sgcl.as_dgl_graph(sp.eye(3, format="csr")), dgl.DGLGraph)
+
+
+def test_generate_builds_one_copys_views_at_a_time_and_drops_them_before_building_the_next(run, tmp_path,
+                                                                                              monkeypatch):
+    events, built = [], []
+    def building(dataset, *args, build=generate_module.all_views, **kwargs):
+        gc.collect()
+        events.append(("build", sum(ref() is not None for ref in built)))  # earlier copies' views still alive
+        views = build(dataset, *args, **kwargs)
+        built.append(weakref.ref(views))
+        return views
+    def embedding(model, views, *args, embed=generate_module.embed, **kwargs):
+        events.append(("embed",))
+        return embed(model, views, *args, **kwargs)
+    monkeypatch.setattr(generate_module, "all_views", building)
+    monkeypatch.setattr(generate_module, "embed", embedding)
+    folder = tmp_path / "encoder"
+    shutil.copytree(run, folder)
+    generate(folder, ["synthetic-roles"], GenerateConfig(copies=3), progress=False)
+    assert events == [("build", 0), ("embed",)] * 3
+    with pytest.raises(ValueError, match="a part with no copies"):  # an iterator read twice
+        parts = generate_module.dataset_views("synthetic-roles", gcc_sgcl.load_encoder(run).cfg.sampling, copies=1,
+                                              progress=False)
+        model = gcc_sgcl.load_encoder(run).model
+        generate_module.embed_parts(model, parts, progress=False)
+        generate_module.embed_parts(model, parts, progress=False)
 
 
 def test_views_are_built_single_threaded_as_generate_builds_them(run, monkeypatch):

@@ -1,7 +1,11 @@
 """The runtime benchmark and the demo's table (their numbers come from real measurements)."""
+import csv
+import shutil
+
 import numpy as np
 
-from gcc_sgcl.experiments.demo import format_table
+from gcc_sgcl.engine.generate import GCC_COPIES, GenerateConfig, generate
+from gcc_sgcl.experiments.demo import GRAPH_SET, NODE_SET, SIMILARITY_SET, evaluate_run, format_table
 from gcc_sgcl.experiments.runtime import format_report, measure
 from gcc_sgcl.tasks.common import TaskResult
 
@@ -26,3 +30,13 @@ def test_demo_table_puts_methods_in_rows_and_metrics_in_columns():
     assert [c.strip() for c in table[0].split("|")[1:4]] == ["method", "roles micro_f1", "sim hits@20"]
     assert table[2].startswith("| gcc ") and "50.00 ± 1.00" in table[2] and "25.00 ± 1.00" in table[2]
     assert table[3].startswith("| sgcl ") and "1.5" in table[3]
+
+
+def test_the_demo_logs_what_its_rows_are_as_the_task_commands_do(tiny_encoder, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(tiny_encoder, run)
+    generate(run, [NODE_SET, GRAPH_SET, SIMILARITY_SET], GenerateConfig(copies=GCC_COPIES), progress=False)
+    results = evaluate_run(run, repeats=1)
+    assert {(r.encoder_step, r.views, r.joined) for r in results} == {(3, GCC_COPIES, None)}
+    with open(run / "results.csv", newline="") as f:
+        assert {(row["encoder_step"], row["views"]) for row in csv.DictReader(f)} == {("3", str(GCC_COPIES))}

@@ -319,7 +319,24 @@ def test_similarity_rows_of_different_view_counts_are_refused_naming_both(run, t
     _generate(run, str(two), copies=4)
     message = _error_line(lambda: similarity_search.main(["--load-path", str(run), "--hidden", str(HIDDEN),
                                                           "--dataset", str(one), str(two), "--pairs", str(pairs)]))
-    assert f"{run / 'a.npy'} and {run / 'b.npy'} hold different rows ({one}: 2 views and {two}: 4 views)" in message
+    assert f"{run / 'a.npy'} and {run / 'b.npy'} hold different rows ({one}: 2 views per row and {two}: 4 views per " \
+           f"row)" in message
+    assert not (run / RESULTS_FILE).exists()
+
+
+def test_similarity_rows_joined_beside_plain_rows_or_beside_rows_without_a_record_are_refused(run, tmp_path):
+    one, two = _edge_list(tmp_path / "a.edgelist", 40, seed=1), _edge_list(tmp_path / "b.edgelist", 40, seed=2)
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("".join(f"{i} {i}\n" for i in range(20)))
+    _generate(run, str(one), copies=2, with_structural=True)
+    _generate(run, str(two), copies=2)
+    search = ["--load-path", str(run), "--hidden", str(HIDDEN), "--dataset", str(one), str(two), "--pairs", str(pairs)]
+    message = _error_line(lambda: similarity_search.main(search))
+    assert f"({one}: 2 views per row; ⊕ structural and {two}: 2 views per row)" in message
+    _generate(run, str(one), copies=2)
+    (run / "b.provenance.json").unlink()  # as rows of older code or of a baseline
+    message = _error_line(lambda: similarity_search.main(search))
+    assert f"{run / 'b.provenance.json'} is missing" in message
     assert not (run / RESULTS_FILE).exists()
 
 

@@ -182,11 +182,16 @@ def embed(model: GraphEncoder, views: ViewBatch, batch_size: int = 256, desc: st
 def embed_parts(model: GraphEncoder, parts: Parts | Sequence[Iterable[ViewBatch]], batch_size: int = 256,
                 desc: str = "embed", progress: bool = True) -> np.ndarray:
     """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other (a part may be
-    an iterator of copies, :func:`dataset_views`: each copy is embedded as it comes, and its views dropped). Each
-    copy's progress bar is labelled with its number (``usa_airport view 3``)."""
+    an iterator of copies, :func:`dataset_views`: each copy is embedded as it comes, and its views dropped before the
+    next is built). Each copy's progress bar is labelled with its number (``usa_airport view 3``)."""
     def rows(copies: Iterable[ViewBatch]) -> np.ndarray:
-        return np.mean([embed(model, views, batch_size, f"{desc} view {c + 1}", progress)
-                        for c, views in enumerate(copies)], axis=0)
+        out, copies = [], iter(copies)
+        while (views := next(copies, None)) is not None:
+            out.append(embed(model, views, batch_size, f"{desc} view {len(out) + 1}", progress))
+            del views  # so that building the next copy does not hold this one too
+        if not out:
+            raise ValueError("a part with no copies (an iterator of dataset_views read twice? list() it to reuse it)")
+        return np.mean(out, axis=0)
 
     return np.concatenate([rows(copies) for copies in parts]).astype(np.float32)
 
@@ -204,7 +209,8 @@ def dataset_views(
 ) -> list[Iterator[ViewBatch]]:
     """The views ``generate`` encodes for dataset ``name``: per part an iterator over its copies, each copy built
     (batched; ``num_workers`` DataLoader workers) when the iteration reaches it, so that embedding them
-    (:func:`embed_parts`) holds one copy's views in memory at a time. Views depend on the sampling settings, ``seed``,
+    (:func:`embed_parts`) holds one copy's views in memory at a time; each iterator can be read once (``list()`` it,
+    or use :func:`cached_views`, to reuse the views). Views depend on the sampling settings, ``seed``,
     ``copies`` (default: :func:`views_per_row`'s for the dataset's kind) and (node views) ``visit_budget`` only, not on
     the encoder, so a sweep over encoders can build them once (:func:`cached_views`). ``data`` is the dataset already
     loaded (else it is loaded here)."""

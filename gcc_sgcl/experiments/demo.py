@@ -30,7 +30,7 @@ from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
 from gcc_sgcl.engine.generate import GCC_COPIES, GenerateConfig, generate
 from gcc_sgcl.engine.pretrain import pretrain
-from gcc_sgcl.tasks.common import TaskResult, append_results_csv
+from gcc_sgcl.tasks.common import TaskResult, append_results_csv, checked_embeddings, with_embeddings
 
 
 @dataclass
@@ -70,13 +70,17 @@ def evaluate_run(run_dir: Path, seed: int = 0, repeats: int = default_of(DemoCon
     pair = load_similarity_dataset(SIMILARITY_SET)
     sim = np.load(run_dir / f"{SIMILARITY_SET}.npy")
     n1 = pair.graph_1.num_nodes()
-    results = [
-        evaluate_node_classification(np.load(run_dir / f"{NODE_SET}.npy"), node.labels, seed=seed, dataset=NODE_SET,
-                                     repeats=repeats),
-        evaluate_graph_classification(np.load(run_dir / f"{GRAPH_SET}.npy"), graphs.labels, seed=seed,
-                                      dataset=GRAPH_SET, repeats=repeats),
-        *evaluate_similarity_search(sim[:n1], sim[n1:], pair.pairs, seed=seed, dataset=SIMILARITY_SET),
+    scored = [  # the rows' records checked and logged beside the scores, as the task commands do
+        (NODE_SET, [node.graph], [evaluate_node_classification(np.load(run_dir / f"{NODE_SET}.npy"), node.labels,
+                                                               seed=seed, dataset=NODE_SET, repeats=repeats)]),
+        (GRAPH_SET, graphs.graphs, [evaluate_graph_classification(np.load(run_dir / f"{GRAPH_SET}.npy"),
+                                                                  graphs.labels, seed=seed, dataset=GRAPH_SET,
+                                                                  repeats=repeats)]),
+        (SIMILARITY_SET, [pair.graph_1, pair.graph_2],
+         evaluate_similarity_search(sim[:n1], sim[n1:], pair.pairs, seed=seed, dataset=SIMILARITY_SET)),
     ]
+    results = [r for name, data, found in scored
+               for r in with_embeddings(found, checked_embeddings(run_dir, [(name, data)]))]
     append_results_csv(run_dir / "results.csv", results, run_dir)
     return results
 

@@ -74,7 +74,7 @@ CSV_COLUMNS = (
     "views",
     "joined",
 )
-EARLIER_CSV_HEADERS = (CSV_COLUMNS[:-3], CSV_COLUMNS[:-2])
+EARLIER_CSV_HEADERS = tuple(CSV_COLUMNS[:CSV_COLUMNS.index(first)] for first in ("encoder_step", "views"))
 """The headers of logs written before ``encoder_step``, and before ``views`` and ``joined``, existed: such a log is
 rewritten with the columns (empty in its old rows) when a row is next added."""
 
@@ -88,6 +88,15 @@ class Embeddings:
     step: int | None = None
     views: int | None = None
     joined: str | None = None
+
+    def described(self) -> list[str]:
+        """What the rows are, as the printed table says it (nothing for rows without a record).
+
+        >>> Embeddings(6000, 2, "structural").described()
+        ['2 views per row', '⊕ structural']
+        """
+        return ([f"{self.views} views per row"] if self.views is not None else []) + (
+            [f"⊕ {self.joined}"] if self.joined else [])
 
 
 @dataclass(frozen=True)
@@ -147,8 +156,7 @@ class TaskResult:
         ...            "p", 0, views=32).line()
         'usa_airport      | micro_f1  |  66.87 ±  0.87   (std; 32 views per row)'
         """
-        about = [self.std_kind] + ([f"{self.views} views per row"] if self.views is not None else [])
-        about += [f"⊕ {self.joined}"] if self.joined else []
+        about = [self.std_kind, *Embeddings(self.encoder_step, self.views, self.joined).described()]
         return (
             f"{self.dataset:<16} | {self.metric:<9} | {100 * self.mean:6.2f} ± {100 * self.std:5.2f}"
             f"   ({'; '.join(about)})"
@@ -604,18 +612,24 @@ def _read_record(path: Path, expected_format: int) -> dict:
 def checked_embeddings(load_path: str | Path, evaluated: Sequence[tuple[str, Sequence[Any]]]) -> Embeddings:
     """:func:`check_provenance` of each ``(dataset, graphs)`` evaluated together (one dataset, or the two graphs of
     a similarity search by path), and what their records say of the rows (:class:`Embeddings`; all None when no file
-    has a record). Files that cannot be scored together are refused (a ValueError naming them): rows of different
-    checkpoints, or of different views per row or joined vectors."""
+    has a record). Files that cannot be scored together are refused (a ValueError naming them): a file with a record
+    beside one without, rows of different checkpoints, or of different views per row or joined vectors."""
+    from gcc_sgcl.engine.generate import record_path
+
     records = [(name, check_provenance(load_path, name, graphs)) for name, graphs in evaluated]
-    records = [(name, r) for name, r in records if r is not None]
     files = " and ".join(str(embeddings_path(load_path, name)) for name, _ in evaluated)
+    lacking = [str(record_path(embeddings_path(load_path, name))) for name, r in records if r is None]
+    if lacking and len(lacking) < len(records):
+        raise ValueError(f"{files}: {' and '.join(lacking)} is missing (rows of older code or of a baseline beside "
+                         f"rows of generate.sh); run generate.sh on them with one encoder")
+    records = [(name, r) for name, r in records if r is not None]
     steps = {r["encoder"]["sha256"]: r["encoder"]["step"] for _, r in records}
     if len(steps) > 1:
         raise ValueError(f"{files} come from different checkpoints (steps {', '.join(map(str, steps.values()))}); "
                          f"run generate.sh on them with one encoder")
     found = {_rows_of(r) for _, r in records}
     if len(found) > 1:
-        said = " and ".join(f"{name}: {_described(*_rows_of(r))}" for name, r in records)
+        said = " and ".join(f"{name}: {'; '.join(Embeddings(None, *_rows_of(r)).described())}" for name, r in records)
         raise ValueError(f"{files} hold different rows ({said}); run generate.sh on them with the same --copies "
                          f"and --with-structural")
     views, joined = next(iter(found), (None, None))
@@ -623,15 +637,13 @@ def checked_embeddings(load_path: str | Path, evaluated: Sequence[tuple[str, Seq
 
 
 def _rows_of(record: dict) -> tuple[int | None, str | None]:
-    """The views per row and the joined vector an embeddings record names (views None for a record without them)."""
+    """The views per row and the joined vector an embeddings record names (None for a record without them, or with
+    a value of another type: a hand-edited record is not trusted)."""
     views = record.get("views") if isinstance(record.get("views"), dict) else {}
     joined = record.get("joined") if isinstance(record.get("joined"), dict) else {}
-    return views.get("copies"), joined.get("vector")
-
-
-def _described(views: int | None, joined: str | None) -> str:
-    """``32 views`` / ``2 views ⊕ structural``: rows as :func:`_rows_of` names them."""
-    return f"{'?' if views is None else views} views" + (f" ⊕ {joined}" if joined else "")
+    copies, vector = views.get("copies"), joined.get("vector")
+    return (copies if isinstance(copies, int) and not isinstance(copies, bool) else None,
+            vector if isinstance(vector, str) else None)
 
 
 def with_embeddings(results: list[TaskResult], embeddings: Embeddings) -> list[TaskResult]:
