@@ -183,17 +183,19 @@ def embed_parts(model: GraphEncoder, parts: Parts | Sequence[Iterable[ViewBatch]
                 desc: str = "embed", progress: bool = True) -> np.ndarray:
     """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other (a part may be
     an iterator of copies, :func:`dataset_views`: each copy is embedded as it comes, and its views dropped before the
-    next is built). Each copy's progress bar is labelled with its number (``usa_airport view 3``)."""
-    def rows(copies: Iterable[ViewBatch]) -> np.ndarray:
+    next is built). Each copy's progress bar is labelled with its number, and with its part's when there are several
+    (``usa_airport view 3``, ``kdd_icdm graph 2 view 3``)."""
+    def rows(copies: Iterable[ViewBatch], label: str) -> np.ndarray:
         out, copies = [], iter(copies)
         while (views := next(copies, None)) is not None:
-            out.append(embed(model, views, batch_size, f"{desc} view {len(out) + 1}", progress))
+            out.append(embed(model, views, batch_size, f"{label} view {len(out) + 1}", progress))
             del views  # so that building the next copy does not hold this one too
         if not out:
             raise ValueError("a part with no copies (an iterator of dataset_views read twice? list() it to reuse it)")
         return np.mean(out, axis=0)
 
-    return np.concatenate([rows(copies) for copies in parts]).astype(np.float32)
+    labels = [f"{desc} graph {p + 1}" for p in range(len(parts))] if len(parts) > 1 else [desc]
+    return np.concatenate([rows(copies, label) for copies, label in zip(parts, labels)]).astype(np.float32)
 
 
 def dataset_views(
@@ -223,7 +225,8 @@ def dataset_views(
         makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
     else:  # one part per graph, its rows one per node (similarity pairs: graph 1, then graph 2)
         makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c, visit_budget) for g in graphs]
-    return [_copies(make, copies, num_workers, f"views {name}", progress) for make in makers]
+    labels = [f"views {name} graph {p + 1}" for p in range(len(makers))] if len(makers) > 1 else [f"views {name}"]
+    return [_copies(make, copies, num_workers, label, progress) for make, label in zip(makers, labels)]
 
 
 def _copies(make: Callable[[int], NodeViewDataset | GraphViewDataset], copies: int, num_workers: int, desc: str,
