@@ -801,6 +801,10 @@ def test_leave_one_out_pairs_each_variant_with_sgcl_and_gcc_by_seed(tmp_path):
     text = rd.leave_one_out_section(list(items.values()), tmp_path / "loo.csv")
     assert "| align | x | -3.00 [-3.00, -3.00] (3) | +7.00 [+7.00, +7.00] (3) |" in text
     assert (tmp_path / "loo.csv").read_text().splitlines()[0].startswith("stage,dataset,metric,mode,adds_seeds")
+    reading = rd.leave_one_out_reading(list(items.values()), an.seed_differences(an.Rows(spec.select(rows)),
+                                                                                  an.SGCL, ("e2e",), an.CLASSIFICATION))
+    assert "interval lies above 0 — filter: x (+2.00); it costs `sgcl` where the interval lies below 0 — align: x " \
+           "(-3.00)." in reading and "behind GCC" not in reading and "These are 4 intervals, about 0.4" in reading
     rd.plot_leave_one_out(list(items.values()), tmp_path / "loo.png")  # stage x column heat-map
     assert (tmp_path / "loo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -371,6 +371,53 @@ def leave_one_out_section(items: list[LeftOut], csv_path: Path) -> str:
                            "sgcl-no-<stage> − gcc (pp, seeds)"], body)
 
 
+def leave_one_out_reading(items: list[LeftOut], sgcl_vs_gcc: list[SeedDifferences], level: float = 0.90) -> str:
+    """What the leave-one-out table says, in words: where a stage's interval (over 2 or more paired seeds) lies
+    above 0 (the stage helps ``sgcl``) or below it (it costs), and, on each column where ``sgcl`` is behind GCC
+    (``sgcl_vs_gcc``), the variants that are not; with the number of intervals read, and how many of them would
+    exclude 0 by chance alone at ``level``.
+
+    >>> from gcc_sgcl.experiments.analysis import Column, LeftOut, SeedDifferences
+    >>> from gcc_sgcl.experiments.stats import summarize
+    >>> def d(values): return SeedDifferences(Column("rdt-b", "t", "accuracy", "e2e"), (0, 1), values,
+    ...                                       summarize(values, interval="t"))
+    >>> align = LeftOut("align", d((-0.025, -0.026)), d((0.01, 0.012)))
+    >>> print(leave_one_out_reading([align], [d((-0.02, -0.015))]))  # doctest: +NORMALIZE_WHITESPACE
+    Read from the table (intervals over 2 or more paired seeds): a stage helps `sgcl` where its interval lies above
+    0 — none; it costs `sgcl` where the interval lies below 0 — align: RDT-B (-2.55). Where `sgcl` is behind GCC
+    (RDT-B), these variants are not shown behind it: sgcl-no-align on RDT-B (+1.10, ahead of GCC). These are 2
+    intervals, about 0.2 of which would exclude 0 by chance alone at 90 %: leads to test with more seeds, not
+    findings.
+    """
+    modes = {_item_column_of(i).mode for i in items}
+
+    def read(d: SeedDifferences | None) -> str:
+        return interval_side(d.summary) if d is not None and len(d.seeds) > 1 else ""
+
+    def stages_where(side: str) -> str:
+        found: dict[str, list[str]] = {}
+        for i in items:
+            if read(i.adds) == side:
+                found.setdefault(i.stage, []).append(f"{_column_name(i.adds.column, modes)} "
+                                                     f"({100 * i.adds.summary.mean:+.2f})")
+        return "; ".join(f"{stage}: {', '.join(columns)}" for stage, columns in found.items()) or "none"
+
+    vs_gcc = {"interval above 0": "ahead of GCC", "interval contains 0": "no difference shown"}
+    behind = [d.column for d in sgcl_vs_gcc if read(d) == "interval below 0"]
+    lifted = [f"sgcl-no-{i.stage} on {_column_name(i.against_gcc.column, modes)} "
+              f"({100 * i.against_gcc.summary.mean:+.2f}, {vs_gcc[read(i.against_gcc)]})"
+              for column in behind for i in items
+              if i.against_gcc is not None and i.against_gcc.column == column and read(i.against_gcc) in vs_gcc]
+    read_count = sum(bool(read(d)) for i in items for d in (i.adds, i.against_gcc))
+    where_behind = (f" Where `sgcl` is behind GCC ({', '.join(_column_name(c, modes) for c in behind)}), these "
+                    f"variants are not shown behind it: {'; '.join(lifted) or 'none'}." if behind else "")
+    return (f"Read from the table (intervals over 2 or more paired seeds): a stage helps `sgcl` where its interval lies "
+            f"above 0 — {stages_where('interval above 0')}; it costs `sgcl` where the interval lies below 0 — "
+            f"{stages_where('interval below 0')}.{where_behind} These are {read_count} intervals, about "
+            f"{(1 - level) * read_count:.1f} of which would exclude 0 by chance alone at {100 * level:.0f} %: leads to "
+            f"test with more seeds, not findings.")
+
+
 def _item_column_of(item: LeftOut) -> Column:
     return (item.adds or item.against_gcc).column
 

@@ -250,7 +250,10 @@ def leave_one_out_sections(rows: an.Rows, out: Path, folder: Path) -> list[str]:
             "pp, its 90 % Student-t interval over paired seeds and the seed count. Read on the tables' own columns "
             "(the same columns the c grid and the stages were judged on), so it explains the tables rather than "
             "predicting an unseen dataset; with 3 seeds only a large, consistent change excludes 0.",
-            *picture, rd.leave_one_out_section(items, folder / "leave_one_out.csv")]
+            *picture, rd.leave_one_out_section(items, folder / "leave_one_out.csv"),
+            *([rd.leave_one_out_reading(items, an.seed_differences(rows, an.SGCL, ("e2e",),
+                                                                 an.CLASSIFICATION + an.SIMILARITY))] if items
+              else [])]
 
 
 def swap_statistics(rows: an.Rows, trained: Sequence[str], folder: Path) -> list[str]:
