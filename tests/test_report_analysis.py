@@ -809,6 +809,23 @@ def test_leave_one_out_pairs_each_variant_with_sgcl_and_gcc_by_seed(tmp_path):
     assert (tmp_path / "loo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_leave_one_out_section_says_how_many_seeds_each_stage_has(tmp_path):
+    from gcc_sgcl.experiments.report import leave_one_out_sections
+
+    rows = [row(m, "x", v + 0.01 * s, seed=s, steps=3000) for m, v in
+            (("gcc", 0.60), ("sgcl[c=0.4]", 0.64), ("sgcl-no-align[c=0.4]", 0.67), ("sgcl-no-filter", 0.62))
+            for s in (0, 1, 2)]
+    spec = table_spec(rows, (3000, 128, CORPUS), 0.3).at_sgcl_c(0.4)
+
+    def text(kept):
+        return "\n".join(leave_one_out_sections(an.Rows(spec.select(kept)), tmp_path / "r.md", tmp_path))
+
+    assert "(3 seeds each)" in text(rows)
+    partial = [r for r in rows if not (r.method == "sgcl-no-filter" and r.seed == 2)]
+    assert "(2 to 3 seeds so far)" in text(partial)
+    assert "(none yet)" in text([r for r in rows if r.method in ("gcc", "sgcl[c=0.4]")])
+
+
 def test_method_names_round_trip_exactly_and_refuse_what_they_cannot_write():
     from gcc_sgcl.method import MethodSpec
 

@@ -241,9 +241,9 @@ def leave_one_out_sections(rows: an.Rows, out: Path, folder: Path) -> list[str]:
         rd.plot_leave_one_out(items, png)
         picture = [f"![what each stage adds]({_relative(png, out)})"]
     counts = [len(d.seeds) for i in items for d in (i.adds, i.against_gcc) if d]
-    seeds = max(counts, default=0)
-    so_far = ("none yet" if not seeds else f"{seeds} seed{'s' * (seeds != 1)} each" if min(counts) == seeds
-              else f"{min(counts)} to {seeds} seeds so far")
+    fewest, most = min(counts, default=0), max(counts, default=0)
+    so_far = ("none yet" if not most else f"{rd.count(most, 'seed')} each" if fewest == most
+              else f"{fewest} to {most} seeds so far")
     return ["## Leave one out: what each stage of SGCL costs or adds (E2E, frozen)",
             "`sgcl-no-<stage>` is the tables' `sgcl` (same c) with one stage switched off (filter: the similar "
             "filter; mask and reorder each alone), pre-trained at the table budget by `bash scripts/reproduce.sh loo` "
