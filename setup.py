@@ -28,6 +28,10 @@ setup(
         "psutil",  # imported by dgl 1.1.3 without being declared
         "threadpoolctl",
         "requests",
+        # the SGCL paper's baselines (docs/baselines.md), imported only by them: the WL subtree kernel (wl-kernel)
+        # and Doc2Vec (graph2vec); the versions tested here, with numpy 2.4
+        "grakel>=0.1.11",
+        "gensim>=4.4",
     ],
     extras_require={"test": ["pytest"]},
 )

@@ -15,7 +15,7 @@
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -24,17 +24,52 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import torch
-from tqdm import tqdm
 
 from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.config import Config, visit_budget_power
 from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
+from gcc_sgcl.data.readers import MAX_NODES, SPARE_NODES, node_count_limit
 from gcc_sgcl.engine import generate
 from gcc_sgcl.models import GraphEncoder
-from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, sampling_threads
+from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
+from gcc_sgcl.engine.threads import ThreadPlan
+from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
 
 GraphLike = Any
 """A ``dgl.DGLGraph``, a ``networkx.Graph``, a scipy sparse adjacency matrix or an ``(src, dst)`` pair of arrays."""
+SEED_LIMIT = 2**64  # seeds key the views as uint64 (gcc_sgcl.sampling.keys)
+
+
+def _check_node_count(n: int, edges: int, what: str) -> None:
+    """Refuse, before anything is allocated, a graph of ``n`` nodes (``what`` names the value that implies it) for
+    ``edges`` edges beyond :func:`~gcc_sgcl.data.readers.node_count_limit`: ids are positions ``0..n-1``, so an id
+    far beyond the edges is a label, not a position, and would build that many nodes."""
+    if n > node_count_limit(edges):
+        raise ValueError(f"{what} makes a graph of {n} nodes for {edges} edges, more than {node_count_limit(edges)} "
+                         f"(2 x edges + {SPARE_NODES}, at most {MAX_NODES}; ids are positions 0..n-1): relabel the "
+                         f"nodes 0..n-1, e.g. with np.unique(ids, return_inverse=True), or pass a networkx graph")
+
+
+def _check_seed(seed: Any) -> None:
+    """Refuse a ``seed`` that is not an integer in ``0..2**64-1`` (a bool, a float such as 1.5, a string, None),
+    naming ``seed``: views are keyed by it, and ``int(1.5)`` would silently give the rows of seed 1."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an integer in 0..{SEED_LIMIT - 1}, got {type(seed).__name__} {seed!r}")
+    if not 0 <= int(seed) < SEED_LIMIT:
+        raise ValueError(f"seed must be an integer in 0..{SEED_LIMIT - 1}, got {seed}")
+
+
+def _refuse_bools(nodes: list, n: int, graph: GraphLike) -> None:
+    """Refuse booleans among node ids: a list of bools is a mask only with one entry per node (``n``), and a list
+    mixing bools and ids has no meaning (``True`` would read as node 1). A networkx graph whose nodes are bools
+    is named by them."""
+    named = {v for v in graph.nodes if isinstance(v, (bool, np.bool_))} if isinstance(graph, nx.Graph) else set()
+    flags = [i for i, v in enumerate(nodes) if isinstance(v, (bool, np.bool_)) and v not in named]
+    if flags and len(flags) == len(nodes):
+        raise ValueError(f"nodes: a list of {len(nodes)} booleans is a mask only with one entry per node ({n})")
+    if flags:
+        raise TypeError(f"nodes: mixes booleans and node ids (nodes[{flags[0]}] is {nodes[flags[0]]!r}): pass a "
+                        f"boolean mask of {n} entries or the ids")
 
 
 def as_dgl_graph(graph: GraphLike) -> dgl.DGLGraph:
@@ -50,14 +85,18 @@ def as_dgl_graph(graph: GraphLike) -> dgl.DGLGraph:
     if isinstance(graph, nx.Graph):
         return graph_from_networkx(graph)[0]
     if sp.issparse(graph):
+        if len(graph.shape) == 2:
+            _check_node_count(max(graph.shape), graph.nnz, f"the matrix shape {graph.shape}")
         return graph_from_scipy(graph)[0]
     if isinstance(graph, tuple) and len(graph) == 2:
         src, dst = (np.asarray(a).ravel() for a in graph)
         for name, ids in (("src", src), ("dst", dst)):
             if ids.size and ids.dtype.kind not in "iu":
                 raise TypeError(f"(src, dst): {name} must hold integer node ids, got {ids.dtype} values")
+        top = max((int(ids.max()) for ids in (src, dst) if ids.size), default=-1)  # before a uint64 id can wrap
+        _check_node_count(top + 1, max(src.size, dst.size), f"(src, dst): node id {top}")
         src, dst = src.astype(np.int64), dst.astype(np.int64)
-        return simple_undirected_graph(src, dst, int(max(src.max(initial=-1), dst.max(initial=-1)) + 1))
+        return simple_undirected_graph(src, dst, top + 1)
     raise TypeError(f"expected a DGLGraph, a networkx graph, a scipy sparse matrix or (src, dst), got {type(graph)}")
 
 
@@ -84,6 +123,7 @@ def _positions(graph: GraphLike, n: int, nodes: Iterable | None) -> np.ndarray:
     elif isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
         raise TypeError(f"nodes must be a sequence of nodes or a boolean mask, got {type(nodes).__name__}")
     nodes = list(nodes)
+    _refuse_bools(nodes, n, graph)
     if isinstance(graph, nx.Graph):
         position = {v: i for i, v in enumerate(graph.nodes)}
         try:
@@ -122,10 +162,12 @@ def _refuse_ambiguous_mask(nodes: Any, n: int) -> None:
                          f"(e.g. mask.astype(bool)) or the node ids")
 
 
-def _check_settings(batch_size: int, copies: int) -> None:
+def _check_settings(batch_size: int, copies: int, seed: int = 0) -> None:
+    """Refuse a ``batch_size`` or ``copies`` that is not an integer >= 1, or a bad ``seed`` (:func:`_check_seed`)."""
     for name, value in (("batch_size", batch_size), ("copies", copies)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    _check_seed(seed)
 
 
 class Encoder:
@@ -138,6 +180,7 @@ class Encoder:
     def __init__(self, model: GraphEncoder, cfg: Config) -> None:
         self.model = model
         self.cfg = cfg
+        self.last_plan: ThreadPlan | None = None  # the threads and view builders of the last call
 
     @property
     def hidden_size(self) -> int:
@@ -147,32 +190,35 @@ class Encoder:
     def embed_nodes(self, graph: GraphLike, nodes: Sequence[int] | None = None, batch_size: int = 256,
                     seed: int = 0, copies: int = generate.INFERENCE_COPIES,
                     visit_budget: str = "pretrain", with_structural: bool = False,
-                    progress: bool = False) -> np.ndarray:
+                    progress: bool = False, threads: int | None = None, workers: int | None = None) -> np.ndarray:
         """``(len(nodes), hidden)`` float32 embeddings of ``nodes`` (default: every node, row ``i`` = node ``i``):
         nodes of a networkx graph's ``nodes``, ids ``0..n-1`` of any other input, or a boolean numpy / torch mask
         of length n. ``visit_budget`` is the walks' budget rule, as ``generate --visit-budget``
         (:data:`~gcc_sgcl.config.VISIT_BUDGETS`). ``with_structural`` appends the training-free structural vector
         of each node (z-scored over all nodes of the graph), each block divided by its mean row norm over the
         returned rows: the tables' ``⊕ structural`` rows when every node is embedded. ``progress`` shows a
-        progress bar over the views (32 views of a few thousand nodes take minutes on a CPU)."""
-        _check_settings(batch_size, copies)
+        progress bar over the views (32 views of a few thousand nodes take minutes on a CPU). Views are built by
+        ``workers`` processes beside the model's ``threads`` torch threads, both decided from the cores when None
+        (:func:`~gcc_sgcl.engine.threads.plan_threads`; the choice is kept in ``last_plan``); rows do not depend
+        on ``workers``."""
+        _check_settings(batch_size, copies, seed)
         visit_budget_power(visit_budget)
         g = as_dgl_graph(graph)
         items = _positions(graph, g.num_nodes(), nodes)
         if g.num_nodes() and not g.num_edges():
             raise ValueError(f"the graph has no edges: all {g.num_nodes()} nodes are isolated, so every RWR view is "
                              f"one node (generate.sh refuses such a dataset too)")
-        rows = self._embed(lambda c: NodeViewDataset(g, self.cfg.sampling, seed, c, visit_budget), items,
-                           batch_size, copies, progress)
+        rows = self._embed(NodeViewDataset(g, self.cfg.sampling, seed, 0, visit_budget), items, batch_size, copies,
+                           progress, threads, workers)
         return joined(rows, structural_vector([g], per_graph=False)[items]) if with_structural else rows
 
     def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
                      copies: int = generate.GRAPH_COPIES, with_structural: bool = False,
-                     progress: bool = False) -> np.ndarray:
+                     progress: bool = False, threads: int | None = None, workers: int | None = None) -> np.ndarray:
         """``(len(graphs), hidden)`` float32 embeddings of a list of whole graphs (a graph without edges is refused,
         as ``generate.sh`` refuses it); ``with_structural`` appends each graph's structural vector (z-scored over
-        the given graphs), and ``progress`` shows a progress bar over the views, as :meth:`embed_nodes`."""
-        _check_settings(batch_size, copies)
+        the given graphs); ``progress``, ``threads`` and ``workers`` as :meth:`embed_nodes`."""
+        _check_settings(batch_size, copies, seed)
         if isinstance(graphs, (dgl.DGLGraph, nx.Graph)) or sp.issparse(graphs):
             raise TypeError(f"embed_graphs takes a list of graphs, got one {type(graphs).__name__}: pass [graph] "
                             f"(or use embed_nodes for its nodes)")
@@ -186,22 +232,20 @@ class Encoder:
             if not g.num_edges():
                 raise ValueError(f"graphs[{i}] has no {'edges' if g.num_nodes() else 'nodes'}: a graph's embedding "
                                  f"needs at least one edge (generate.sh refuses such a graph too)")
-        rows = self._embed(lambda c: GraphViewDataset(dataset, self.cfg.sampling, seed, c), np.arange(len(dataset)),
-                           batch_size, copies, progress)
+        rows = self._embed(GraphViewDataset(dataset, self.cfg.sampling, seed), np.arange(len(dataset)), batch_size,
+                           copies, progress, threads, workers)
         return joined(rows, structural_vector(dataset, per_graph=True)) if with_structural and len(dataset) else rows
 
-    def _embed(self, views_of: Callable[[int], NodeViewDataset | GraphViewDataset], items: np.ndarray,
-               batch_size: int, copies: int, progress: bool = False) -> np.ndarray:
-        """The rows of ``items``: the mean over ``copies`` of the embeddings of ``views_of(copy)``'s views (a bar
-        over the copies when ``progress``)."""
+    def _embed(self, dataset: NodeViewDataset | GraphViewDataset, items: np.ndarray, batch_size: int, copies: int,
+               progress: bool = False, threads: int | None = None, workers: int | None = None) -> np.ndarray:
+        """The rows of ``items``: the mean over ``copies`` of the embeddings of their views in ``dataset``, streamed
+        (:func:`~gcc_sgcl.engine.stream.streamed_rows`: views built chunk by chunk by ``workers`` processes beside
+        the model's ``threads``, both decided from the cores when None; the plan is kept in ``last_plan``)."""
         if items.size == 0:
             return np.zeros((0, self.hidden_size), dtype=np.float32)
-        def built(c: int):  # one copy's views at a time: embedding them holds only those in memory
-            with sampling_threads():
-                return views_of(c).__getitems__(items)
-
-        bar = tqdm(range(copies), desc="views", unit="view", disable=not progress)
-        return generate.embed_parts(self.model, [(built(c) for c in bar)], batch_size, progress=False)
+        sources = [ViewSource(dataset, items, copies)]
+        self.last_plan = stream_plan(self.model, sources, threads, workers)
+        return streamed_rows(self.model, sources, batch_size, self.last_plan, "views", progress)
 
 
 def load_encoder(path: str | Path, device: str = "cpu") -> Encoder:

@@ -2,8 +2,10 @@
 checks of arguments done before any data is loaded (imports nothing from the package)."""
 from __future__ import annotations
 
+import argparse
 import os
 import re
+import sys
 import warnings
 import zipfile
 from collections.abc import Iterator
@@ -13,9 +15,33 @@ from pathlib import Path
 DEBUG_ENV = "GCC_SGCL_DEBUG"
 """Set to ``1`` to see the full traceback of an error a command would report in one line."""
 
+INTERRUPTED_EXIT = 130
+"""The exit status of a command stopped by Ctrl-C (the shell's for SIGINT)."""
+
 # Errors a user can cause with inputs, files and flags; the messages raised in the package name the file or
 # flag. Anything else is a bug and keeps its traceback.
 USER_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile)
+
+
+_ROLES = re.compile(r":(?:class|func|meth|mod|data|attr|exc):`~?([^`]+)`")
+
+
+def plain_text(text: str) -> str:
+    """Docstring markup as plain text for ``--help``: roles become their last name part, literals lose their quotes.
+
+    >>> plain_text("Embed with :func:`~gcc_sgcl.api.embed_nodes` (``--copies 2``); see :mod:`gcc_sgcl.tasks`.")
+    'Embed with embed_nodes (--copies 2); see gcc_sgcl.tasks.'
+    """
+    text = _ROLES.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if "~" in m.group(0) else m.group(1), text)
+    return text.replace("``", "")
+
+
+class PlainHelpParser(argparse.ArgumentParser):
+    """An ArgumentParser whose ``--help`` is plain text (:func:`plain_text`): descriptions and help strings may be
+    the docstrings' reStructuredText."""
+
+    def format_help(self) -> str:
+        return plain_text(super().format_help())
 
 
 def one_line(error: BaseException) -> str:
@@ -36,16 +62,33 @@ def one_line_warning(message: Warning | str, category: type[Warning], *_: object
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Wrap the body of a command's ``main()``: a known error (:data:`USER_ERRORS`) ends the program with
-    ``error: <message>`` on stderr and exit code 1, without a traceback (unless ``$GCC_SGCL_DEBUG=1``); warnings
-    print as one line (:func:`one_line_warning`)."""
+    ``error: <message>`` on stderr and exit code 1, and Ctrl-C with one line and exit code 130, without a traceback
+    (unless ``$GCC_SGCL_DEBUG=1``); warnings print as one line (:func:`one_line_warning`)."""
     if os.environ.get(DEBUG_ENV, "") in ("", "0"):
         warnings.formatwarning = one_line_warning
     try:
         yield
     except USER_ERRORS as error:
+        close_progress_bars()
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise
         raise SystemExit(f"error: {one_line(error)}") from None
+    except KeyboardInterrupt:
+        close_progress_bars()
+        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            raise
+        print("\ninterrupted: nothing half-written (every output goes through a temporary file); run the same "
+              "command again to redo it", file=sys.stderr)
+        raise SystemExit(INTERRUPTED_EXIT) from None
+
+
+def close_progress_bars() -> None:
+    """End every open tqdm bar, so that an error printed next is the last line (a bar left open is redrawn over
+    it, or closed after it at exit)."""
+    tqdm_module = sys.modules.get("tqdm.std")  # no import: a command that drew no bar has none to close
+    if tqdm_module is not None:
+        for bar in list(tqdm_module.tqdm._instances):
+            bar.close()
 
 
 def check_num_workers(value: int, flag: str = "--num-workers") -> None:

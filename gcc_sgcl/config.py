@@ -243,7 +243,8 @@ SAVED_BEFORE_FIELD: dict[str, dict[str, Any]] = {
 
 # Training settings that say where and at what pace a run goes, not what it learns: two runs differing only in
 # them train the same encoder (``threads`` and ``device`` may change float reductions, not the experiment).
-RUN_PLACE_FIELDS = ("num_workers", "threads", "save_freq", "log_freq", "data_dir", "output_dir", "run_name", "device")
+RUN_PLACE_FIELDS = ("num_workers", "threads", "save_freq", "save_minutes", "log_freq", "data_dir", "output_dir", "run_name",
+                    "device")
 
 
 @dataclass
@@ -274,6 +275,9 @@ class TrainConfig(Settings):
                               "the bits of the result, depend on it", valid=NON_NEGATIVE)
     seed: int = setting(0, "seed of the weights, walks and augmentations", valid=NON_NEGATIVE)
     save_freq: int = setting(1000, "write the checkpoint every N steps (and at the end)", valid=at_least(1))
+    save_minutes: float = setting(10.0, "also write the checkpoint once this many minutes of wall time passed since "
+                                        "the last one, so a kill loses minutes, not hours (0 = by step only)",
+                                  valid=at_least(0))
     log_freq: int = setting(10, "write TensorBoard scalars every N steps", valid=at_least(1))
     corpus: list[str] = setting(["synthetic"], "pre-training graphs: registered names (e.g. ca-grqc ca-hepth "
                                                "ca-hepph ca-condmat email-enron, GCC's SNAP graphs) or graph files")
@@ -297,6 +301,10 @@ class TrainConfig(Settings):
             )
         if self.mode == "e2e" and self.effective_batch_size() < 2:
             raise ValueError("E2E needs --batch-size >= 2 (negatives come from the batch)")
+        name = self.run_name
+        if name in (".", "..") or "\0" in name or any(sep and sep in name for sep in (os.sep, os.altsep, "/")):
+            raise ValueError(f"--run-name must be one folder name inside --output-dir (no '/', no '.' or '..'), "
+                             f"got {name!r}")
 
 
 @dataclass
@@ -342,13 +350,17 @@ class AugmentConfig(Settings):
                             valid=PROBABILITY)
     max_masked: int = setting(8, "most eigenvectors masked in one view (the appendix's M, value of this code)",
                               valid=at_least(1))
-    use_reorder: bool = setting(True, "SGCL stage: frequency reorder (permute nearby eigenvectors) of a view")
+    use_reorder: bool = setting(True, "SGCL stage: frequency reorder of a view (its eigenvector columns sorted by "
+                                      "their weight sum_{j<=r} (1 - lambda)^j in an r-step diffusion, r drawn per "
+                                      "view)")
     p_reorder: float = setting(0.25, "probability that a view is reordered (this code)", valid=PROBABILITY)
-    r_max: int = setting(10, "widest eigenvector window a reorder permutes (this code)", valid=at_least(1))
+    r_max: int = setting(10, "largest diffusion order r a reorder draws, r ~ U{1..r_max} (the paper's r <= r_max; "
+                             "value of this code)", valid=at_least(1))
     permute_kind: str = setting("spectral", "spectral = the paper's reorder; random = the random-permute control")
     # global embedding E_t (see gcc_sgcl.augment.global_embedding)
     global_method: str = setting("netmf", "global embedding E_t of the corpus graph: netmf = NetMF matrix "
-                                          "factorisation (paper)")
+                                          "factorisation (this code: the paper names Node2vec, LINE and DeepWalk, "
+                                          "whose implicit matrix NetMF factorises)")
     global_window: int = setting(1, "NetMF window size T (this code)", valid=at_least(1))
 
     def check_together(self) -> None:
@@ -427,6 +439,9 @@ class MVGRLConfig(Settings):
     topk: int = setting(0, "entries kept per row with topk (0 = the view's mean degree)", valid=NON_NEGATIVE)
     eps: float = setting(1e-2, "entries below this are dropped with threshold (MVGRL, Citeseer)",
                          valid=Range(0, 1, low_open=True))
+    diffusion: str = setting("ppr", "diffusion of the key view: ppr (MVGRL's default) or heat, exp(t ((A + I) D^-1 - "
+                                    "I)) (MVGRL's other diffusion, the SGCL paper's 'MVGRL heat')")
+    t: float = setting(5.0, "time of the heat diffusion (MVGRL's compute_heat default)", valid=POSITIVE)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import Any
 from gcc_sgcl.augment.crop import CROP_BASES, CROPS
 from gcc_sgcl.augment.filter import FILTER_MODES
 from gcc_sgcl.augment.global_embedding import GLOBAL_EMBEDDINGS
+from gcc_sgcl.augment.mvgrl import DIFFUSIONS
 from gcc_sgcl.augment.pipeline import BASELINES, PERMUTE_KINDS, SPARSIFIERS
 from gcc_sgcl.config import (
     AUGMENT_FAMILIES,
@@ -45,6 +46,13 @@ class Preset:
 # leave-one-out ablation, stages of :data:`~gcc_sgcl.config.STAGES`). ``graphcl``, ``grace``, ``mvgrl`` and ``gca`` keep
 # GCC's encoder and loop and replace only the view generation (Table 2's re-implemented baselines): their family.
 _ALL_OFF = {f"use_{stage}": False for stage in STAGES}
+FILTER_C = 0.4
+"""SGCL's filter threshold c in every preset whose views pass the filter (``sgcl``, ``sgcl-no-crop``,
+``sgcl-similar``, …) when no bracket or flag gives one: the value the c grid chose on the tables' own columns
+(docs/results.md, "c grid"), behind the tables' ``sgcl`` row and the shipped encoders. The paper grid-searches
+0.2, 0.25, 0.3, 0.35, 0.4, 0.45 and states no choice; before the grid this code used its middle, 0.3
+(:class:`~gcc_sgcl.config.AugmentConfig`'s default, the value stored in old rows and checkpoints named plain
+``sgcl``, which read as ``sgcl[c=0.3]``: :func:`current_name`)."""
 LEAVE_ONE_OUT = "sgcl-no-"  # sgcl-no-<stage>: SGCL without one stage of STAGES (the leave-one-out ablation)
 SINGLE_STAGES: dict[str, dict[str, Any]] = {
     "crop": {"use_crop": True},
@@ -62,6 +70,7 @@ PRESETS: dict[str, Preset] = {
     **{f"sgcl-{name}": Preset(augment={**_ALL_OFF, **stage}) for name, stage in SINGLE_STAGES.items()},
     **{f"{LEAVE_ONE_OUT}{stage}": Preset(augment={f"use_{stage}": False}) for stage in STAGES},
     **{name: Preset(family=name) for name in BASELINES},
+    "mvgrl-heat": Preset(family="mvgrl", augment={"diffusion": "heat"}),  # the SGCL paper's runtime column
 }
 
 
@@ -126,9 +135,57 @@ def make_config(method: str = "gcc", overrides: dict[str, dict[str, Any]] | None
     if "crop_table" in merged["augment"]:
         merged["augment"]["crop_table"] = tuple(merged["augment"]["crop_table"])
     augment = klass(**merged["augment"])
+    if _read_settings(_sgcl_augment(augment))["c"] and "c" not in merged["augment"]:
+        augment = dataclasses.replace(augment, c=FILTER_C)
     _check_choices(method, augment)
-    return Config(method=str(MethodSpec.parse(method)), augment=augment,
+    return Config(method=_named(method, augment), augment=augment,
                   **{group: klass(**merged.get(group, {})) for group, klass in GROUPS.items()})
+
+
+def _sgcl_augment(augment: Any) -> AugmentConfig | None:
+    return augment if isinstance(augment, AugmentConfig) else None
+
+
+def _named(method: str, augment: Any) -> str:
+    """The canonical name of ``method`` trained with ``augment``: a method whose views pass the filter names its c
+    (``sgcl`` → ``sgcl[c=0.4]``), so a name says the c it trained with whichever way c was given."""
+    spec = MethodSpec.parse(method)
+    if _read_settings(_sgcl_augment(augment))["c"]:
+        spec = spec.with_settings(c=augment.c)
+    return str(spec)
+
+
+@functools.lru_cache(maxsize=None)
+def canonical_name(method: str) -> str:
+    """The name a run, a row and a shipped encoder of ``method`` carry (:func:`make_config`'s): SGCL's filter
+    threshold written out, a joined vector kept.
+
+    >>> canonical_name("sgcl"), canonical_name("sgcl-no-crop"), canonical_name("sgcl-crop"), canonical_name("gcc")
+    ('sgcl[c=0.4]', 'sgcl-no-crop[c=0.4]', 'sgcl-crop', 'gcc')
+    >>> canonical_name("sgcl[c=0.35] ⊕ structural")
+    'sgcl[c=0.35] ⊕ structural'
+    """
+    spec = MethodSpec.parse(method)
+    return str(MethodSpec.parse(make_config(str(spec.encoder)).method).join(spec.joined))
+
+
+def current_name(method: str, augment: dict[str, Any] | None) -> str:
+    """The canonical name of a stored row or checkpoint of ``method`` trained with the stored ``augment`` settings:
+    one named before names carried c (plain ``sgcl`` at the then default 0.3) gains the c it trained with.
+
+    >>> current_name("sgcl", {"use_filter": True, "c": 0.3}), current_name("sgcl[c=0.4]", {"c": 0.4})
+    ('sgcl[c=0.3]', 'sgcl[c=0.4]')
+    >>> current_name("gcc ⊕ structural", {"use_filter": False, "c": 0.3}), current_name("prone", None)
+    ('gcc ⊕ structural', 'prone')
+    """
+    try:
+        spec = MethodSpec.parse(method)
+        reads = reads_c(spec.preset)
+    except ValueError:  # a training-free method, or a name of other code
+        return method
+    if not reads or spec.get("c") is not None or not augment or "c" not in augment or not augment.get("use_filter", True):
+        return method
+    return str(spec.with_settings(c=float(augment["c"])))
 
 
 def _read_settings(augment: AugmentConfig | None) -> dict[str, bool]:
@@ -145,18 +202,14 @@ def reads_c(method: str) -> bool:
     >>> reads_c("sgcl"), reads_c("sgcl-crop+similar"), reads_c("sgcl-crop"), reads_c("graphcl")
     (True, True, False, False)
     """
-    return _read_settings(_sgcl_settings(make_config(method)))["c"]
-
-
-def _sgcl_settings(cfg: Config) -> AugmentConfig | None:
-    return cfg.augment if isinstance(cfg.augment, AugmentConfig) else None
+    return _read_settings(_sgcl_augment(make_config(method).augment))["c"]
 
 
 def augment_choices() -> dict[str, dict[str, tuple[str, ...]]]:
     """Per augmentation family, the valid names of each setting whose values are a registry's (the flags' choices)."""
     return {"sgcl": {"filter_mode": FILTER_MODES, "crop_kind": tuple(CROPS), "permute_kind": tuple(PERMUTE_KINDS),
                      "crop_basis": tuple(CROP_BASES), "global_method": tuple(GLOBAL_EMBEDDINGS)},
-            "mvgrl": {"sparsify": tuple(SPARSIFIERS)}}
+            "mvgrl": {"sparsify": tuple(SPARSIFIERS), "diffusion": tuple(DIFFUSIONS)}}
 
 
 def _check_variant(method: str, bracketed: dict[str, dict[str, Any]], sgcl: AugmentConfig | None) -> None:
@@ -187,7 +240,7 @@ def derived_method(base: str, like: str, *settings: str) -> str:
     'sgcl[c=0.4,crop=random]'
     """
     spec = MethodSpec.parse(base)
-    reads = _read_settings(_sgcl_settings(make_config(spec.preset)))
+    reads = _read_settings(_sgcl_augment(make_config(spec.preset).augment))
     inherited = {name: value for name, value in MethodSpec.parse(like).settings
                  if reads.get(VARIANT_SETTINGS[name][1], True)}
     extra = MethodSpec.parse(f"{spec.preset}[{','.join(settings)}]").values if settings else {}
@@ -221,3 +274,18 @@ def trained_settings(method: str) -> dict[str, dict[str, Any]]:
     cfg = make_config(method)
     return {group: {f.name: getattr(getattr(cfg, group), f.name) for f in dataclasses.fields(getattr(cfg, group))}
             for group in (*GROUPS, "augment")}
+
+
+def settings_beyond_preset(cfg: Config, skip: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+    """``{"group.field": value}`` of every setting of ``cfg`` that differs from its method's bare preset (the
+    bracketed ones of ``sgcl[c=0.35]``, or any flag given at pre-training), in config order, leaving out the
+    ``(group, field)`` pairs of ``skip``.
+
+    >>> settings_beyond_preset(make_config("sgcl[c=0.35]", {"train": {"seed": 3, "lr": 0.001}}), (("train", "seed"),))
+    {'train.lr': 0.001, 'augment.c': 0.35}
+    """
+    preset = make_config(MethodSpec.parse(cfg.method).preset).to_dict()
+    return {f"{group}.{name}": value for group, values in cfg.to_dict().items() if isinstance(values, dict)
+            for name, value in values.items()
+            if (group, name) not in skip and value != preset.get(group, {}).get(name)}
+

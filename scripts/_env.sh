@@ -5,7 +5,9 @@
 # or 3.12: dgl publishes Linux wheels up to 3.11 for 1.1.3 (used there) and up to 3.12 for 2.1.0 (used on 3.12),
 # none for 3.13, and the package uses 3.10 syntax.
 #
-# Modes (environment variables; the default, none set, installs the CPU torch==2.13.0 into a fresh .venv):
+# Modes (environment variables; the default, none set, installs torch==2.13.0 into a fresh .venv: the CPU build where
+# pip finds one on disk or on an index it is given, e.g. PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu;
+# from PyPI alone, the CUDA build of several GB):
 #   GCC_SGCL_SYSTEM_TORCH=1   reuse the torch of PYTHON's site-packages (e.g. a CUDA build such as 2.11+cu130):
 #                             the virtualenv sees the system packages and pip installs only what is missing;
 #                             the torch must be >= 2.11 (the oldest tested).
@@ -46,14 +48,22 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; 
   if [ -n "${GCC_SGCL_WHEELS:-}" ]; then
     pip_args+=(--no-index --find-links "$(cd "$GCC_SGCL_WHEELS" && pwd)")
   fi
-  echo "[env] bootstrapping $VENV with Python $version${torch_req[*]:+ and ${torch_req[*]}}${venv_args[*]:+ (system torch ${torch_version:-})}${GCC_SGCL_WHEELS:+ from $GCC_SGCL_WHEELS}" >&2
+  echo "[env] first run: creating $VENV with Python $version${venv_args[*]:+ (system torch ${torch_version:-})}${GCC_SGCL_WHEELS:+ from $GCC_SGCL_WHEELS} (2-10 minutes, once)" >&2
+  started=$SECONDS
   # each step checked by hand: set -e does not apply where the caller sources this file inside an `if`
-  if ! "$PYTHON" -m venv "${venv_args[@]}" "$VENV" ||
-     ! "$VENV/bin/pip" install "${pip_args[@]}" -e "$ROOT[test]" "${torch_req[@]}" >&2; then
+  if ! "$PYTHON" -m venv "${venv_args[@]}" "$VENV"; then
+    echo "[env] creating $VENV failed (see above); fix the cause and run again" >&2
+    return 1 2>/dev/null || exit 1
+  fi
+  # pip takes a CPU torch wheel where it finds one (on disk, or an index given by PIP_EXTRA_INDEX_URL); from PyPI
+  # alone torch is its CUDA build (several GB)
+  echo "[env] installing ${torch_req[*]:+${torch_req[*]} (the CPU build where pip finds one, else the CUDA build from PyPI), }gcc_sgcl, DGL, scipy, scikit-learn, tensorboard and the test tools" >&2
+  if ! "$VENV/bin/pip" install "${pip_args[@]}" -e "$ROOT[test]" "${torch_req[@]}" >&2; then
     echo "[env] installing into $VENV failed (see above); fix the cause and run again" >&2
     return 1 2>/dev/null || exit 1
   fi
   echo "$want" > "$STAMP"
+  echo "[env] ready in $((SECONDS - started)) s" >&2
 fi
 export PATH="$VENV/bin:$PATH"
 export DGLBACKEND=pytorch

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # Training-free baselines (GCC's baseline script): embed each dataset with a classical method, then run the
 # dataset's task on the embeddings (node_classification, graph_classification or similarity_search).
-#   bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...> [flags...]
+#   bash scripts/baseline.sh <hidden> <method> <dataset...> [flags...]
+# Methods: structural, spectral, prone, graphwave, wl-kernel, graph2vec, rolx, panther, random (docs/baselines.md);
+# node-level ones refuse graph datasets, graph-level ones (wl-kernel, graph2vec) node and similarity datasets.
 # Datasets are registered names or graph file paths. Flags (from the first argument starting with '-') go to
 # the task, e.g. --folds 2 --repeats 1 --labels my_labels.txt; --data-dir DIR also to the embedding step.
 # Writes saved/classical/<folder>/<dataset>.npy (relative to the caller's cwd) and appends the scores to
-# saved/classical/<folder>/results.csv, <folder> being <method>-<hidden> for prone and graphwave (which <hidden>
-# sizes) and <method> for structural and spectral (fixed sizes); each task is given the size actually written.
+# saved/classical/<folder>/results.csv, <folder> being <method>-<hidden> for the methods <hidden> sizes (prone,
+# graphwave, graph2vec, panther, random) and <method> for the others (fixed or data-chosen sizes); each task is given
+# the size actually written.
 # Every flag goes to every task, and a task refuses a flag it does not take (e.g. --ks, similarity search's):
 # give datasets of one kind per call when passing a task's own flags.
 source "$(dirname "$0")/_env.sh"
 source "$(dirname "$0")/_help.sh"
 show_help_if_asked "$0" "${1:-}" python -m gcc_sgcl.classical
 if [ $# -lt 3 ]; then
-  echo "usage: bash scripts/baseline.sh <hidden> <prone|graphwave|structural|spectral> <dataset...> [flags...]" >&2
+  echo "usage: bash scripts/baseline.sh <hidden> <method> <dataset...> [flags...] (methods: python -m gcc_sgcl.classical --help)" >&2
   exit 2
 fi
 hidden=$1 method=$2

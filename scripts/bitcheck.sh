@@ -5,6 +5,7 @@
 # of one machine).
 #   bash scripts/bitcheck.sh [<source tree, default: this checkout>] [<out dir, default: a fresh temporary one>]
 # Needs ca-grqc under the data root ($GCC_SGCL_DATA, else ./data).
+case ${1:-} in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 source "$(dirname "$0")/_env.sh"
 tree=$(cd "${1:-$ROOT}" && pwd) out=${2:-$(mktemp -d)}
 mkdir -p "$out"
@@ -13,9 +14,15 @@ run() { (cd "$tree" && python -m gcc_sgcl.engine.pretrain --steps 6 --batch-size
   --corpus ca-grqc --output-dir "$out" "$@" >/dev/null 2>>"$out/err.log") || { echo "FAIL $*"; tail -3 "$out/err.log"; }; }
 for m in "sgcl[c=0.25]" gcc graphcl grace mvgrl gca sgcl-no-align; do run --method "$m"; done
 run --method gcc --mode moco --nce-k 64
+# weights_only: a checkpoint already in <out dir> is anyone's file, and is read as data, never run
 python - "$out" <<'PY'
 import hashlib, pathlib, sys, torch
 for p in sorted(pathlib.Path(sys.argv[1]).glob("*/checkpoint.pt")):
-    state = torch.load(p, map_location="cpu", weights_only=False)["model"]
-    print(p.parent.name, hashlib.sha256(b"".join(v.numpy().tobytes() for _, v in sorted(state.items()))).hexdigest()[:16])
+    try:
+        state = torch.load(p, map_location="cpu", weights_only=True)["model"]
+        digest = hashlib.sha256(b"".join(v.numpy().tobytes() for _, v in sorted(state.items()))).hexdigest()[:16]
+    except Exception as error:
+        print(f"FAIL {p}: not a checkpoint of tensors and plain values, refused unread ({type(error).__name__})")
+        continue
+    print(p.parent.name, digest)
 PY

@@ -2,8 +2,10 @@
 # The GPU check in one command (<= 5 min on one H200 with 16 cores): install from a wheel folder with no network
 # into a virtualenv that reuses the machine's torch, `pretrain.sh 0 sgcl` on the five SNAP graphs with DataLoader
 # workers, the CUDA model step against the CPU on the same batches, run-to-run equality with deterministic
-# algorithms, s/step split into loader wait and model step at batch 256 and 1024, and eigh time for n = 16…512 on
-# CPU vs CUDA. Prints one table (and says what failed); exit status 1 when a step failed.
+# algorithms, s/step split into loader wait and model step at batch 256 and 1024, streamed embedding with the model
+# on CUDA against the CPU on the same views, and eigh time for n = 16…512 on CPU vs CUDA. Prints one table with the
+# virtualenv's interpreter (when the install failed, the rows as they are and that nothing else ran); exit status 1
+# when a step failed.
 #
 #   bash scripts/gpu_check.sh [--cpu-dry-run] [--wheels DIR] [--data DIR] [--workers N]
 #   bash scripts/gpu_check.sh --fetch-wheels [DIR]
@@ -15,6 +17,7 @@
 #                 scikit-learn, networkx, pandas, tensorboard, tqdm and psutil lacks (about 35 MiB).
 # --data DIR      the data root holding pretrain/ (default ../shared/data, else shared/data in the repository).
 # PYTHON          the interpreter whose torch is used (default python3); the virtualenv goes to a temporary folder.
+case ${1:-} in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dry=0 wheels="$ROOT/build/wheels" data="" workers=""
@@ -41,7 +44,8 @@ if [ -z "$data" ]; then
   data="$ROOT/../shared/data"; [ -d "$data/pretrain" ] || data="$ROOT/shared/data"
 fi
 if [ "$dry" = 1 ]; then  # small counts: a CPU-only machine (2 cores here) finishes in a few minutes
-  workers="${workers:-2}" steps=12 batch=64 checks=(--dry-run --compare-batches 2 --split-steps 3 --eigh-count 16)
+  workers="${workers:-2}" steps=12 batch=64
+  checks=(--dry-run --compare-batches 2 --split-steps 3 --eigh-count 16 --embed-nodes 1024 --embed-copies 2)
 else
   workers="${workers:-12}" steps=40 batch=256 checks=(--device cuda:0 --compare-batches 3 --split-steps 10)
 fi
@@ -55,7 +59,13 @@ echo "[gpu_check] working in $work (logs there)" >&2
 
 row() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-}" >> "$rows"; }
 seconds_since() { echo $(( $(date +%s) - $1 )); }
-table() { "${1:-python}" -m gcc_sgcl.bench.gpu_check --table "$rows"; }
+table() { python -m gcc_sgcl.bench.gpu_check --table "$rows"; }  # the virtualenv's python, once installed
+# Without an installed interpreter (install failed) no Python may import torch: the rows as they are, by awk.
+rows_as_they_are() {
+  printf '| step | status | result | detail |\n|---|---|---|---|\n'
+  awk -F'\t' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$rows"
+  printf '\nFAILED: install -- no interpreter with the package and its dependencies, so no other step ran\n'
+}
 
 # 1. install: only what PYTHON lacks, from the wheel folder, no index
 t=$(date +%s)
@@ -67,7 +77,7 @@ else
   row install FAILED "see $work/install.log" "$(tail -n 1 "$work/install.log")"
 fi
 if ! grep -q $'^install\tok' "$rows"; then
-  PYTHONPATH="$ROOT" table "${PYTHON:-python3}"
+  rows_as_they_are
   exit 1
 fi
 source "$ROOT/scripts/_env.sh"
@@ -81,7 +91,7 @@ from gcc_sgcl.models.flat import model_path
 gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
 stub = "yes" if "Empty" in (getattr(sys.modules.get("dgl.graphbolt"), "__doc__", "") or "") else "no"
 device = "cuda:0" if torch.cuda.is_available() else "cpu"
-print(f"platform\tok\tpython {platform.python_version()}, torch {torch.__version__}, dgl {dgl.__version__} "
+print(f"platform\tok\tpython {platform.python_version()} ({sys.executable}), torch {torch.__version__}, dgl {dgl.__version__} "
       f"(graphbolt stand-in: {stub})\tGPU: {gpu}; {os.cpu_count()} cores; encoder path on {device}: {model_path(device)}")
 EOF
 

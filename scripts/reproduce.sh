@@ -21,8 +21,10 @@
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), views (gcc and the chosen sgcl, 8 seeds, at 2, 8, 32 and 64 inference views on the node-level
 # columns; rows in views.jsonl.gz beside the store), loo (the chosen sgcl without each stage in turn, 3 seeds), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds, frozen and
-# fine-tuned: supervised training from scratch), moco (3 seeds),
-# classical (training-free floors; GCC's SVC on their features takes hours on COLLAB), ablation (the chosen sgcl
+# fine-tuned: supervised training from scratch), moco (8 seeds), long (gcc and the chosen sgcl at 4x and 2x the
+# table's steps, 3 seeds, rows in long_budget.jsonl.gz beside the store),
+# classical (training-free floors and the SGCL paper's task-specific baselines, docs/baselines.md; GCC's SVC on
+# their features takes hours on COLLAB), ablation (the chosen sgcl
 # with its crop / reorder swapped for the random analogue, as the appendix's ablation table), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B; the
 # similar / diverse filters at the chosen sgcl's c),
 # finetune (GCC's recipe), runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
@@ -34,13 +36,13 @@ source "$(dirname "$0")/_help.sh"
 show_help_if_asked "$0" "${1:-}"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
-stages=${*:-curve cgrid ship main views loo k64 random moco classical ablation baselines pairs finetune runtime report}
+stages=${*:-curve cgrid ship main views loo k64 random moco long classical ablation baselines pairs finetune runtime report}
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
   ABL=("${NODE[@]}" "${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 30 --batch-size 32 --repeats 2 --svc gcc)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
-  SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2); MOCO=(--batch-size 8 --moco-queue 64)
+  SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2 0.3); MOCO=(--batch-size 8 --moco-queue 64)
   FT=(--epochs 2 --max-folds 2 --view-copies 2); RT=(--batches 5); INTRO=(); SHIP=saved/smoke/pretrained; TAG=synthetic
   CARRY=saved/smoke/carry; FOLDS=saved/smoke/folds
   CURVE_STEPS=(0 10 30); CURVE_DATA=("${NODE[@]}" "${GRAPH[@]}"); CURVE_SEEDS=(0)
@@ -52,7 +54,7 @@ else
   # verdict), 10 repetitions of 10-fold CV and GCC's SVC as in the papers.
   BUDGET=(--steps 6000 --batch-size 256 --repeats 10 --svc gcc)
   ROWS=docs/results/rows.jsonl.gz; OUT=docs/results.md; RUNS=saved/repro
-  SEEDS8=(${SEEDS:-0 1 2 3 4 5 6 7}); SEEDS3=(0 1 2); SEEDS2=(0 1); C_GRID=(0.2 0.25 0.35 0.4 0.45)
+  SEEDS8=(${SEEDS:-0 1 2 3 4 5 6 7}); SEEDS3=(0 1 2); SEEDS2=(0 1); C_GRID=(0.2 0.25 0.3 0.35 0.4 0.45)
   MOCO=(--batch-size 32 --moco-queue 16384)  # the papers' MoCo: batch 32, 16384 keys, as many steps as E2E
   FT=(); RT=(--batches 40)  # fine-tuning: GCC's recipe (FinetuneConfig's defaults: 30 epochs, batch 32, all folds)
   INTRO=(--intro docs/results/intro.md --protocol docs/results/protocol.md --status docs/results/status.md
@@ -69,10 +71,16 @@ else
   CURVE_SEEDS=(0 1 2)
 fi
 ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
+# The longer budget: gcc and the chosen sgcl E2E at 4x and 2x the table's steps, 3 seeds, every frozen column, rows in
+# a store of their own (the tables keep their one budget). Separate complete schedules, not one long run scored on
+# the way: the learning rate warms up and decays over a run's own steps, so a 24000-step run at step 6000 is at its
+# peak rate, not the table's recipe; each point here is the table's recipe at a larger budget.
+LONG_STEPS=(24000 12000); LONG_ROWS=${ROWS%/*}/long_budget.jsonl${ROWS##*.jsonl}
+[ "${PROFILE:-paper-cpu}" = smoke ] && LONG_STEPS=(60)
 # The views study: inference views averaged per row (GCC: 2) on the node-level columns, rows in a store of their own.
 VIEW_COPIES=(2 8 32 64); VIEW_DATA=("${NODE[@]}" "${SIM[@]}"); VIEW_ROWS=${ROWS%/*}/views.jsonl${ROWS##*.jsonl}
 # The stages that run the sweep (curve, ..., finetune below); ship, runtime and report only export, time or report.
-SWEEP_STAGES=(curve cgrid main views loo random k64 moco classical ablation baselines pairs finetune)
+SWEEP_STAGES=(curve cgrid main views loo random k64 moco long classical ablation baselines pairs finetune)
 if [ -n "${STASH:-}" ]; then
   # The carry is replaced by what the named stages need: a stash of no sweep stage would only delete it.
   [ -n "${PLAN:-}" ] && { echo "PLAN and STASH exclude each other" >&2; exit 2; }
@@ -111,7 +119,7 @@ sgcl_method() {
 }
 # Fine-tune on the fine-tuned columns with the profile's recipe: finetune <methods...> --seeds <seeds...> [flags].
 finetune() { run finetune --datasets "${FT_DATA[@]}" "${FT[@]}" --methods "$@"; }
-C_METHODS=(sgcl); for c in "${C_GRID[@]}"; do C_METHODS+=("sgcl[c=$c]"); done
+C_METHODS=(); for c in "${C_GRID[@]}"; do C_METHODS+=("sgcl[c=$c]"); done
 # The chosen sgcl ($1) with one more bracketed setting ($2): sgcl[k=64], sgcl[c=0.4,crop=random].
 # A variant of the chosen sgcl ($1): preset $2 with the settings of $1 its stages read, plus settings $3...
 # (the package composes the name: sgcl[c=0.4] + crop=random → sgcl[c=0.4,crop=random]); variants: one per preset.
@@ -122,7 +130,7 @@ for stage in $stages; do
   echo "=== stage $stage ($(date +%T))"
   case $stage in
     curve)     for seed in "${CURVE_SEEDS[@]}"; do  # seed by seed: a sweep cut off leaves whole curves
-                 methods=(gcc); [ "$seed" = 0 ] && methods+=(sgcl)
+                 methods=(gcc); [ "$seed" = 0 ] && methods+=("sgcl[c=0.3]")  # sgcl at the c of its time
                  for steps in "${CURVE_STEPS[@]}"; do
                    run run --methods "${methods[@]}" --seeds "$seed" --datasets "${CURVE_DATA[@]}" --steps "$steps"
                  done
@@ -151,8 +159,12 @@ for stage in $stages; do
     k64)       sgcl=$(sgcl_method) || exit 1
                run run --methods "$(variant "$sgcl" sgcl k=64)" --seeds 0 --datasets "${ALL[@]}" ;;
     moco)      sgcl=$(sgcl_method) || exit 1
-               run run --methods gcc "$sgcl" --modes moco --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" \
+               run run --methods gcc "$sgcl" --modes moco --seeds "${SEEDS8[@]}" --datasets "${ALL[@]}" \
                  "${MOCO[@]}" ;;
+    long)      sgcl=$(sgcl_method) || exit 1  # seed by seed, 4x first: a sweep cut off leaves whole 4x pairs
+               for seed in "${SEEDS3[@]}"; do for steps in "${LONG_STEPS[@]}"; do
+                 run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --steps "$steps" --rows "$LONG_ROWS"
+               done; done ;;
     ablation)  sgcl=$(sgcl_method) || exit 1
                run run --methods "$(variant "$sgcl" sgcl crop=random)" "$(variant "$sgcl" sgcl permute=random)" \
                  --seeds "${SEEDS3[@]}" --datasets "${ABL[@]}" ;;
@@ -161,13 +173,14 @@ for stage in $stages; do
                names=$(variants "$sgcl" @singles @pairs) || exit 1  # the heat-map's cells at the tables' c
                mapfile -t heat <<< "$names"
                run run --methods "${heat[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
-    classical) run run --methods structural spectral prone graphwave --seeds 0 --datasets "${ALL[@]}" ;;
+    classical) run run --methods structural spectral prone graphwave wl-kernel graph2vec rolx panther random --seeds 0 \
+                 --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1
                finetune gcc "$sgcl" --seeds "${SEEDS8[@]}" ;;
     runtime)   dry && { echo "(plan: runtime measures ${RT[*]} per method in one run)"; continue; }
                sgcl=$(sgcl_method) || exit 1
                python -m gcc_sgcl.experiments runtime --methods gcc "$sgcl" "$(variant "$sgcl" sgcl crop=random)" \
-                   "$(variant "$sgcl" sgcl permute=random)" graphcl grace mvgrl gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
+                   "$(variant "$sgcl" sgcl permute=random)" graphcl grace mvgrl mvgrl-heat gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
     report)    dry && { echo "(plan: report rebuilds $OUT from $ROWS)"; continue; }
                python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
                  --c-grid "${C_GRID[@]}"

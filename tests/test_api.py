@@ -1,5 +1,6 @@
 """The Python embedding API: the same rows as generate.sh, every graph input type, subsets, errors."""
 import gc
+import json
 import shutil
 import weakref
 
@@ -15,7 +16,8 @@ import gcc_sgcl
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset
 from gcc_sgcl.engine.device import DeviceError
 from gcc_sgcl.engine import generate as generate_module
-from gcc_sgcl.engine.generate import GRAPH_COPIES, INFERENCE_COPIES, GenerateConfig, generate
+from gcc_sgcl.engine import stream as stream_module
+from gcc_sgcl.engine.generate import GCC_COPIES, GRAPH_COPIES, INFERENCE_COPIES, GenerateConfig, generate
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
 
 
@@ -25,9 +27,12 @@ def run(tiny_encoder):
 
 
 def test_embed_nodes_and_graphs_equal_generate_rows(run):
+    """At the same views: generate gives a registered dataset GCC's 2 per node (the tables' protocol), the API a
+    graph of its own 32 (the views study's count) unless told."""
     generate(run, ["synthetic-roles", "synthetic-graphs"], progress=False)
     enc = gcc_sgcl.load_encoder(run)
-    nodes = enc.embed_nodes(load_node_dataset("synthetic-roles").graph)
+    assert json.loads((run / "synthetic-roles.provenance.json").read_text())["views"]["copies"] == GCC_COPIES
+    nodes = enc.embed_nodes(load_node_dataset("synthetic-roles").graph, copies=GCC_COPIES)
     graphs = enc.embed_graphs(load_graph_dataset("synthetic-graphs").graphs)
     assert np.array_equal(nodes, np.load(run / "synthetic-roles.npy"))
     assert np.array_equal(graphs, np.load(run / "synthetic-graphs.npy"))
@@ -87,7 +92,7 @@ def test_a_progress_bar_over_the_views_leaves_the_rows_unchanged(run, capsys):
     assert capsys.readouterr().err == ""
     np.testing.assert_array_equal(enc.embed_nodes(g, copies=3, progress=True), quiet)
     err = capsys.readouterr().err
-    assert "views: 100%" in err and "3/3" in err, err
+    assert "views: 100%" in err and "102/102" in err, err  # 34 nodes x 3 copies
     graphs = [nx.cycle_graph(5), nx.path_graph(4)]
     np.testing.assert_array_equal(enc.embed_graphs(graphs, progress=True), enc.embed_graphs(graphs))
     assert "views: 100%" in capsys.readouterr().err
@@ -104,24 +109,24 @@ def test_bad_inputs_are_refused_with_a_clear_message(run):
     assert isinstance(gcc_sgcl.as_dgl_graph(sp.eye(3, format="csr")), dgl.DGLGraph)
 
 
-def test_generate_builds_one_copys_views_at_a_time_and_drops_them_before_building_the_next(run, tmp_path,
+def test_generate_builds_one_units_views_at_a_time_and_drops_them_before_building_the_next(run, tmp_path,
                                                                                               monkeypatch):
     events, built = [], []
-    def building(dataset, *args, build=generate_module.all_views, **kwargs):
+    def building(self, i, build=stream_module.UnitViews.__getitem__):
         gc.collect()
-        events.append(("build", sum(ref() is not None for ref in built)))  # earlier copies' views still alive
-        views = build(dataset, *args, **kwargs)
+        events.append(("build", sum(ref() is not None for ref in built)))  # earlier units' views still alive
+        views = build(self, i)
         built.append(weakref.ref(views))
         return views
-    def embedding(model, views, *args, embed=generate_module.embed, **kwargs):
+    def embedding(model, views, *args, encode=stream_module.encode, **kwargs):
         events.append(("embed",))
-        return embed(model, views, *args, **kwargs)
-    monkeypatch.setattr(generate_module, "all_views", building)
-    monkeypatch.setattr(generate_module, "embed", embedding)
+        return encode(model, views, *args, **kwargs)
+    monkeypatch.setattr(stream_module.UnitViews, "__getitem__", building)
+    monkeypatch.setattr(stream_module, "encode", embedding)
     folder = tmp_path / "encoder"
     shutil.copytree(run, folder)
-    generate(folder, ["synthetic-roles"], GenerateConfig(copies=3), progress=False)
-    assert events == [("build", 0), ("embed",)] * 3
+    generate(folder, ["synthetic-roles"], GenerateConfig(copies=3, num_workers=0), progress=False)
+    assert events == [("build", 0), ("embed",)] * 2 * 3  # 1620 nodes: two chunks of 1024, three copies each
     with pytest.raises(ValueError, match="a part with no copies"):  # an iterator read twice
         parts = generate_module.dataset_views("synthetic-roles", gcc_sgcl.load_encoder(run).cfg.sampling, copies=1,
                                               progress=False)

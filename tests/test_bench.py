@@ -214,3 +214,15 @@ def test_powerlaw_graph_rejects_bad_parameters():
         powerlaw_weights(100, 200, exponent=2.0)
     with pytest.raises(ValueError, match="num_nodes"):
         powerlaw_weights(1, 200)
+
+
+def test_bench_embed_part_runs_tiny_by_name_and_reports_each_size_and_view_count(capsys):
+    main(["embed", "--embed-sizes", "600", "1200", "--embed-views", "1", "2", "--embed-floor-units", "1",
+          "--embed-batch-size", "64"])
+    out = capsys.readouterr().out
+    assert "## streamed embedding" in out and "## memory" not in out and "## sampler" not in out
+    rows = re.findall(r"^\| ([\d,]+) \| [\d,]+ \| [\d,]+ \| (\d) \| \d\+\d \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| "
+                      r"([\d.]+) \| [\d.]+ \| [\d,]+ \| [\d,]+ \|", out, re.M)
+    assert [(n, v) for n, v, *_ in rows] == [("600", "1"), ("600", "2"), ("1,200", "1"), ("1,200", "2")]
+    assert all(float(cpu) > 0 and float(floor) > 0 and float(ratio) > 0 for _, _, cpu, _, floor, ratio in rows)
+    assert re.search(r"1,200 nodes: CPU per view at 2 views / at 1 views = [\d.]+", out)

@@ -184,14 +184,21 @@ def test_graphwave_rejects_hidden_not_a_multiple_of_four():
         graphwave.graphwave_embedding(_dgl(nx.path_graph(5)), 30)
 
 
-@pytest.mark.parametrize("method", ["prone", "graphwave"])
+@pytest.mark.parametrize("method", ["prone", "graphwave", "rolx", "panther"])
 def test_node_level_methods_reject_graph_datasets_naming_both(method):
     with pytest.raises(ValueError, match=f"'{method}'.*'synthetic-graphs'"):
         embed_dataset(method, "synthetic-graphs")
 
 
+@pytest.mark.parametrize("method", ["wl-kernel", "graph2vec"])
+@pytest.mark.parametrize("dataset", ["synthetic-roles", "synthetic-similarity"])
+def test_graph_level_methods_reject_node_and_similarity_datasets_naming_both(method, dataset):
+    with pytest.raises(ValueError, match=f"'{method}' embeds graphs only.*'{dataset}'"):
+        embed_dataset(method, dataset)
+
+
 def test_unknown_method_lists_the_valid_ones():
-    with pytest.raises(ValueError, match=r"unknown training-free method 'node2vec'; choose from \[.*'structural'\]"):
+    with pytest.raises(ValueError, match=r"unknown training-free method 'node2vec'; choose from \[.*'structural'.*\]"):
         embed_dataset("node2vec", "synthetic-roles")
 
 
@@ -213,9 +220,12 @@ def test_cli_writes_one_row_per_node_graph_or_node_pair(tmp_path, capsys):
         assert line.split("\t")[:2] == [str(path), str(width)]
 
 
-def test_registry_names_the_four_methods_and_their_levels():
-    assert set(METHODS) == {"structural", "spectral", "prone", "graphwave"}
-    assert {name for name, m in METHODS.items() if m.graphs is not None} == {"structural", "spectral"}
+def test_registry_names_the_methods_and_their_levels():
+    assert set(METHODS) == {"structural", "spectral", "prone", "graphwave", "wl-kernel", "graph2vec", "rolx",
+                            "panther", "random"}
+    assert {name for name, m in METHODS.items() if m.graphs is not None} == {"structural", "spectral", "wl-kernel",
+                                                                            "graph2vec", "random"}
+    assert {name for name, m in METHODS.items() if m.nodes is None} == {"wl-kernel", "graph2vec"}
 
 
 def test_baseline_script_runs_prone_end_to_end(tmp_path):
@@ -230,5 +240,5 @@ def test_baseline_script_runs_prone_end_to_end(tmp_path):
     assert (tmp_path / "saved/classical/prone-64/results.csv").is_file()  # another size goes to another folder
     bad = subprocess.run(["bash", str(ROOT / "scripts/baseline.sh"), "64", "pronee", "synthetic-roles"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert bad.returncode != 0 and "<method> one of graphwave, prone, spectral, structural" in bad.stderr
+    assert bad.returncode != 0 and "<method> one of graph2vec, graphwave, panther, prone" in bad.stderr
     assert "'pronee'" in bad.stderr and not (tmp_path / "saved/classical/pronee").exists()

@@ -59,7 +59,8 @@ def test_migration_keeps_a_setting_changed_from_its_default_and_drops_the_other_
     cfg = make_config("mvgrl", {"augment": {"sparsify": "threshold", "eps": 0.05}})
     old = flat_layout(cfg)
     old["augment"]["grace_drop_edge_q"] = 0.9  # another family's setting: never read by an mvgrl run
-    assert migrate(old)["augment"] == {"alpha": 0.2, "sparsify": "threshold", "topk": 0, "eps": 0.05}
+    assert migrate(old)["augment"] == {"alpha": 0.2, "sparsify": "threshold", "topk": 0, "eps": 0.05,
+                                       "diffusion": "ppr", "t": 5.0}
     assert Config.from_dict(old) == cfg
     with pytest.raises(ValueError, match=r"unknown augment config keys: \['bogus'\]"):
         Config.from_dict({**old, "augment": {**old["augment"], "bogus": 1}})
@@ -128,7 +129,7 @@ def test_help_shows_the_values_the_method_trains_with():
         return " ".join(entry.split()).rsplit("(default: ", 1)[1].split(")")[0]
 
     assert shown("gcc", "--use-filter") == "False" and shown("sgcl", "--use-filter") == "True"
-    assert shown("sgcl[c=0.4]", "--c ") == "0.4" and shown("sgcl", "--c ") == "0.3"
+    assert shown("sgcl[c=0.35]", "--c ") == "0.35" and shown("sgcl", "--c ") == "0.4"  # the tables' c
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -92,13 +92,13 @@ def test_variant_with_another_k_and_structural_join_rows(sweep_dir, tmp_path, mo
                   num_workers=0, output_dir=str(tmp_path / "runs"), rows=str(tmp_path / "rows.jsonl"), folds=3,
                   repeats=2, with_structural=True)
     added = run_sweep(sweep, progress=False)
-    assert [r.method for r in added] == ["sgcl[k=8]", joined_name("sgcl[k=8]")]
+    assert [r.method for r in added] == ["sgcl[c=0.4,k=8]", joined_name("sgcl[c=0.4,k=8]")]  # the name says its c
     plain, join = added
     assert plain.config["sampling"]["positional_embedding_size"] == 8
     structural = embed_dataset("structural", "synthetic-graphs")
     assert join.columns == plain.columns + structural.shape[1] and plain.mean != join.mean
-    assert (tmp_path / "runs" / "2x8" / "sgcl-k=8_e2e_synthetic_s0").is_dir()
-    RowStore(sweep.rows).replace(lambda r: r.method == joined_name("sgcl[k=8]"), [])
+    assert (tmp_path / "runs" / "2x8" / "sgcl-c=0.4-k=8_e2e_synthetic_s0").is_dir()
+    RowStore(sweep.rows).replace(lambda r: r.method == joined_name("sgcl[c=0.4,k=8]"), [])
     again = run_sweep(sweep, progress=False)
     assert [(r.method, r.mean) for r in again] == [(join.method, join.mean)]
 
@@ -163,9 +163,11 @@ def test_same_training_ignores_where_and_how_fast_a_run_went():
 
 def test_jobs_go_seed_by_seed_so_a_cut_off_sweep_has_every_method_at_its_first_seeds():
     sweep = Sweep(methods=["gcc", "sgcl", "structural"], modes=["e2e", "moco"], seeds=[0, 1], datasets=[])
-    assert sweep.jobs() == [("gcc", "e2e", 0), ("gcc", "moco", 0), ("sgcl", "e2e", 0), ("sgcl", "moco", 0),
+    s = "sgcl[c=0.4]"  # the sgcl preset, named with its c
+    assert sweep.jobs() == [("gcc", "e2e", 0), ("gcc", "moco", 0), (s, "e2e", 0), (s, "moco", 0),
                             ("structural", "none", 0), ("gcc", "e2e", 1), ("gcc", "moco", 1),
-                            ("sgcl", "e2e", 1), ("sgcl", "moco", 1), ("structural", "none", 1)]
+                            (s, "e2e", 1), (s, "moco", 1), ("structural", "none", 1)]
+    assert Sweep(methods=["sgcl", "sgcl[c=0.4]"], seeds=[0], datasets=[]).jobs() == [(s, "e2e", 0)]  # one job
 
 
 def _row(method: str) -> ResultRow:

@@ -1,5 +1,5 @@
 """The package's imports point down the data flow of the style guide (``LAYERS``: the method name, config and the registry type,
-then the file and CLI helpers, data, sampling, augment, presets, models, contrastive, classical, engine, then tasks,
+then the file and CLI helpers (GCC's flag spellings among them), data, sampling, augment, presets, models, contrastive, classical, engine, then tasks,
 api, experiments, bench). ``classical`` (training-free embeddings and the structural join) reads only data, and
 sits below ``engine`` so that ``generate --with-structural`` joins with its ``joined``. Read from the source with
 ``ast``, lazy imports inside functions included."""
@@ -15,7 +15,7 @@ ROOT = Path(gcc_sgcl.__file__).parent
 LAYERS = [
     {"method"},
     {"config", "_dgl_compat", "registry"},
-    {"fileio", "cli"},
+    {"fileio", "cli", "gcc_compat"},
     {"data"},
     {"sampling"},
     {"augment"},

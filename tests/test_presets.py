@@ -11,7 +11,8 @@ from gcc_sgcl.config import AUGMENT_FAMILIES, STAGES
 from gcc_sgcl.engine.checkpoint import load_checkpoint
 from gcc_sgcl.engine.generate import load_encoder_checkpoint
 from gcc_sgcl.engine.pretrain import build_pipeline, pretrain
-from gcc_sgcl.presets import PRESETS, SINGLE_STAGES, make_config, method_names
+from gcc_sgcl.method import MethodSpec
+from gcc_sgcl.presets import FILTER_C, PRESETS, SINGLE_STAGES, canonical_name, make_config, method_names
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import PretrainPairDataset
 
@@ -39,9 +40,11 @@ def _cache(tmp_path, monkeypatch):
 @pytest.mark.parametrize("method", METHODS)
 def test_every_preset_trains_and_records_method_seed_and_config(method, tmp_path):
     run = pretrain(_cfg(method, tmp_path, seed=3), progress=False, graphs=_corpus())
-    assert run.name == f"{method}_e2e_toy_s3"
+    name = canonical_name(method)  # a method whose views pass SGCL's filter names its c: sgcl → sgcl[c=0.4]
+    assert name == method or name == f"{method}[c={FILTER_C:g}]"
+    assert run.name == f"{MethodSpec.parse(name).slug}_e2e_toy_s3"
     state = load_checkpoint(run)
-    assert state["config"]["method"] == method and state["step"] == 2
+    assert state["config"]["method"] == name and state["step"] == 2
     _, cfg, _ = load_encoder_checkpoint(run)  # generate needs only the path
     assert cfg == _cfg(method, tmp_path, seed=3)
 
@@ -147,3 +150,26 @@ def test_a_joined_name_is_a_row_label_not_a_method_to_train():
 
     with pytest.raises(ValueError, match="joined to a training-free vector, not a method to pre-train; train 'sgcl'"):
         make_config("sgcl ⊕ structural")
+
+
+def test_sgcl_means_the_tables_recipe_and_old_rows_keep_their_c():
+    """`pretrain.sh 0 sgcl` trains the tables' sgcl (c = 0.4, named so); a row or checkpoint stored as plain
+    `sgcl` before that (c = 0.3) reads as sgcl[c=0.3], never as the new sgcl."""
+    from gcc_sgcl.presets import current_name
+
+    assert make_config("sgcl").learning_settings() == make_config("sgcl[c=0.4]").learning_settings()
+    assert make_config("sgcl").run_dir_name().startswith("sgcl-c=0.4_")
+    assert make_config("sgcl", {"augment": {"c": 0.35}}).method == "sgcl[c=0.35]"  # a flag's c is in the name
+    assert make_config("gcc").augment.c == make_config("sgcl-crop").augment.c == 0.3  # unread: configs unchanged
+    assert current_name("sgcl", {"use_filter": True, "c": 0.3}) == "sgcl[c=0.3]"
+    assert current_name("sgcl ⊕ structural", {"use_filter": True, "c": 0.3}) == "sgcl[c=0.3] ⊕ structural"
+
+
+def test_a_run_of_the_old_plain_sgcl_resumes_as_sgcl_at_its_c(tmp_path):
+    from gcc_sgcl.engine.pretrain import _check_resume_config
+
+    old = make_config("sgcl[c=0.3]").to_dict()
+    old["method"] = "sgcl"  # how a checkpoint of the preset named it before names carried c
+    _check_resume_config(old, make_config("sgcl[c=0.3]"), tmp_path / "checkpoint.pt")
+    with pytest.raises(ValueError, match="augment.c: checkpoint 0.3 vs now 0.4"):
+        _check_resume_config(old, make_config("sgcl"), tmp_path / "checkpoint.pt")

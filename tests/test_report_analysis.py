@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gcc_sgcl.presets import current_name
+
 from gcc_sgcl.experiments import analysis as an
 from gcc_sgcl.experiments import render as rd
 from gcc_sgcl.experiments.budget import (
@@ -59,7 +61,8 @@ def test_every_committed_row_loads_and_names_every_field():
     rows = RowStore(ROWS_FILE).load()
     assert len(rows) == len(raw)
     for r, d in zip(rows, raw):
-        assert (r.method, r.dataset, r.metric, r.mean) == (d["method"], d["dataset"], d["metric"], d["mean"])
+        name = current_name(d["method"], d["config"].get("augment"))  # plain `sgcl` of c = 0.3 reads sgcl[c=0.3]
+        assert (r.method, r.dataset, r.metric, r.mean) == (name, d["dataset"], d["metric"], d["mean"])
         assert set(d) == {f.name for f in dataclasses.fields(ResultRow)}
 
 
@@ -410,7 +413,7 @@ def test_tables_keep_fine_tuned_rows_under_their_own_protocol():
 def test_the_table_spec_names_the_sgcl_row_and_is_written_beside_the_rows(tmp_path):
     rows = [row("gcc", "x", 0.5), row("sgcl", "x", 0.6, config={"augment": {"c": 0.3}}), row("sgcl[c=0.4]", "x", 0.7)]
     spec = table_spec(rows, (100, 128, CORPUS), 0.3)
-    assert str(spec.sgcl) == "sgcl" and str(spec.at_sgcl_c(0.4).sgcl) == "sgcl[c=0.4]"
+    assert str(spec.sgcl) == "sgcl[c=0.3]" and str(spec.at_sgcl_c(0.4).sgcl) == "sgcl[c=0.4]"
     assert [r.method for r in spec.at_sgcl_c(0.4).select(rows)] == ["gcc", "sgcl[c=0.3]", "sgcl"]
     assert [r.method for r in rows] == ["gcc", "sgcl", "sgcl[c=0.4]"]  # the stored rows keep their names
     written = json.loads(spec.at_sgcl_c(0.4).write(tmp_path / "tables.json").read_text())
@@ -493,7 +496,7 @@ def _curve_rows(gcc_points: dict[str, list[float]], steps=(0, 100, 300, 1000, 30
     for dataset, means in gcc_points.items():
         for s, m in zip(steps, means):
             rows.append(row("gcc", dataset, m, steps=s, batch_size=256))
-            rows.append(row("sgcl", dataset, m + 0.01, steps=s, batch_size=256))
+            rows.append(row("sgcl[c=0.3]", dataset, m + 0.01, steps=s, batch_size=256))  # the curve's sgcl
     return rows
 
 
@@ -503,7 +506,7 @@ def test_learning_curves_follow_steps_for_each_method_and_column():
     rows.append(row("gcc", "imdb-binary", 0.9, steps=100, batch_size=256, seed=1))  # seed not at every step
     curves = learning_curves(rows)
     assert [(c.method, c.steps, c.seeds) for c in curves] == [("gcc", (0, 100, 300, 1000, 3000), (0,)),
-                                                             ("sgcl", (0, 100, 300, 1000, 3000), (0,))]
+                                                             ("sgcl[c=0.3]", (0, 100, 300, 1000, 3000), (0,))]
     assert curves[0].means == (0.5, 0.6, 0.65, 0.7, 0.7)
     assert curves[0].spreads == (0.01,) * 5  # one seed: its CV spread
     two = learning_curves(rows + [row("gcc", "imdb-binary", 0.8, steps=s, batch_size=256, seed=1)

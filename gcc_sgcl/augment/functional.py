@@ -330,6 +330,28 @@ def ppr_matrix(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> np.ndarray
     return np.linalg.solve(np.eye(n) - (1.0 - alpha) * sym, alpha * np.eye(n))
 
 
+def heat_matrix(u: np.ndarray, v: np.ndarray, n: int, t: float) -> np.ndarray:
+    """``(n, n)`` MVGRL's heat diffusion ``exp(t (A D^-1 - I))`` (Kondor & Lafferty's heat kernel on the random
+    walk; MVGRL's paper, eq. 3), a matrix exponential (scipy ``expm``).
+
+    ``A`` is the undirected graph with edges ``(u, v)`` plus a self-loop on every node, as :func:`ppr_matrix`'s, ``D``
+    its degrees. Columns sum to 1 (``A D^-1`` is column-stochastic). kavehhassani/mvgrl ``utils.compute_heat``
+    applies ``np.exp`` element by element instead, which leaves the entries of non-adjacent nodes at ``e^-t`` and so
+    ranks the graph's own edges first: the matrix exponential is the diffusion the paper defines.
+
+    >>> h = heat_matrix(np.array([0, 1]), np.array([1, 2]), 4, 5.0)
+    >>> bool(np.allclose(h.sum(axis=0), 1.0)), round(float(h[3, 3]), 6), bool(h[0, 2] > 0)
+    (True, 1.0, True)
+    """
+    from scipy.linalg import expm
+
+    if t <= 0:
+        raise ValueError(f"t must be > 0, got {t}")
+    a = np.eye(n)
+    a[u, v] = a[v, u] = 1.0
+    return expm(t * (a / a.sum(axis=0)[None, :] - np.eye(n)))
+
+
 def topk_targets(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, cols)``: per row the columns of its ``k`` largest positive off-diagonal scores (ties: lower column
     first); fewer where a row has fewer positive off-diagonal scores.

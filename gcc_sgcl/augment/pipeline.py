@@ -121,7 +121,7 @@ def _grace(cfg: GraceConfig) -> Split:
 
 @BASELINES.register(MVGRLConfig.FAMILY)
 def _mvgrl(cfg: MVGRLConfig) -> Split:
-    return Split(Identity(), Diffusion(cfg.alpha, SPARSIFIERS[cfg.sparsify](cfg)))
+    return Split(Identity(), Diffusion(cfg.alpha, SPARSIFIERS[cfg.sparsify](cfg), cfg.diffusion, cfg.t))
 
 
 @BASELINES.register(GCAConfig.FAMILY)

@@ -6,7 +6,10 @@
   batched path (:func:`gcc_sgcl.sampling.spectral.batched_eigen_features`);
 - ``sampler``: pairs per second of ``PretrainPairDataset`` through a DataLoader per method and worker count;
 - ``runtime``: seconds per mini-batch per method (:mod:`gcc_sgcl.experiments.runtime`);
-- ``scaling``: positional-embedding and sampler cost for several ``rw_hops``.
+- ``scaling``: positional-embedding and sampler cost for several ``rw_hops``;
+- ``embed`` (only when named: ``python -m gcc_sgcl.bench embed``): streamed embedding of generated power-law graphs
+  of 10 k to 1 M nodes at 2 and 32 views, CPU and wall ms per node and peak memory against the floor of the same
+  views (bare ``eigh`` + one-thread forward), :mod:`gcc_sgcl.bench.embed`.
 
 Absolute numbers depend on the machine and its load; ratios are taken within one run.
 """

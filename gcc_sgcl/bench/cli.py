@@ -15,9 +15,11 @@ import numpy as np
 import psutil
 import torch
 
+from gcc_sgcl.cli import PlainHelpParser
 from gcc_sgcl import data
 from gcc_sgcl.bench.augment import format_effects, measure_effects
 from gcc_sgcl.bench.e2e import format_e2e, measure_e2e
+from gcc_sgcl.bench.embed import EDGES_PER_NODE, TABLE_HEADER, format_embed, format_row, measure_embed
 from gcc_sgcl.bench.memory import format_scale, measure_scale
 from gcc_sgcl.bench.pe import format_pe, measure_pe, rwr_subgraphs
 from gcc_sgcl.bench.sampler import format_sampler, measure_sampler
@@ -38,7 +40,10 @@ from gcc_sgcl.experiments.runtime import RuntimeConfig
 from gcc_sgcl.sampling.dataset import limit_threads
 
 
-BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment")
+BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment", "embed")
+# run unless --only says otherwise; embed is asked for by name (`python -m gcc_sgcl.bench embed`): its 1 M-node
+# graph at 32 views takes hours on 2 cores
+DEFAULT_PARTS = BENCH_PARTS[:-1]
 
 
 @dataclass
@@ -46,7 +51,7 @@ class BenchConfig(Settings):
     """Every performance measurement (``scripts/bench.sh``), each part scaled by its flags (a test runs them all in
     seconds). Flags are grouped by part in ``--help``."""
 
-    only: list[str] = setting(list(BENCH_PARTS), "parts to run (they run in the order listed here)",
+    only: list[str] = setting(list(DEFAULT_PARTS), "parts to run (they run in the order listed here)",
                               choices=BENCH_PARTS)
     corpus: list[str] = setting(["ca-hepth"], "pre-training graphs of the pe, sampler, runtime and scaling parts")
     seed: int = setting(0, "seed of every part", valid=NON_NEGATIVE)
@@ -73,6 +78,15 @@ class BenchConfig(Settings):
     hops: list[int] = setting([64, 128, 256], "rw_hops values", valid=at_least(1))
     scaling_views: int = setting(128, "views (and pairs) per rw_hops value", valid=at_least(1))
     augment_batches: int = setting(8, "batches (of --batch-size pairs) per method", valid=at_least(1))
+    embed_sizes: list[int] = setting([10_000, 100_000, 1_000_000], "nodes of each generated graph (5 edges per node)",
+                                     valid=at_least(2))
+    embed_views: list[int] = setting([2, 32], "views per node", valid=at_least(1))
+    embed_sample: int = setting(0, "embed at most this many evenly spaced nodes of a larger graph (0: every node)",
+                                valid=NON_NEGATIVE)
+    embed_floor_units: int = setting(6, "units (chunks of one copy) the floor is timed on", valid=at_least(1))
+    embed_batch_size: int = setting(256, "views per forward pass", valid=at_least(1))
+    embed_encoder: str | None = setting(None, "run folder or checkpoint of the encoder (default: the default "
+                                              "configuration's, freshly initialised)")
 
 
 RUNTIME_TARGET = 1.10  # sgcl may cost at most 10 % more per mini-batch than gcc
@@ -86,13 +100,15 @@ SECTIONS = (
      ("nodes", "edges", "steps", "mem_batch_size", "mem_workers")),
     ("scaling", ("hops", "scaling_views")),
     ("augment (what each stage of a pair pipeline changes; pairs of --batch-size)", ("augment_batches",)),
+    ("embed (streamed embedding of generated power-law graphs against its floor)",
+     ("embed_sizes", "embed_views", "embed_sample", "embed_floor_units", "embed_batch_size", "embed_encoder")),
 )
 
 
 def command_line() -> argparse.ArgumentParser:
     """:class:`BenchConfig`: flags choosing the parts and scaling each down, one section per
     part."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.bench", description=__doc__)
+    p = PlainHelpParser(prog="python -m gcc_sgcl.bench", description=__doc__)
     add_arguments(p, BenchConfig, only=("only", "corpus", "seed", "methods"))
     add_arguments(p, InputConfig, only=("data_dir",))
     for title, fields in SECTIONS:
@@ -123,16 +139,20 @@ def _section(title: str, body: Callable[[], str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the chosen parts and print their reports."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parts = [x for x in argv[:len(BENCH_PARTS)] if x in BENCH_PARTS]  # `python -m gcc_sgcl.bench embed`: --only embed
+    if parts and argv[:len(parts)] == parts:
+        argv = ["--only", *parts, *argv[len(parts):]]
     args = command_line().parse_args(argv)
     a, data_dir = from_args(BenchConfig, args), from_args(InputConfig, args).data_dir
-    given = shlex.join(sys.argv[1:] if argv is None else argv)
+    given = shlex.join(argv)
     print(f"command: python -m gcc_sgcl.bench {given}".rstrip())
     print(machine_summary(), flush=True)
     if "memory" in a.only:  # first, so the tree's baseline is the bare interpreter and libraries
         _section("memory: pre-training gcc on a generated power-law graph (process tree)", lambda: format_scale(
             measure_scale(a.nodes, a.edges, a.steps, a.mem_batch_size, a.mem_workers, a.seed)))
     limit_threads()  # the sampler's setting: one BLAS/OpenMP thread
-    graphs = data.load_pretrain_corpus(a.corpus, data_dir) if set(a.only) - {"memory"} else []
+    graphs = data.load_pretrain_corpus(a.corpus, data_dir) if set(a.only) - {"memory", "embed"} else []
     corpus = "+".join(a.corpus)
     k = SamplingConfig().positional_embedding_size
     if "pe" in a.only:
@@ -157,7 +177,17 @@ def main(argv: list[str] | None = None) -> None:
         _section(f"what each augmentation stage changes on {corpus}", lambda: format_effects(
             measure_effects(graphs, a.methods, a.batch_size, a.augment_batches, a.seed), a.batch_size,
             a.augment_batches))
+    if "embed" in a.only:
+        _section(f"streamed embedding of power-law graphs ({EDGES_PER_NODE} edges per node) against its floor",
+                 lambda: _embed(a))
     print(f"\nload average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+def _embed(a: BenchConfig) -> str:
+    print(TABLE_HEADER, flush=True)  # then each row as it is measured: the 1 M-node rows take long
+    results = measure_embed(a.embed_sizes, a.embed_views, a.embed_batch_size, a.embed_sample, a.embed_floor_units,
+                            a.seed, a.embed_encoder, report=lambda r: print(format_row(r), flush=True))
+    return format_embed(results, table=False)
 
 
 def _runtime(a: BenchConfig, data_dir: str | None) -> str:

@@ -1,5 +1,6 @@
 """The measured steps of ``scripts/gpu_check.sh``: the model step on the device against the CPU, run-to-run
-equality, seconds per step split into loader wait and model step, and ``eigh`` timings.
+equality, seconds per step split into loader wait and model step, streamed embedding with the model on the device
+against the CPU on the same views, and ``eigh`` timings.
 
     python -m gcc_sgcl.bench.gpu_check --rows rows.tsv --device cuda:0 [--dry-run] …   appends result rows
     python -m gcc_sgcl.bench.gpu_check --table rows.tsv                                prints them, exit 1 on a failure
@@ -19,14 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
 import torch
 
 from gcc_sgcl.config import NON_NEGATIVE, OneLineParser, add_arguments, at_least, from_args, setting
 from gcc_sgcl.contrastive import e2e_logits, info_nce
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
+from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
+from gcc_sgcl.engine.threads import plan_threads
 from gcc_sgcl.models import build_encoder, model_path, to_model_input
 from gcc_sgcl.presets import make_config
-from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, sampling_threads, worker_init
+from gcc_sgcl.sampling.dataset import NodeViewDataset, PretrainPairDataset, collate_pairs, sampling_threads, worker_init
 
 SNAP = ("ca-grqc", "ca-hepth", "ca-hepph", "ca-condmat", "email-enron")
 # CUDA against the CPU, dropout off: unit-norm embeddings and the loss to 1e-4, each gradient tensor to 1e-3 of
@@ -167,6 +171,35 @@ def check_step_split(graphs, batch_size: int, steps: int, workers: int, device: 
                f"{steps} steps after the first, {workers} DataLoader workers, {torch.get_num_threads()} model thread(s)")
 
 
+def check_streamed_embedding(graph, device: str, path: str, nodes: int, copies: int,
+                             tolerance: float) -> Row:
+    """Streamed embedding (:func:`~gcc_sgcl.engine.stream.streamed_rows`) of ``nodes`` nodes of ``graph`` at
+    ``copies`` views each, the model on ``device`` by ``path`` against DGL's one-thread CPU model, on the same views
+    (a view is a function of the seed, node and copy): rows to ``tolerance``, and each run's seconds."""
+    cfg = _config(256, "cpu")
+    torch.manual_seed(cfg.train.seed)
+    reference = build_encoder(cfg).eval()
+    candidate = copy.deepcopy(reference).to(torch.device(device)).eval()
+    source = ViewSource(NodeViewDataset(graph, cfg.sampling, cfg.train.seed),
+                        np.arange(min(nodes, graph.num_nodes())), copies)
+    runs = {}
+    for name, model, plan, model_path_ in (("cpu", reference, plan_threads(1), "dgl"),
+                                           (device, candidate, stream_plan(candidate, [source], 1 if device == "cpu"
+                                                                           else None), path)):
+        _sync(torch.device(device))
+        start = time.perf_counter()
+        rows = streamed_rows(model, [source], 256, plan, progress=False, path=model_path_)
+        _sync(torch.device(device))
+        runs[name] = (rows, time.perf_counter() - start, plan)
+    (ref, ref_s, ref_plan), (cand, cand_s, cand_plan) = runs["cpu"], runs[device]
+    worst = float(np.abs(cand - ref).max())
+    views = len(source) * copies
+    return Row(f"streamed embedding {device} ({path}) vs cpu (dgl)", "ok" if worst <= tolerance else "FAILED",
+               f"rows max diff {worst:.1e} (<= {tolerance:g}); {views / cand_s:.0f} vs {views / ref_s:.0f} views/s",
+               f"{len(source)} nodes x {copies} views of {graph.num_nodes()}-node graph; {cand_s:.1f} s "
+               f"({cand_plan.describe()}) vs {ref_s:.1f} s ({ref_plan.describe()})")
+
+
 def check_eigh(sizes: Sequence[int], count: int, cuda: str | None) -> list[Row]:
     """``torch.linalg.eigh`` of ``count`` seeded symmetric float64 matrices per size: one CPU thread (a sampling
     worker's setting) against the CUDA device when there is one."""
@@ -238,6 +271,8 @@ def run_checks(a: GpuCheckConfig) -> list[Row]:
     for b in a.split_batches:
         rows += _guarded(f"s/step batch {b}", lambda b=b: check_step_split(graphs, b, a.split_steps, a.workers,
                                                                            device, path))
+    rows += _guarded("streamed embedding", lambda: check_streamed_embedding(
+        graphs[0], device, path, a.embed_nodes, a.embed_copies, tolerance["embeddings"]))
     rows += _guarded("eigh", lambda: check_eigh(a.eigh_sizes, a.eigh_count, cuda))
     return rows
 
@@ -271,6 +306,9 @@ class GpuCheckConfig:
     split_batches: list[int] = setting([256, 1024], "batch sizes of the s/step split", valid=at_least(2))
     split_steps: int = setting(10, "steps timed per batch size, after one untimed", valid=at_least(1))
     workers: int = setting(12, "DataLoader workers of the s/step split", valid=NON_NEGATIVE)
+    embed_nodes: int = setting(8192, "nodes of the first corpus graph embedded by the streamed-embedding step",
+                               valid=at_least(1))
+    embed_copies: int = setting(4, "views per node of the streamed-embedding step", valid=at_least(1))
     eigh_sizes: list[int] = setting([16, 32, 33, 64, 96, 128, 256, 512], "matrix sizes of the eigh timing",
                                     valid=at_least(1))
     eigh_count: int = setting(64, "matrices per size", valid=at_least(1))

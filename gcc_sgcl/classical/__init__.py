@@ -7,6 +7,13 @@ Methods (:data:`METHODS`), one module each:
   graph (33 columns)
 - ``prone`` — ProNE (Zhang et al. 2019), ``hidden`` columns, nodes only
 - ``graphwave`` — GraphWave (Donnat et al. 2018), ``hidden`` columns, nodes only
+- ``wl-kernel`` — Weisfeiler–Lehman subtree kernel (GraKeL) as rows, graphs only
+- ``graph2vec`` — graph2vec (gensim's Doc2Vec on WL words), ``hidden`` columns, graphs only
+- ``rolx`` — RolX (Henderson et al. 2012) role memberships, as many columns as roles, nodes only
+- ``panther`` — Panther++ (Zhang et al. 2015) vectors, ``hidden`` columns, nodes only
+- ``random`` — standard-normal rows, ``hidden`` columns, nodes and graphs
+
+The last five are the SGCL paper's task-specific baselines; their sources and parameters: ``docs/baselines.md``.
 
 Rows follow :mod:`gcc_sgcl.engine.generate`: one per node (node datasets), one per graph (graph datasets),
 graph_1's nodes then graph_2's (similarity datasets), so the task CLIs evaluate ``<dir>/<dataset>.npy``
@@ -25,7 +32,9 @@ from dataclasses import dataclass
 import dgl
 import numpy as np
 
-from gcc_sgcl.classical import graphwave, prone, spectral, structural
+from gcc_sgcl.classical import (
+    graph2vec, graphwave, panther, prone, random_vectors, rolx, spectral, structural, wl_kernel,
+)
 from gcc_sgcl.data import KINDS, dataset_kind, load_any
 from gcc_sgcl.registry import Registry
 
@@ -35,12 +44,17 @@ Embedder = Callable[[Sequence[dgl.DGLGraph], int, np.random.Generator], np.ndarr
 
 @dataclass(frozen=True)
 class Method:
-    """A training-free method: ``nodes`` embeds every node of the given graphs, ``graphs`` each whole graph
-    (``None`` for node-level methods); ``sized``: its number of columns is the ``hidden`` it is given."""
+    """A training-free method: ``nodes`` embeds every node of the given graphs (``None`` for graph-level methods),
+    ``graphs`` each whole graph (``None`` for node-level methods); ``sized``: its number of columns is the
+    ``hidden`` it is given."""
 
-    nodes: Embedder
+    nodes: Embedder | None
     graphs: Embedder | None = None
     sized: bool = False
+
+    def covers(self, per_graph: bool) -> bool:
+        """Whether it embeds the rows of a dataset of graphs (``per_graph``) or of nodes."""
+        return (self.graphs if per_graph else self.nodes) is not None
 
 
 METHODS: Registry[Method] = Registry("training-free method", {
@@ -48,6 +62,11 @@ METHODS: Registry[Method] = Registry("training-free method", {
     "spectral": Method(spectral.embed_nodes, spectral.embed_graphs),
     "prone": Method(prone.embed_nodes, sized=True),
     "graphwave": Method(graphwave.embed_nodes, sized=True),
+    "wl-kernel": Method(None, wl_kernel.embed_graphs),
+    "graph2vec": Method(None, graph2vec.embed_graphs, sized=True),
+    "rolx": Method(rolx.embed_nodes),
+    "panther": Method(panther.embed_nodes, sized=True),
+    "random": Method(random_vectors.embed_nodes, random_vectors.embed_graphs, sized=True),
 })
 
 
@@ -65,19 +84,18 @@ def embed_dataset(
     method: str, dataset: str, data_dir: str | None = None, hidden: int = 64, seed: int = 0
 ) -> np.ndarray:
     """The float32 ``method`` embedding of ``dataset``, rows laid out as :mod:`gcc_sgcl.engine.generate` writes
-    them; ``hidden`` sets the size of ``prone`` and ``graphwave`` (the floors have fixed sizes) and ``seed``
+    them; ``hidden`` sets the size of the sized methods (the others have fixed or data-chosen sizes) and ``seed``
     the ``numpy.random.default_rng`` every random choice is drawn from."""
     embedder = METHODS[method]
     kind = KINDS[dataset_kind(dataset)]
     if not kind.embedded:
         raise ValueError(f"dataset {dataset!r} is a {kind.name} dataset; classical embeddings cover node, graph "
                          f"and similarity datasets")
-    if kind.per_graph and embedder.graphs is None:
-        graph_level = [name for name, m in METHODS.items() if m.graphs is not None]
-        raise ValueError(
-            f"method {method!r} embeds nodes only, but {dataset!r} is a graph dataset; graph datasets are "
-            f"supported by {', '.join(graph_level)}"
-        )
+    if not embedder.covers(kind.per_graph):
+        level, other = ("graph", "nodes") if kind.per_graph else ("node-level", "graphs")
+        able = [name for name, m in METHODS.items() if m.covers(kind.per_graph)]
+        raise ValueError(f"method {method!r} embeds {other} only, but {dataset!r} is a {level} dataset; such "
+                         f"datasets are supported by {', '.join(able)}")
     graphs = kind.graphs(load_any(dataset, data_dir))
     emb = (embedder.graphs if kind.per_graph else embedder.nodes)(graphs, hidden, np.random.default_rng(seed))
     return emb.astype(np.float32)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from gcc_sgcl.classical import METHODS, embed_dataset
-from gcc_sgcl.cli import check_writable_dir, user_errors
+from gcc_sgcl.cli import PlainHelpParser, check_writable_dir, user_errors
 from gcc_sgcl.config import (
     NON_NEGATIVE,
     InputConfig,
@@ -37,15 +37,16 @@ class ClassicalConfig(Settings):
 
     method: str = setting(help="training-free method")
     out_dir: str = setting(help="folder to write <dataset>.npy (a path: <stem>.npy) to (created if missing)")
-    hidden: int = setting(default_of(ModelConfig, "hidden_size"), "embedding size of prone and graphwave (the "
-                                                                  "structural and spectral floors have fixed sizes)",
+    hidden: int = setting(default_of(ModelConfig, "hidden_size"), "embedding size of the sized methods (prone, "
+                                                                  "graphwave, graph2vec, panther, random; the others "
+                                                                  "have fixed or data-chosen sizes)",
                                                                   valid=at_least(1))
     seed: int = setting(0, "seed of the numpy Generator of randomized methods", valid=NON_NEGATIVE)
 
 
 def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`ClassicalConfig`, the datasets and the data root."""
-    p = argparse.ArgumentParser(
+    p = PlainHelpParser(
         prog="python -m gcc_sgcl.classical", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_arguments(p, ClassicalConfig, choices={"method": sorted(METHODS)})

@@ -22,7 +22,7 @@ from urllib.request import url2pathname
 import requests
 from tqdm import tqdm
 
-from gcc_sgcl.cli import user_errors
+from gcc_sgcl.cli import PlainHelpParser, user_errors
 from gcc_sgcl.config import InputConfig, Settings, add_arguments, from_args, setting
 from gcc_sgcl.data.graphs import check_simple_undirected
 from gcc_sgcl.data.load import CountMismatchError, check_expected_counts, graphs_of, load_any, summarize
@@ -131,6 +131,22 @@ def downloadable() -> list[str]:
     return sorted(name for name, spec in DATASETS.items() if spec.files)
 
 
+def sources() -> str:
+    """The downloadable datasets by role, each with where its files come from (``--help``'s epilog)."""
+    lines = ["downloadable datasets (name: where its files come from):"]
+    for kind in ("pretrain", "node", "graph", "similarity"):
+        names = [n for n in downloadable() if DATASETS[n].kind == kind]
+        if names:
+            lines.append(f"  {kind}:")
+            lines += [f"    {n}: {', '.join(dict.fromkeys(_host(f.url) for f in DATASETS[n].files))}" for n in names]
+    return "\n".join(lines)
+
+
+def _host(url: str) -> str:
+    """The folder a file is fetched from (``https://host/path/`` without the file name)."""
+    return url.rsplit("/", 1)[0] + "/"
+
+
 @dataclass
 class DownloadConfig(Settings):
     """Dataset download (``scripts/download.sh``)."""
@@ -141,8 +157,8 @@ class DownloadConfig(Settings):
 
 def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`DownloadConfig` and the data root."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.data.download", description=__doc__.split("\n")[0],
-                                epilog=f"downloadable: {', '.join(downloadable())}")
+    p = PlainHelpParser(prog="python -m gcc_sgcl.data.download", description=__doc__.split("\n")[0],
+                        epilog=sources(), formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, DownloadConfig)
     add_arguments(p, InputConfig, only=("data_dir",))
     return p

@@ -75,7 +75,25 @@ def dataset_stem(path: str | Path) -> str:
     path = Path(path)
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
     suffix = _suffix(path)
-    return name[: -len(suffix)] if suffix and not path.is_dir() else name
+    stem = name[: -len(suffix)] if suffix and not path.is_dir() else name
+    check_stem(stem, path)
+    return stem
+
+
+def check_stem(stem: str, path: Path) -> None:
+    """Refuse a dataset ``stem`` that names no file of its own (``""``, ``.``, ``..``: ``.`` given as the dataset,
+    or a file named ``.edgelist``), which would write ``<run>/.npy``; the error names ``path``.
+
+    >>> check_stem("", Path("x/.edgelist"))
+    Traceback (most recent call last):
+    ...
+    ValueError: x/.edgelist: gives no dataset name to write its files under (its name without the format suffix is ''); rename it
+    """
+    if stem.strip(".") == "":
+        folder = Path(path).resolve() if Path(path).is_dir() else None
+        raise ValueError(f"{path}: gives no dataset name to write its files under (its name without the format suffix "
+                         f"is {stem!r}); " + (f"give it by a path ending in its name, e.g. {folder}" if folder else
+                                              "rename it"))
 
 
 def file_format(path: Path) -> str:
@@ -173,11 +191,27 @@ _READERS = {
 }
 
 
+_TXT_RULES = {
+    "GIN": "read as GIN/DGCNN text because its first line is a single field, as GIN's graph count; for an edge "
+           "list whose first line is a node count, delete that line or make it a comment ('# ...')",
+    "edge list": "read as an edge list because its first line is not a single field; GIN/DGCNN text starts with a "
+                 "line holding only the graph count",
+}
+"""Why a ``.txt`` file was read as it was, and how to have it read as the other format."""
+
+
 def read_dataset_file(path: str | Path) -> NodeLabelData | GraphLabelData:
     """A graph file as a node dataset (every node unlabelled, ``ids`` = the file's node ids) or a graph
-    collection as a graph dataset (labels from the collection's own format)."""
+    collection as a graph dataset (labels from the collection's own format). An error reading a ``.txt`` file
+    says which rule chose its format and how to choose the other (:data:`_TXT_RULES`)."""
     path = Path(path)
-    return _READERS[file_format(path)](path)
+    fmt = file_format(path)
+    try:
+        return _READERS[fmt](path)
+    except DataFormatError as error:
+        if _suffix(path) != ".txt":
+            raise
+        raise DataFormatError(f"{error} ({_TXT_RULES[fmt]})") from None
 
 
 class _IdIndex:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import dgl
@@ -18,6 +18,28 @@ from gcc_sgcl.data.text import DataFormatError, LineReader, damage, open_text, s
 
 # Edge lists are converted to numpy in chunks so huge files (LiveJournal) never hold Python ints for all rows.
 _CHUNK = 1 << 20
+SPARE_NODES = 1_000_000
+"""Nodes a graph may have beyond twice its edge count (isolated ones) when a header or an id sets the node count:
+more means a wrong header (or ids that are labels, not positions), and would allocate that many nodes."""
+MAX_NODES = 2**31  # simple_undirected_graph keys each edge as src * n + dst, which must fit an int64
+
+
+def node_count_limit(edges: int) -> int:
+    """The most nodes a graph of ``edges`` edges may be declared with (see :data:`SPARE_NODES`)."""
+    return min(2 * edges + SPARE_NODES, MAX_NODES)
+
+
+def read_rows(count: int, read_row: Callable[[], tuple[int, int]]) -> np.ndarray:
+    """``(count, 2)`` int64 rows from ``count`` calls of ``read_row``, allocated a chunk at a time: a header that
+    declares more rows than its file holds ends in ``read_row``'s error at the end of the file, not in an
+    allocation of the declared size."""
+    chunks = []
+    for start in range(0, count, _CHUNK):
+        chunk = np.empty((min(_CHUNK, count - start), 2), dtype=np.int64)
+        for i in range(len(chunk)):
+            chunk[i] = read_row()
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else np.concatenate(chunks or [np.empty((0, 2), dtype=np.int64)])
 
 
 def find_zip_member(path: Path, basename: str) -> str:
@@ -46,12 +68,13 @@ def read_gin_graphs(path: Path, member: str | None = None) -> tuple[list[dgl.DGL
         (num_graphs,) = r.ints(r.next("the number of graphs"), "the number of graphs", count=1)
         if num_graphs < 0:
             raise r.error(f"negative number of graphs {num_graphs}")
-        graphs, labels = [], np.empty(num_graphs, dtype=np.int64)
+        graphs, labels = [], []  # lists, not arrays of the declared sizes: the header may claim more than is there
         for i in range(num_graphs):
-            n, labels[i] = r.ints(r.next(f"'n label' of graph {i}"), "'n label'", count=2)
+            n, label = r.ints(r.next(f"'n label' of graph {i}"), "'n label'", count=2)
+            labels.append(label)
             if n < 0:
                 raise r.error(f"negative node count {n}")
-            degrees, neighbours = np.empty(n, dtype=np.int64), []
+            degrees, neighbours = [], []
             for v in range(n):
                 tokens = r.next(f"node line {v} of {n} of graph {i} ('tag m neighbours...')")
                 if len(tokens) < 2:
@@ -62,12 +85,12 @@ def read_gin_graphs(path: Path, member: str | None = None) -> tuple[list[dgl.DGL
                 nbrs = r.ints(tokens[2 : 2 + m], "integer neighbour ids")
                 if nbrs and (min(nbrs) < 0 or max(nbrs) >= n):
                     raise r.error(f"neighbour id out of range [0, {n}) in graph {i}")
-                degrees[v] = m
+                degrees.append(m)
                 neighbours.extend(nbrs)
-            src = np.repeat(np.arange(n, dtype=np.int64), degrees)
+            src = np.repeat(np.arange(n, dtype=np.int64), np.asarray(degrees, dtype=np.int64))
             graphs.append(simple_undirected_graph(src, np.asarray(neighbours, dtype=np.int64), n))
         r.expect_end(f"{num_graphs} graphs")
-    return graphs, labels
+    return graphs, np.asarray(labels, dtype=np.int64)
 
 
 def _read_int_column(path: Path, member: str, expected: str, valid: range | None = None) -> np.ndarray:
@@ -260,19 +283,21 @@ def read_lpm_lscc(path: Path) -> tuple[int, np.ndarray]:
     with open_text(path) as f:
         r = LineReader(f, str(path))
         n = _section_header(r, "*Vertices")
-        seen = np.zeros(n, dtype=bool)
+        seen: set[int] = set()  # not an array of the declared size: each id must be on a line of its own
         for _ in range(n):
             new_id = r.ints(r.next(f"{n} vertex lines 'new_id raw_id'"), "'new_id raw_id'", count=2)[0]
             r.check_range([new_id], n, "vertex id")
-            if seen[new_id]:
+            if new_id in seen:
                 raise r.error(f"vertex id {new_id} listed twice")
-            seen[new_id] = True
+            seen.add(new_id)
         m = _section_header(r, "*Edges")
-        edges = np.empty((m, 2), dtype=np.int64)
-        for i in range(m):
+
+        def edge() -> tuple[int, int]:
             u, v, _ = r.ints(r.next(f"{m} edge lines 'u v weight'"), "'u v weight'", count=3)
             r.check_range([u, v], n, "node id")
-            edges[i] = u, v
+            return u, v
+
+        edges = read_rows(m, edge)
         r.expect_end(f"{m} edge lines")
     return n, edges
 
@@ -294,11 +319,16 @@ def read_panther_graph(path: Path) -> tuple[int, np.ndarray]:
         n, m = r.ints(r.next("header 'num_nodes num_edges'"), "header 'num_nodes num_edges'", count=2)
         if n < 0 or m < 0:
             raise r.error(f"negative count in header {n} {m}")
-        edges = np.empty((m, 2), dtype=np.int64)
-        for i in range(m):
+        if n > node_count_limit(m):
+            raise r.error(f"header '{n} {m}' declares {n} nodes for {m} edges, more than {node_count_limit(m)} "
+                          f"(2 x edges + {SPARE_NODES}, at most {MAX_NODES}): a wrong header?")
+
+        def edge() -> tuple[int, int]:
             u, v, _ = r.ints(r.next(f"{m} edge rows 'u v count'"), "'u v count'", count=3)
             r.check_range([u, v], n, "node id")
-            edges[i] = u, v
+            return u, v
+
+        edges = read_rows(m, edge)
         r.expect_end(f"the {m} edge rows announced in the header")
     return n, edges
 
@@ -326,16 +356,22 @@ def read_matrix_market(path: Path, member: str | None = None) -> tuple[int, np.n
     with open_text(path, member) as f:
         r = LineReader(f, source_name(path, member), comments=("%",))
         rows, cols, nnz = r.ints(r.next("header 'rows cols entries'"), "header 'rows cols entries'", count=3)
+        header = f"header '{rows} {cols} {nnz}'"
         if rows != cols or rows < 0 or nnz < 0:
             raise r.error(f"expected a square adjacency matrix header, got {rows} {cols} {nnz}")
-        edges = np.empty((nnz, 2), dtype=np.int64)
-        for i in range(nnz):
-            tokens = r.next(f"{nnz} entries 'row col [value]'")
+        if rows > node_count_limit(nnz):
+            raise r.error(f"{header} declares {rows} nodes for {nnz} entries, more than {node_count_limit(nnz)} "
+                          f"(2 x entries + {SPARE_NODES}, at most {MAX_NODES}): a wrong header?")
+
+        def entry() -> tuple[int, int]:
+            tokens = r.next(f"{nnz} entries 'row col [value]' (as {header} declares)")
             if len(tokens) not in (2, 3):
                 raise r.error(f"expected 'row col [value]', got {' '.join(tokens)!r}")
             u, v = r.ints(tokens[:2], "integer 'row col'")
             if not (1 <= u <= rows and 1 <= v <= rows):
                 raise r.error(f"index out of range [1, {rows}]")
-            edges[i] = u - 1, v - 1
+            return u - 1, v - 1
+
+        edges = read_rows(nnz, entry)
         r.expect_end(f"{nnz} entries")
     return rows, edges

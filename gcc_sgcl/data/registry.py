@@ -305,7 +305,31 @@ def _specs() -> list[DatasetSpec]:
     ]
 
 
-DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in _specs()}
+ALIASES = {"h-index-rand-1": "h-index-rand1", "h-index-top-1": "h-index-top1", "h-index-rand20intop200": "h-index"}
+"""GCC's spellings of registered datasets (its ``--dataset`` choices), each naming the same entry."""
+
+
+class Registry(dict):
+    """The registered datasets by name; an alias of :data:`ALIASES` finds its entry (``in``, ``[]``, ``get``) but is
+    not listed (iteration, ``keys``, ``items`` give each dataset once, under its own name).
+
+    >>> DATASETS["h-index-rand-1"].name, "h-index-top-1" in DATASETS, "h-index-top-1" in list(DATASETS)
+    ('h-index-rand1', True, False)
+    """
+
+    def __missing__(self, name: str) -> DatasetSpec:
+        if name in ALIASES:
+            return self[ALIASES[name]]
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or name in ALIASES
+
+    def get(self, name: str, default: DatasetSpec | None = None) -> DatasetSpec | None:
+        return self[name] if name in self else default
+
+
+DATASETS: Registry = Registry({spec.name: spec for spec in _specs()})
 
 
 def get_spec(name: str) -> DatasetSpec:

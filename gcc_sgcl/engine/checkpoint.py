@@ -1,5 +1,10 @@
 """Checkpoint files: atomic saves, and loads that say what is wrong with a damaged file or with one that loads but
-does not fit this code (a field missing, a configuration key unknown, a weight of another shape)."""
+does not fit this code (a field missing, a configuration key unknown, a weight of another shape).
+
+A checkpoint is data, never code: it is read with ``torch.load(..., weights_only=True)``, which refuses any pickled
+object but tensors and plain values *before* building it, and then every field is checked to be tensors, numbers,
+strings, booleans, ``None`` and lists, tuples or dicts of those (:func:`check_plain`). An encoder file received from
+anyone can therefore be loaded without running anything it carries."""
 from __future__ import annotations
 
 import hashlib
@@ -8,7 +13,8 @@ import json
 import numbers
 import os
 import pickle
-import zipfile
+import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +27,7 @@ from gcc_sgcl.engine.device import check_torch_device
 from gcc_sgcl.fileio import atomic_target
 
 CHECKPOINT_NAME = "checkpoint.pt"
+PLAIN_TYPES = (str, int, float, bool, type(None))  # with tensors, the only leaves a checkpoint of this project holds
 
 
 class CheckpointError(ValueError):
@@ -68,13 +75,70 @@ def read_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
     check_torch_device(device)
     with open(path, "rb") as f:  # an unreadable file is reported as such, not as damage
         data = f.read()
-    try:
-        state = torch.load(io.BytesIO(data), map_location=device, weights_only=False)
-    except (RuntimeError, OSError, EOFError, ValueError, pickle.UnpicklingError, zipfile.BadZipFile) as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise CheckpointError(f"{path}: not a readable checkpoint, truncated or damaged ({reason})") from error
+    state = load_data(data, path, device)
     check_fields(state, path)
     return Checkpoint(path, state, hashlib.sha256(data).hexdigest())
+
+
+def load_data(data: bytes, path: str | os.PathLike, device: str | torch.device = "cpu") -> Any:
+    """Unpickle the bytes ``data`` of the file ``path`` as tensors and plain values only, without running any code
+    they carry: a pickle that asks for another object (a function, a class, a module) is refused before it is built,
+    with a :class:`CheckpointError` naming ``path`` and what it asked for; any other failure is reported as a
+    damaged file."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's notes on an unusual pickle protocol: the file loads or is refused
+            return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
+    except pickle.UnpicklingError as error:
+        blocked = re.search(r"GLOBAL ([\w.]+)", str(error))
+        if blocked:
+            raise CheckpointError(f"{path}: refused, not a checkpoint of tensors and plain values: it asks to run "
+                                  f"{blocked.group(1)} (nothing in it was run)") from None
+        operand = re.search(r"Unsupported operand (\d+)", str(error))
+        if operand:  # a plain pickle stream of protocol 4+, never written by torch.save
+            raise CheckpointError(f"{path}: refused, not a checkpoint of tensors and plain values: its pickle uses "
+                                  f"operation {operand.group(1)}, which torch.save never writes (nothing in it was "
+                                  f"run)") from None
+        raise CheckpointError(f"{path}: not a readable checkpoint, truncated or damaged "
+                              f"({_reason(error)})") from error
+    except Exception as error:  # the bytes are anyone's: an IndexError or KeyError of torch's unpickler is damage too
+        raise CheckpointError(f"{path}: not a readable checkpoint, truncated or damaged "
+                              f"({_reason(error)})") from error
+
+
+def _reason(error: BaseException) -> str:
+    """The line of ``error`` that says what went wrong (torch's weights-only preamble skipped)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Weights only load failed", "(1)", "(2)", "Check the",
+                                                             "Please file an issue"))]
+    return (useful or lines or [type(error).__name__])[0].removeprefix("WeightsUnpickler error: ")
+
+
+def check_plain(value: Any, path: str | os.PathLike, where: str) -> None:
+    """Raise a :class:`CheckpointError` naming ``path`` and the field ``where`` unless ``value`` is a tensor, a
+    plain value (:data:`PLAIN_TYPES`) or a list, tuple or dict (keys plain) of those, however deep.
+
+    >>> check_plain({"lr": [0.1], "b": b"x"}, "run/checkpoint.pt", "optimizer")
+    Traceback (most recent call last):
+    ...
+    gcc_sgcl.engine.checkpoint.CheckpointError: run/checkpoint.pt: field optimizer['b'] is a bytes, expected tensors and plain values
+    """
+    stack = [(value, where)]
+    while stack:  # a loop, not recursion: a file may nest lists deeper than Python's recursion limit
+        value, where = stack.pop()
+        if isinstance(value, (torch.Tensor, *PLAIN_TYPES)):
+            continue
+        if isinstance(value, (list, tuple)):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
+        elif isinstance(value, dict):
+            odd = [key for key in value if not isinstance(key, PLAIN_TYPES)]
+            if odd:
+                raise CheckpointError(f"{path}: field {where} has a key of type {type(odd[0]).__name__}, expected "
+                                      f"plain keys")
+            stack.extend((item, f"{where}[{key!r}]") for key, item in value.items())
+        else:
+            raise CheckpointError(f"{path}: field {where} is a {type(value).__name__}, expected tensors and plain "
+                                  f"values")
 
 
 def check_fields(state: Any, path: str | os.PathLike) -> None:
@@ -89,6 +153,7 @@ def check_fields(state: Any, path: str | os.PathLike) -> None:
     """
     if not isinstance(state, dict) or not {"config", "model"} <= state.keys():
         raise CheckpointError(f"{path}: not a gcc_sgcl checkpoint (expected a dict with 'config' and 'model')")
+    check_plain(state, path, "checkpoint")
     config, model = state["config"], state["model"]
     if not isinstance(config, Mapping):
         raise CheckpointError(f"{path}: 'config' is a {type(config).__name__}, expected a dict")
@@ -147,9 +212,17 @@ def check_resumable(state: dict[str, Any], path: str | os.PathLike, model: torch
     if missing:
         raise CheckpointError(f"{path}: no {missing[0]!r} to resume from (an exported encoder? --resume needs the "
                               f"run's own checkpoint)")
+    odd = [key for key in needed if not isinstance(state[key], Mapping)]
+    if odd:
+        raise CheckpointError(f"{path}: {odd[0]!r} is a {type(state[odd[0]]).__name__}, expected a dict")
+    optimizer = state["optimizer"]
+    if not isinstance(optimizer.get("state"), Mapping) or not isinstance(optimizer.get("param_groups"), list):
+        raise CheckpointError(f"{path}: 'optimizer' has no 'state' dict and 'param_groups' list (not an optimiser's)")
     check_weights(model, state["model"], path)
     if key_model is not None:
         check_weights(key_model, state["key_model"], path, "key_model")
+        if not all(isinstance(state["queue"].get(key), torch.Tensor) for key in ("keys", "ptr")):
+            raise CheckpointError(f"{path}: 'queue' lacks the tensors 'keys' and 'ptr' of a MoCo queue")
 
 
 def export_encoder(run: str | os.PathLike, dest: str | os.PathLike) -> Path:

@@ -43,6 +43,18 @@ def resolve_device(gpu: str | int) -> str:
     return device
 
 
+def resolve_device_quietly(gpu: str | int) -> tuple[str, str]:
+    """:func:`resolve_device` without its CPU-fallback line: ``(device, why it is not the GPU asked for)``.
+
+    >>> resolve_device_quietly("-1")
+    ('cpu', '')
+    """
+    gpu = str(gpu)
+    if gpu not in ("-1", "cpu") and gpu.isdigit() and not torch.cuda.is_available():
+        return "cpu", f"GPU {gpu} asked for: CUDA is not available to this torch"
+    return resolve_device(gpu), ""
+
+
 def check_torch_device(device: str | torch.device) -> None:
     """Raise :class:`DeviceError` when ``device`` is a CUDA device torch cannot use on this machine.
 

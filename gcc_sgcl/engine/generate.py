@@ -5,14 +5,23 @@
 ``scripts/generate.sh <gpu> <load_path> <dataset...> [flags...]``. Node datasets get one row per node (the
 node's RWR view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
 followed by graph 2's. A row is the mean of the embeddings of several views (``--copies``): independent walks for
-a node, 32 by default (:data:`INFERENCE_COPIES`, the count the views study of ``docs/results.md`` chose), copies of
-the graph with independently drawn eigenvector signs for a whole graph, 2 by default (:data:`GRAPH_COPIES`); GCC's
-``generate.py``, and the results tables, average two (``--copies 2``). A dataset
+a node, by default GCC's 2 on a registered benchmark dataset (GCC's ``generate.py`` and the results tables average
+two: GCC's workflow gives the tables' protocol as written) and 32 on a graph file (:data:`INFERENCE_COPIES`, the
+count the views study of ``docs/results.md`` chose; :func:`views_per_row`); copies of the graph with
+independently drawn eigenvector signs for a whole graph, 2 by default (:data:`GRAPH_COPIES`). A dataset
 given by path (a graph file, see :mod:`gcc_sgcl.data.files`) is written as ``<stem>.npy``, a single graph's with
 ``<stem>.ids.txt``: the original node id of each row, one per line. With ``--with-structural`` each row is joined to
 the training-free structural vector of its node or graph (:func:`joined_rows`), as the results tables'
 ``<method> ⊕ structural`` rows: wider rows, which the record marks (its ``joined`` entry) and the task commands read
 as they are.
+
+Views are streamed (:mod:`gcc_sgcl.engine.stream`): worker processes (``--num-workers``) build them chunk by chunk
+while the model (``--threads`` torch threads) encodes the previous chunk, and each row is a running sum over its
+views, so memory stays bounded by the graph and the output; the two counts are decided once from the cores this
+process may use (:func:`~gcc_sgcl.engine.threads.plan_threads`) and printed, with the time and peak RSS, in a
+summary line on stderr. The rows do not depend on the worker count. Under ``torchrun`` (``torchrun --nproc-per-node
+N -m gcc_sgcl.engine.generate ...``) each process embeds a contiguous share of the rows (the rows it would give
+alone) and rank 0 gathers them (gloo) and writes the one ``.npy``, ids file and record.
 
 Each ``<stem>.npy`` gets a record, ``<stem>.provenance.json`` (:func:`embeddings_record`): the checkpoint's sha256
 and step and whether its run had finished, the dataset's source (a registered name, or a path and the file's
@@ -27,7 +36,9 @@ import dataclasses
 import functools
 import hashlib
 import json
+import resource
 import sys
+import time
 import warnings
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -42,7 +53,7 @@ from tqdm import tqdm
 import gcc_sgcl.sampling as sampling_package
 from gcc_sgcl.classical import STRUCTURAL, joined, structural_vector
 from gcc_sgcl.classical.structural import GRAPH_COLUMNS, NODE_COLUMNS
-from gcc_sgcl.cli import check_num_workers, check_writable_dir, user_errors
+from gcc_sgcl.cli import PlainHelpParser, check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import (
     NON_NEGATIVE,
     VISIT_BUDGETS,
@@ -62,6 +73,9 @@ from gcc_sgcl.data.kinds import DatasetKind
 from gcc_sgcl.data.paths import CACHE_ENV, resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import Checkpoint, CheckpointError, load_weights, read_checkpoint
+from gcc_sgcl.engine.distributed import cleanup_distributed
+from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
+from gcc_sgcl.engine.threads import ThreadPlan, available_cores, model_threads
 from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries, sha256_of
 from gcc_sgcl.models import GraphEncoder, build_encoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
@@ -78,14 +92,21 @@ INFERENCE_COPIES: int = 32
 GRAPH_COPIES: int = GCC_COPIES
 
 
-def views_per_row(per_graph: bool, copies: int | None = None) -> int:
+def views_per_row(per_graph: bool, copies: int | None = None, registered: bool = False) -> int:
     """``copies``, or when not given the default of the kind of view: :data:`GRAPH_COPIES` for whole graphs
-    (``per_graph``), :data:`INFERENCE_COPIES` for a node's walks.
+    (``per_graph``); for a node's walks :data:`GCC_COPIES` on a ``registered`` benchmark dataset (so that GCC's
+    workflow, ``generate.sh <gpu> <run> usa_airport``, gives the tables' protocol as written) and
+    :data:`INFERENCE_COPIES` on the user's own graphs (files, the Python API), where the views study's count serves
+    best.
 
-    >>> views_per_row(per_graph=False), views_per_row(per_graph=True), views_per_row(False, copies=2)
-    (32, 2, 2)
+    >>> views_per_row(per_graph=False), views_per_row(per_graph=True), views_per_row(False, copies=8)
+    (32, 2, 8)
+    >>> views_per_row(per_graph=False, registered=True)
+    2
     """
-    return copies if copies is not None else GRAPH_COPIES if per_graph else INFERENCE_COPIES
+    if copies is not None:
+        return copies
+    return GRAPH_COPIES if per_graph else GCC_COPIES if registered else INFERENCE_COPIES
 
 
 @dataclass
@@ -93,12 +114,18 @@ class GenerateConfig(Settings):
     """Embedding generation (``generate.sh``): how the views are built and encoded."""
 
     batch_size: int = setting(256, "views encoded per forward pass", valid=at_least(1))
-    copies: int | None = setting(None, f"views averaged per row (default: {INFERENCE_COPIES} walks per node, the "
-                                       f"count the views study in docs/results.md chose; {GRAPH_COPIES} sign draws "
-                                       f"per whole graph, not studied); GCC's protocol, the tables': --copies "
-                                       f"{GCC_COPIES}", valid=at_least(1))
+    copies: int | None = setting(None, f"views averaged per row (default: walks per node, {GCC_COPIES} on a "
+                                       f"registered benchmark dataset, GCC's protocol and the tables', and "
+                                       f"{INFERENCE_COPIES} on a graph file, the count the views study in "
+                                       f"docs/results.md chose; {GRAPH_COPIES} sign draws per whole graph)",
+                                 valid=at_least(1))
     seed: int = setting(0, "seed of the views", valid=NON_NEGATIVE)
-    num_workers: int = setting(0, "DataLoader workers building the views", valid=NON_NEGATIVE)
+    num_workers: int | None = setting(None, "worker processes building the views beside the model (default: the "
+                                            "cores the model's threads leave; 0: built in this process, between "
+                                            "forwards)", valid=NON_NEGATIVE)
+    threads: int = setting(0, "torch threads of the model (0: a quarter of the cores, at least 1; 1 on a GPU); with "
+                              "the view builders they fill the cores this process may use (os.sched_getaffinity)",
+                           valid=NON_NEGATIVE)
     cache_views: bool = setting(False, "read/write the encoder-independent views in the cache dir "
                                        "($GCC_SGCL_CACHE)")
     visit_budget: str = setting("pretrain", "visits of a node's RWR view: pretrain = max(rw_hops, "
@@ -179,12 +206,34 @@ def embed(model: GraphEncoder, views: ViewBatch, batch_size: int = 256, desc: st
     return torch.cat(out).numpy().astype(np.float32)
 
 
-def embed_parts(model: GraphEncoder, parts: Parts | Sequence[Iterable[ViewBatch]], batch_size: int = 256,
-                desc: str = "embed", progress: bool = True) -> np.ndarray:
-    """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other (a part may be
-    an iterator of copies, :func:`dataset_views`: each copy is embedded as it comes, and its views dropped before the
-    next is built). Each copy's progress bar is labelled with its number, and with its part's when there are several
-    (``usa_airport view 3``, ``kdd_icdm graph 2 view 3``)."""
+def embed_parts(model: GraphEncoder, parts: Sequence[ViewSource] | Parts | Sequence[Iterable[ViewBatch]],
+                batch_size: int = 256, desc: str = "embed", progress: bool = True,
+                plan: ThreadPlan | None = None, share: tuple[int, int] = (0, 1)) -> np.ndarray:
+    """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other.
+
+    Args:
+        model: the encoder (eval mode).
+        parts: :class:`~gcc_sgcl.engine.stream.ViewSource` parts (:func:`view_sources`), streamed: views built chunk
+            by chunk beside the model, a running sum per row (:func:`~gcc_sgcl.engine.stream.streamed_rows`); or
+            built copies (:func:`cached_views`), or iterators of them (:func:`dataset_views`: each copy embedded as
+            it comes and dropped before the next is built), each copy's bar labelled with its number, and its part's
+            when there are several (``usa_airport view 3``, ``kdd_icdm graph 2 view 3``). Both give the same rows.
+        batch_size: views per forward pass.
+        desc: the progress bars' label.
+        progress: show progress bars.
+        plan: the model's threads and the view builders (default: decided from the cores,
+            :func:`~gcc_sgcl.engine.stream.stream_plan`; built copies use only its model threads).
+        share: ``(rank, world)``: only this rank's share of the rows (streamed parts only).
+    """
+    if parts and all(isinstance(part, ViewSource) for part in parts):
+        return streamed_rows(model, parts, batch_size, plan, desc, progress, share=share)
+    with model_threads(plan.model if plan else torch.get_num_threads()):
+        return _built_rows(model, parts, batch_size, desc, progress)
+
+
+def _built_rows(model: GraphEncoder, parts: Parts | Sequence[Iterable[ViewBatch]], batch_size: int, desc: str,
+                progress: bool) -> np.ndarray:
+    """:func:`embed_parts` of built copies: each copy embedded whole, the copies averaged."""
     def rows(copies: Iterable[ViewBatch], label: str) -> np.ndarray:
         out, copies = [], iter(copies)
         while (views := next(copies, None)) is not None:
@@ -227,6 +276,30 @@ def dataset_views(
         makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c, visit_budget) for g in graphs]
     labels = [f"views {name} graph {p + 1}" for p in range(len(makers))] if len(makers) > 1 else [f"views {name}"]
     return [_copies(make, copies, num_workers, label, progress) for make, label in zip(makers, labels)]
+
+
+def view_sources(name: str, sampling: SamplingConfig, data_dir: str | None = None, seed: int = 0,
+                 copies: int | None = None, data: LoadedDataset | None = None,
+                 visit_budget: str = "pretrain") -> list[ViewSource]:
+    """The views of :func:`dataset_views` as :class:`~gcc_sgcl.engine.stream.ViewSource` parts, which
+    :func:`embed_parts` streams: nothing is built until the model asks for it, chunk by chunk.
+
+    Args:
+        name: a registered dataset or a graph file path.
+        sampling: the encoder's view settings.
+        data_dir: the data root (default ``$GCC_SGCL_DATA``).
+        seed: seed of the views.
+        copies: views per row (default :func:`views_per_row` of the dataset's kind).
+        data: the dataset already loaded (else loaded here).
+        visit_budget: the walks' budget rule of node views.
+    """
+    data, kind = _embedded_data(name, data_dir, data)
+    copies = views_per_row(kind.per_graph, copies)
+    graphs = kind.graphs(data)
+    if kind.per_graph:
+        return [ViewSource(GraphViewDataset(graphs, sampling, seed), np.arange(len(graphs)), copies)]
+    return [ViewSource(NodeViewDataset(g, sampling, seed, 0, visit_budget), np.arange(g.num_nodes()), copies)
+            for g in graphs]
 
 
 def _copies(make: Callable[[int], NodeViewDataset | GraphViewDataset], copies: int, num_workers: int, desc: str,
@@ -362,7 +435,8 @@ def generate(
     g = settings or GenerateConfig()
     check_dataset_names(datasets, ("node", "graph", "similarity"), "--dataset")
     visit_budget_power(g.visit_budget, "--visit-budget")
-    check_num_workers(g.num_workers)
+    if g.num_workers is not None:
+        check_num_workers(g.num_workers)
     if g.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {g.batch_size}")
     stems = [dataset_name(name) for name in datasets]
@@ -370,17 +444,19 @@ def generate(
     if repeated:
         raise ValueError(f"several datasets would be written as {', '.join(repeated)}.npy; rename the files")
     loaded = {name: load_any(name, data_dir) for name in datasets if is_dataset_path(name)}  # read once, up front
+    share = embedding_share(g)
+    device = share_device(device, share)
     model, cfg, checkpoint = load_encoder_checkpoint(load_path, device)
     check_finite_weights(model, checkpoint.path, datasets)
     load_dir = check_writable_dir(folder_of(load_path), "--load-path")
-    build = cached_views if g.cache_views else dataset_views  # without the cache, one copy's views at a time
     written = []
     for name, stem in zip(datasets, stems):
         data = loaded.pop(name, None)  # a path's data, read up front, is freed once written
         data = load_any(name, data_dir) if data is None else data
-        copies = views_per_row(kind_of_data(data).per_graph, g.copies)
-        parts = build(name, cfg.sampling, data_dir, g.seed, g.num_workers, progress, copies, data, g.visit_budget)
-        emb = embed_parts(model, parts, g.batch_size, stem, progress)
+        copies = views_per_row(kind_of_data(data).per_graph, g.copies, registered=not is_dataset_path(name))
+        emb = merged_rows(_dataset_rows(model, cfg, name, data, g, copies, progress, share), share)
+        if emb is None:  # a rank other than 0: its rows went to rank 0, which writes them
+            continue
         emb = joined_rows(emb, data) if g.with_structural else emb
         path = load_dir / f"{stem}.npy"
         check_finite_rows(emb, checkpoint.path, name, path)
@@ -388,6 +464,89 @@ def generate(
                                     embeddings_record(checkpoint, cfg, name, data,
                                                       dataclasses.replace(g, copies=copies)))
     return written
+
+
+def _dataset_rows(model: GraphEncoder, cfg: Config, name: str, data: LoadedDataset, g: GenerateConfig, copies: int,
+                  progress: bool, share: tuple[int, int]) -> np.ndarray:
+    """The encoder rows of dataset ``name`` (loaded as ``data``) with ``copies`` views per row, of this rank's
+    ``share`` (:func:`~gcc_sgcl.engine.stream.share_of`): streamed, or from the view cache with ``g.cache_views``;
+    with ``progress``, prints the summary line (quiet callers get none, as they get no bars)."""
+    from gcc_sgcl.data import dataset_name
+
+    started = clock()
+    parts = view_sources(name, cfg.sampling, None, g.seed, copies, data, g.visit_budget)
+    plan = stream_plan(model, parts, g.threads, g.num_workers, local_cores(share))
+    if g.cache_views:  # built whole (to be stored), then embedded copy by copy
+        parts = cached_views(name, cfg.sampling, None, g.seed, plan.builders, progress, copies, data, g.visit_budget)
+    emb = embed_parts(model, parts, g.batch_size, dataset_name(name), progress, plan, share)
+    rank = f" (rank {share[0]} of {share[1]})" if share[1] > 1 else ""
+    if progress:
+        print(summary_line(dataset_name(name) + rank, emb, copies, plan, started), file=sys.stderr, flush=True)
+    return emb
+
+
+def embedding_share(g: GenerateConfig) -> tuple[int, int]:
+    """``(rank, world)`` of this process: ``(0, 1)``, or under ``torchrun`` its rank among the processes, which
+    joins a gloo process group (used only to gather the rows, whatever the model's device)."""
+    import torch.distributed as dist
+
+    from gcc_sgcl.engine.distributed import launched_by_torchrun
+
+    if not launched_by_torchrun():
+        return 0, 1
+    if g.cache_views:
+        raise ValueError("--cache-views builds every view of a dataset in each process; under torchrun each process "
+                         "streams its share of the rows: leave --cache-views out")
+    if not dist.is_initialized():
+        dist.init_process_group("gloo")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def share_device(device: str, share: tuple[int, int]) -> str:
+    """Under torchrun a CUDA ``device`` becomes ``cuda:<LOCAL_RANK>``, one GPU per process of a machine."""
+    import os
+
+    if share[1] > 1 and torch.device(device).type == "cuda":
+        return f"cuda:{os.environ.get('LOCAL_RANK', 0)}"
+    return device
+
+
+def local_cores(share: tuple[int, int]) -> int:
+    """The cores of this process's share of its machine: all it may use, divided among the torchrun processes of
+    the machine (``LOCAL_WORLD_SIZE``)."""
+    import os
+
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", share[1])) if share[1] > 1 else 1
+    return max(1, available_cores() // local)
+
+
+def merged_rows(emb: np.ndarray, share: tuple[int, int]) -> np.ndarray | None:
+    """Every rank's rows, concatenated in rank order, on rank 0 (the shares are contiguous runs of rows); None on
+    the other ranks. One process: ``emb`` itself."""
+    import torch.distributed as dist
+
+    rank, world = share
+    if world == 1:
+        return emb
+    parts = [None] * world if rank == 0 else None
+    dist.gather_object(emb, parts, dst=0)
+    return np.concatenate(parts) if rank == 0 else None
+
+
+def clock() -> tuple[float, float]:
+    """Wall seconds and CPU seconds of this process and of its exited children (view builders), for
+    :func:`summary_line`."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter(), time.process_time() + children.ru_utime + children.ru_stime
+
+
+def summary_line(stem: str, emb: np.ndarray, copies: int, plan: ThreadPlan, started: tuple[float, float]) -> str:
+    """One line on what embedding ``stem`` took since ``started`` (:func:`clock`): rows, views per row, the thread
+    plan, wall and CPU seconds (view builders included), and this process's peak RSS."""
+    wall, cpu = (now - then for now, then in zip(clock(), started))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+    return (f"[generate] {stem}: {len(emb)} rows x {emb.shape[1]}, {copies} views per row; {plan.describe()}; "
+            f"{wall:.1f} s wall, {cpu:.1f} s CPU; peak RSS {peak:.0f} MiB")
 
 
 def joined_rows(emb: np.ndarray, data: LoadedDataset) -> np.ndarray:
@@ -462,7 +621,7 @@ def embeddings_record(checkpoint: Checkpoint, cfg: Config, name: str, data: Load
 
 def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.engine.generate.GenerateConfig`."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.engine.generate", description=__doc__,
+    p = PlainHelpParser(prog="python -m gcc_sgcl.engine.generate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, InputConfig, required=("load_path", "dataset"))
     add_arguments(p, GenerateConfig)
@@ -474,9 +633,12 @@ def main(argv: list[str] | None = None) -> None:
     a = command_line().parse_args(argv)
     where = from_args(InputConfig, a)
     with user_errors():
-        for path in generate(where.load_path, where.dataset, from_args(GenerateConfig, a), where.device,
-                             where.data_dir):
-            print(path)
+        try:
+            for path in generate(where.load_path, where.dataset, from_args(GenerateConfig, a), where.device,
+                                 where.data_dir):
+                print(path)
+        finally:
+            cleanup_distributed()  # under torchrun: leave the group generate joined
 
 
 if __name__ == "__main__":

@@ -6,12 +6,16 @@ every process trains its share of each global batch (:mod:`gcc_sgcl.engine.distr
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import copy
+import dataclasses
+import json
 import math
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import dgl
@@ -22,12 +26,13 @@ from tqdm import tqdm
 
 from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_embedding
 from gcc_sgcl.cli import check_writable_dir, user_errors
-from gcc_sgcl.config import Config
+from gcc_sgcl.config import Config, Settings, add_arguments, from_args, setting
 from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, check_resumable, load_checkpoint, save_checkpoint
+from gcc_sgcl.engine.device import resolve_device_quietly
 from gcc_sgcl.engine.distributed import (
     DistContext,
     GlobalBatchNorm,
@@ -40,10 +45,13 @@ from gcc_sgcl.engine.distributed import (
     rank_batches,
     wrap_ddp,
 )
+from gcc_sgcl.engine.interrupt import INTERRUPTED_EXIT, StopRequest, stop_on_signals
 from gcc_sgcl.engine.run_lock import run_folder_lock
-from gcc_sgcl.fileio import remove_stale_temporaries
+from gcc_sgcl.engine.run_summary import PaceEstimate, pace_lines, run_summary
+from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
+from gcc_sgcl.gcc_compat import HELP as GCC_HELP, translate_pretrain
 from gcc_sgcl.models import build_encoder, to_model_input
-from gcc_sgcl.presets import config_from_args, pretrain_parser
+from gcc_sgcl.presets import config_from_args, current_name, pretrain_parser
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, loader_batches, worker_init
 
 _STEP_SEED_STRIDE = 1_000_003
@@ -229,6 +237,7 @@ def _check_resume_config(saved: dict, cfg: Config, path: Path, corpus_by_digest:
         for key, value in new[group].items()
         if old[group][key] != value and not (corpus_by_digest and (group, key) == ("train", "corpus"))
     ]
+    old["method"] = current_name(old["method"], old["augment"])  # a plain `sgcl` of before is sgcl[c=0.3]
     diffs = [f"{key}: checkpoint {old[key]!r} vs now {new[key]!r}" for key in ("method", "family")
              if old[key] != new[key]] + diffs
     if diffs:
@@ -246,6 +255,7 @@ def pretrain(
     progress: bool = True,
     graphs: list[dgl.DGLGraph] | None = None,
     dist: DistContext | None = None,
+    device_note: str = "",
 ) -> Path:
     """Train ``cfg``; returns the run folder holding ``checkpoint.pt`` and the TensorBoard logs.
 
@@ -254,6 +264,12 @@ def pretrain(
     global batch of ``--batch-size``; every rank resumes from the checkpoint, only rank 0 writes. The writing
     process holds the run folder's lock (:func:`~gcc_sgcl.engine.run_lock.run_folder_lock`) throughout and
     first removes what killed saves left behind. Names and folders are checked before any data is loaded.
+
+    With ``progress`` the run first prints what it will do (:func:`~gcc_sgcl.engine.run_summary.run_summary`; also
+    in TensorBoard's text and ``config.json``), then its pace after the first measured steps. It checkpoints every
+    ``save_freq`` steps and every ``save_minutes`` of wall time; SIGINT / SIGTERM stop it after the step in progress
+    with a checkpoint and raise :class:`Interrupted`. ``device_note`` says why the device differs from the one
+    asked for (a GPU without CUDA).
     """
     cfg.check()
     if graphs is None:
@@ -265,12 +281,26 @@ def pretrain(
     with run_folder_lock(run_dir) if main else contextlib.nullcontext():
         if main:
             remove_stale_temporaries(run_dir / CHECKPOINT_NAME)
-        return _train(cfg, run_dir, resume, progress, graphs, dist)
+        return _train(cfg, run_dir, resume, progress, graphs, dist, device_note)
+
+
+class Interrupted(Exception):
+    """Pre-training stopped by SIGINT / SIGTERM after writing its checkpoint at ``step``."""
+
+    def __init__(self, run_dir: Path, step: int, signum: int) -> None:
+        super().__init__(f"{run_dir}: stopped at step {step}, checkpoint written")
+        self.run_dir, self.step, self.signum = run_dir, step, signum
+
+
+def write_run_record(run_dir: Path, cfg: Config, summary: str) -> None:
+    """``config.json`` of the run folder: the configuration and the summary printed at its start."""
+    with atomic_target(run_dir / "config.json") as tmp:
+        tmp.write_text(json.dumps({"summary": summary, **cfg.to_dict()}, indent=2, sort_keys=True) + "\n")
 
 
 def _train(
     cfg: Config, run_dir: Path, resume: bool, progress: bool, graphs: list[dgl.DGLGraph] | None,
-    dist: DistContext | None,
+    dist: DistContext | None, device_note: str = "",
 ) -> Path:
     began = time.time()  # this segment's wall time, setup included: adds to train_seconds, divides steps_per_second
     t = cfg.train
@@ -299,6 +329,12 @@ def _train(
             print(f"{run_dir}: already trained for {trainer.step_count} steps", file=sys.stderr)
         return run_dir
 
+    threads = training_threads(cfg, dist)
+    summary = run_summary(cfg, run_dir, threads, device_note, world_size)
+    if main:
+        if progress:
+            print(summary, file=sys.stderr, flush=True)
+        write_run_record(run_dir, cfg, summary)
     if graphs is None:
         from gcc_sgcl.data import load_pretrain_corpus
 
@@ -318,15 +354,41 @@ def _train(
         worker_init_fn=worker_init,
         generator=torch.Generator().manual_seed(t.seed),
     )
-    torch.set_num_threads(training_threads(cfg, dist))
+    torch.set_num_threads(threads)
     writer = SummaryWriter(str(run_dir)) if main else None
+    if main:
+        writer.add_text("run", "    " + summary.replace("\n", "\n    "), trainer.step_count)
     bar = tqdm(total=t.steps, initial=trainer.step_count, desc=cfg.run_dir_name(), disable=not (progress and main),
                unit="step")
+    with stop_on_signals() as stop:
+        try:
+            _loop(trainer, loader, cfg, ckpt_path, writer, bar, began, stop, progress and main)
+        finally:
+            bar.close()
+            if main:
+                writer.close()
+    if stop:
+        raise Interrupted(run_dir, trainer.step_count, stop.signal)
+    if dist is not None:  # the final checkpoint exists when any rank returns
+        barrier()
+    return run_dir
+
+
+def _loop(trainer: Trainer, loader, cfg: Config, ckpt_path: Path, writer, bar, began: float, stop: StopRequest,
+          report_pace: bool) -> None:
+    """The training steps: log, checkpoint by step and by wall clock, and on a stop request checkpoint and return."""
+    t, dist = cfg.train, trainer.dist
+    main = dist is None or dist.is_main
     first_step, seconds_before = trainer.step_count, trainer.train_seconds
+    pace = PaceEstimate(t.steps)
+    last_save = time.time()
     for graph_q, graph_k in loader_batches(loader):
         stats = trainer.step(graph_q, graph_k)
         check_finite_loss(stats["loss"], trainer.step_count, ckpt_path)
+        stopping = _stop_everywhere(stop, dist)
         if not main:
+            if stopping:
+                return
             continue
         step = trainer.step_count
         if seconds_before is not None:
@@ -337,15 +399,25 @@ def _train(
             writer.add_scalar("train/steps_per_second", (step - first_step) / (time.time() - began), step)
         bar.set_postfix(loss=f"{stats['loss']:.3f}", prob=f"{stats['prob']:.3f}")
         bar.update(1)
-        if step % t.save_freq == 0 or step == t.steps:
+        measured = pace.step(step) if report_pace else None
+        if measured is not None:
+            bar.write(pace_lines(cfg, *measured), file=sys.stderr)
+        late = t.save_minutes and time.time() - last_save >= 60 * t.save_minutes
+        if step % t.save_freq == 0 or step == t.steps or late or stopping:
             save_checkpoint(trainer.state_dict(), ckpt_path)
             writer.flush()  # a killed run keeps the scalars of every step its checkpoint covers
-    bar.close()
-    if main:
-        writer.close()
-    if dist is not None:  # the final checkpoint exists when any rank returns
-        barrier()
-    return run_dir
+            last_save = time.time()
+        if stopping:
+            return
+
+
+def _stop_everywhere(stop: StopRequest, dist: DistContext | None) -> bool:
+    """Whether any process got a stop request (every rank stops after the same step, so none waits on another)."""
+    if dist is None:
+        return bool(stop)
+    flag = torch.tensor([1.0 if stop else 0.0], device=dist.device)
+    torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+    return bool(flag.item())
 
 
 def check_finite_loss(loss: float, step: int, ckpt_path: Path) -> None:
@@ -357,17 +429,51 @@ def check_finite_loss(loss: float, step: int, ckpt_path: Path) -> None:
                          f"smaller --lr")
 
 
+@dataclass
+class LaunchConfig(Settings):
+    """How the command was launched, beside the run's configuration (``scripts/pretrain.sh`` passes GCC's ``<gpu>``)."""
+
+    gpu: str = setting("", "GCC's <gpu>: a GPU index, or -1 / cpu; sets --device, and a GPU without CUDA falls back "
+                           "to the CPU, said in the run's summary")
+
+
+def command_parser() -> argparse.ArgumentParser:
+    """Pre-training's parser with the command's own settings (:class:`LaunchConfig`) and GCC's flag spellings in its
+    help (:data:`~gcc_sgcl.gcc_compat.HELP`)."""
+    parser = pretrain_parser()
+    add_arguments(parser, LaunchConfig, title="launch")
+    parser.epilog = GCC_HELP
+    return parser
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Command-line entry point."""
-    args = pretrain_parser().parse_args(argv)
+    """Command-line entry point: GCC's spellings read as this code's (:mod:`gcc_sgcl.gcc_compat`); Ctrl-C or
+    SIGTERM ends with the checkpoint written and one line naming the command that resumes."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with user_errors():
+        argv, notes = translate_pretrain(argv)
+    args = command_parser().parse_args(argv)
     cfg = config_from_args(args)
+    note, gpu = "", from_args(LaunchConfig, args).gpu
+    if gpu:
+        with user_errors():
+            device, note = resolve_device_quietly(gpu)
+        cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, device=device))
     dist = init_distributed(cfg.train.device) if launched_by_torchrun() else None
+    main_rank = dist is None or dist.is_main
+    for line in notes if main_rank else ():
+        print(f"[gcc_sgcl] {line}", file=sys.stderr)
     try:
         with user_errors():
-            run_dir = pretrain(cfg, resume=args.resume, dist=dist)
+            run_dir = pretrain(cfg, resume=args.resume, dist=dist, device_note=note)
+    except Interrupted as stop:
+        if main_rank:
+            print(f"[gcc_sgcl] stopped at step {stop.step} of {cfg.train.steps}; checkpoint in {stop.run_dir}. "
+                  f"Resume: the same command with --resume", file=sys.stderr)
+        raise SystemExit(INTERRUPTED_EXIT) from None
     finally:
         cleanup_distributed()
-    if dist is None or dist.is_main:
+    if main_rank:
         print(run_dir)
 
 

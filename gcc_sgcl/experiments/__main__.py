@@ -24,7 +24,7 @@ import argparse
 import dataclasses
 import sys
 
-from gcc_sgcl.cli import user_errors
+from gcc_sgcl.cli import PlainHelpParser, user_errors
 from gcc_sgcl.config import InputConfig, add_arguments, from_args, given_flags
 from gcc_sgcl.experiments.encoders import export_run, stash
 from gcc_sgcl.experiments.finetune_sweep import run_finetune
@@ -56,7 +56,7 @@ def command_line() -> argparse.ArgumentParser:
     (:class:`~gcc_sgcl.experiments.runtime.RuntimeConfig`), ``report`` (:class:`~gcc_sgcl.experiments.settings.ReportConfig`),
     ``sgcl-method`` (:class:`~gcc_sgcl.experiments.settings.ChoiceConfig`), ``export`` (the sweep's settings but its datasets,
     plus :class:`~gcc_sgcl.experiments.settings.ExportConfig`) and ``shipped`` (:class:`~gcc_sgcl.experiments.settings.ShippedConfig`)."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments", description=__doc__,
+    p = PlainHelpParser(prog="python -m gcc_sgcl.experiments", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     sweep_choices = {"svc": SVC_PROTOCOLS}

@@ -403,6 +403,94 @@ def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str], metho
     return out
 
 
+RANK_MIN_SEEDS = 3  # seeds a pre-trained method needs on a column to be ranked there
+
+
+def average_ranks(scores: dict[str, float]) -> dict[str, float]:
+    """Rank of each key by its score, 1 for the highest; tied scores share the mean of the ranks they span.
+
+    >>> average_ranks({"a": 0.7, "b": 0.9, "c": 0.7, "d": 0.5})
+    {'a': 2.5, 'b': 1.0, 'c': 2.5, 'd': 4.0}
+    """
+    order = sorted(scores, key=lambda k: -scores[k])
+    ranks, i = {}, 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
+            j += 1
+        for k in order[i:j + 1]:
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    return {k: ranks[k] for k in scores}
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One entrant of the rank test: a method in one mode (``none`` for a training-free row), its rank on each
+    column where it is ranked (column → (rank, seeds behind its mean, that mean)) and its mean rank over the
+    datasets it is ranked on, each dataset weighing once (a dataset's metrics' ranks averaged first)."""
+
+    method: str
+    mode: str
+    ranks: dict[tuple[str, str, str], tuple[float, int, float]]
+    mean_rank: float
+    datasets: int
+
+
+@dataclass(frozen=True)
+class RankTest:
+    """The paper's rank test (its Fig. 3) on the frozen columns: the columns, every entrant ranked on at least one
+    of them (complete entrants first, each group by mean rank) and the number of datasets."""
+
+    columns: list[tuple[str, str, str]]
+    entrants: list[Ranked]
+    datasets: int
+
+    def complete(self, entrant: Ranked) -> bool:
+        """Whether ``entrant`` is ranked on every dataset (only such mean ranks compare with each other)."""
+        return entrant.datasets == self.datasets
+
+
+def rank_test(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: Sequence[str],
+              min_seeds: int = RANK_MIN_SEEDS) -> RankTest:
+    """Rank every entrant on every column of ``tasks`` by its mean over seeds (:func:`average_ranks`: 1 = best,
+    ties share). Entrants: each of ``methods`` (pre-trained) in each of ``modes``, on the columns where it has at
+    least ``min_seeds`` seeds, and every training-free row (one seed) where it has one. An entrant's mean rank is
+    over the datasets it is ranked on; entrants ranked on every dataset come first.
+
+    >>> def r(m, mode, d, x, seed=0):
+    ...     return ResultRow(method=m, mode=mode, seed=seed, dataset=d, task="graph_classification",
+    ...                      metric="accuracy", mean=x, std=0.0, std_kind="", n=1, protocol="p")
+    >>> rows = Rows([r(m, "e2e", d, x, s) for m, d, x in [("gcc", "a", 0.8), ("gcc", "b", 0.6), ("sgcl", "a", 0.7),
+    ...             ("sgcl", "b", 0.6)] for s in range(3)] + [r("structural", "none", "a", 0.75)])
+    >>> test = rank_test(rows, ["e2e"], ["graph_classification"], ["gcc", "sgcl"])
+    >>> [(e.method, e.mean_rank, e.datasets) for e in test.entrants]
+    [('gcc', 1.25, 2), ('sgcl', 2.25, 2), ('structural', 2.0, 1)]
+    """
+    columns = rows.columns(tasks)
+    entrants = [(m, mode) for mode in modes for m in methods] + [(m, CLASSICAL_MODE)
+                                                                 for m in rows.methods(classical=True)]
+    ranked: dict[tuple[str, str], dict[tuple[str, str, str], tuple[float, int, float]]] = defaultdict(dict)
+    for column in columns:
+        means, seeds = {}, {}
+        for method, mode in entrants:
+            scores = rows.seeds(method, mode, *column)
+            if scores and (mode == CLASSICAL_MODE or len(scores) >= min_seeds):
+                means[method, mode], seeds[method, mode] = float(np.mean(list(scores.values()))), len(scores)
+        for entrant, rank in average_ranks(means).items():
+            ranked[entrant][column] = (rank, seeds[entrant], means[entrant])
+    out = []
+    for (method, mode), by_column in ranked.items():
+        per_dataset: dict[str, list[float]] = defaultdict(list)
+        for (dataset, _, _), (rank, _, _) in by_column.items():
+            per_dataset[dataset].append(rank)
+        out.append(Ranked(method, mode, dict(by_column), float(np.mean([np.mean(v) for v in per_dataset.values()])),
+                          len(per_dataset)))
+    n_datasets = len(dict.fromkeys(d for d, _, _ in columns))
+    out.sort(key=lambda e: (e.datasets != n_datasets, e.mean_rank))
+    return RankTest(columns, out, n_datasets)
+
+
 @dataclass(frozen=True)
 class JoinVerdict:
     """On one column: an encoder alone, the structural vector alone and the two joined (``<method> ⊕

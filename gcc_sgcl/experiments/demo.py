@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gcc_sgcl.cli import user_errors
+from gcc_sgcl.cli import PlainHelpParser, user_errors
 from gcc_sgcl.config import (
     MODES,
     NON_NEGATIVE,
@@ -129,7 +129,7 @@ def run_demo(demo: DemoConfig) -> str:
 
 def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`DemoConfig`."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.demo", description=__doc__,
+    p = PlainHelpParser(prog="python -m gcc_sgcl.experiments.demo", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, DemoConfig)
     return p

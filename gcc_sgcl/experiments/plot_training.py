@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
-from gcc_sgcl.cli import user_errors  # noqa: E402
+from gcc_sgcl.cli import PlainHelpParser, user_errors  # noqa: E402
 from gcc_sgcl.config import Settings, add_arguments, from_args, setting  # noqa: E402
 from gcc_sgcl.experiments.render import save_figure  # noqa: E402
 
@@ -64,7 +64,7 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path) -> Path:
 
 def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`PlotConfig`."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.plot_training", description=__doc__,
+    p = PlainHelpParser(prog="python -m gcc_sgcl.experiments.plot_training", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, PlotConfig)
     return p

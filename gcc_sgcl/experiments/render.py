@@ -32,6 +32,7 @@ from gcc_sgcl.experiments.analysis import (
     Progress,
     Provenance,
     Quintiles,
+    RankTest,
     Runtime,
     SeedDifferences,
     Statistic,
@@ -506,6 +507,69 @@ def plot_leave_one_out(items: list[LeftOut], png: Path) -> None:
     plot_heatmap(gain, marks, "what each stage adds: sgcl − sgcl-no-<stage> (* : 90 % interval excludes 0)", png,
                  rows=stages, columns=columns, unit="pp (positive: SGCL is better with the stage)",
                  size=(max(6.4, 0.75 * len(columns) + 2.5), 0.45 * len(stages) + 2.6))
+
+
+def entrant_name(method: str, mode: str) -> str:
+    """A rank-test entrant's name: the method with its mode, or marked training-free.
+
+    >>> entrant_name("sgcl", "moco"), entrant_name("prone", "none")
+    ('sgcl (MoCo)', 'prone (training-free)')
+    """
+    return f"{method} ({'training-free' if mode == 'none' else {'moco': 'MoCo', 'e2e': 'E2E'}.get(mode, mode)})"
+
+
+def rank_section(test: RankTest, png: Path, csv_path: Path) -> str:
+    """The rank test: every entrant's rank per column with the seeds behind it, and its mean rank over the datasets
+    it is ranked on, as Markdown, CSV (one line per entrant and column, and one per entrant for the mean) and the
+    dot plot ``png``."""
+    if not test.entrants:
+        return "_no rows to rank_"
+    many = {d for d, _, _ in test.columns if sum(c[0] == d for c in test.columns) > 1}
+    titles = [f"{label(d)} {m}" if d in many else label(d) for d, _, m in test.columns]
+    flat = [[e.method, e.mode, d, m, e.ranks[(d, t, m)][1], e.ranks[(d, t, m)][2], e.ranks[(d, t, m)][0]]
+            for e in test.entrants for (d, t, m) in test.columns if (d, t, m) in e.ranks]
+    flat += [[e.method, e.mode, "mean over datasets", "", "", "", e.mean_rank] for e in test.entrants]
+    write_csv(csv_path, ["method", "mode", "dataset", "metric", "seeds", "mean_score", "rank"], flat)
+    plot_ranks(test, titles, png)
+    body = []
+    for e in test.entrants:
+        cells = [f"{e.ranks[c][0]:g} ({e.ranks[c][1]})" if c in e.ranks else "–" for c in test.columns]
+        mean = f"{e.mean_rank:.2f}" if test.complete(e) else f"({e.mean_rank:.2f})"
+        body.append([entrant_name(e.method, e.mode), mean, f"{e.datasets} of {test.datasets}", *cells])
+    return markdown_table(["method", "mean rank", "datasets", *titles], body)
+
+
+def plot_ranks(test: RankTest, titles: Sequence[str], png: Path) -> None:
+    """Each entrant's rank on every column (dots, coloured by task) and its mean rank (diamond), entrants top to
+    bottom in the table's order; hollow diamonds: entrants ranked on some datasets only."""
+    plt = _pyplot()
+    names = [entrant_name(e.method, e.mode) for e in test.entrants]
+    fig, ax = plt.subplots(figsize=(9.0, 0.34 * len(names) + 1.6))
+    colours = {"node_classification": "tab:blue", "graph_classification": "tab:orange",
+               "similarity_search": "tab:green"}
+    offsets = np.linspace(-0.25, 0.25, len(test.columns)) if len(test.columns) > 1 else np.zeros(1)
+    seen = set()
+    for y, e in enumerate(test.entrants):
+        for off, column in zip(offsets, test.columns):
+            if column in e.ranks:
+                task = column[1]
+                ax.plot(e.ranks[column][0], y + off, "o", color=colours.get(task, "grey"), markersize=3.5, alpha=0.7,
+                        label=None if task in seen else task.replace("_", " "))
+                seen.add(task)
+        full = test.complete(e)
+        ax.plot(e.mean_rank, y, "D", markersize=7, markerfacecolor="black" if full else "white",
+                markeredgecolor="black", zorder=3, label=None if "mean" in seen or not full else "mean rank")
+        if full:
+            seen.add("mean")
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("rank (1 = best)")
+    ax.set_title(f"Rank test over {len(test.columns)} frozen columns ({test.datasets} datasets); hollow diamond: "
+                 "ranked on some datasets only", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    save_figure(fig, png, dpi=120)
 
 
 def quintiles_section(items: list[Quintiles], method: str, csv_path: Path) -> str:

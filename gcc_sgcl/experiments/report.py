@@ -43,8 +43,8 @@ def budget_sections(study: tuple, table: list[ResultRow], out: Path, folder: Pat
     png = folder / "learning_curve.png"
     parts = [
         "## Budget study: score against pre-training steps (E2E, frozen encoders)",
-        f"Batch {family[0]}, corpus `{family[1]}`; `sgcl` here is the plain preset (default c = {default_c:g}: the "
-        "c grid ran afterwards, at the table budget). Each point is the mean over the seeds run at every step count "
+        f"Batch {family[0]}, corpus `{family[1]}`; SGCL's curve is at c = {default_c:g}, the default when it ran (the "
+        "c grid ran afterwards, at the table budget, and chose the tables' c). Each point is the mean over the seeds run at every step count "
         "of its curve (0 steps: the untrained encoder); the figure's bars are the std over those seeds, or with one "
         "seed the std over its CV repetitions (the table's cells' ± elsewhere in this report).",
         f"![learning curve]({_relative(png, out)})",
@@ -172,6 +172,29 @@ def comparison_sections(rows: an.Rows, modes: Sequence[str], methods: list[str],
            rd.published_section(published_finetuned(rows), folder / "finetuned_published.csv")]
           if rows.datasets(an.FINETUNED) else ["_no fine-tuning rows_"]),
     ]
+
+
+def rank_sections(rows: an.Rows, modes: Sequence[str], methods: list[str], out: Path, folder: Path) -> list[str]:
+    """The paper's rank test (its Fig. 3) on every frozen column: ``rank_test.png`` and its table; ``methods`` are
+    the tables' pre-trained rows (only the presets, unjoined, enter)."""
+    entrants = [m for m in methods if not MethodSpec.parse(m).joined and not MethodSpec.parse(m).settings]
+    test = an.rank_test(rows, modes, an.CLASSIFICATION + an.SIMILARITY, entrants)
+    png = folder / "rank_test.png"
+    text = rd.rank_section(test, png, folder / "rank_test.csv")
+    return ["## Rank test (frozen encoders, every column)",
+            "As the paper's Fig. 3: on each frozen column (classification and similarity search, each HITS@k its own "
+            "column) the entrants are ranked by their mean over seeds, 1 = best, tied means sharing the mean of "
+            "their ranks; an entrant's mean rank averages its ranks over the datasets it is ranked on, each dataset "
+            "once (a similarity dataset's two HITS@k ranks averaged first). Entrants: the presets of the tables "
+            f"(`gcc`, `sgcl` and the contrastive baselines) in each training mode, on the columns where they have "
+            f"at least {an.RANK_MIN_SEEDS} seeds, and every training-free row (one seed: deterministic, or seed 0); "
+            "bracketed variants (other c, k = 64), joined `… ⊕ structural` rows, the ablation and pair presets and "
+            "`random init` (a control, not a method) do not enter. Each cell gives the rank and, in brackets, the "
+            "seeds behind the mean it ranks. Mean ranks compare only between entrants ranked on every dataset; the "
+            "task-specific training-free rows (node-level `prone` and `graphwave`, graph-level rows, similarity "
+            "rows) are ranked on their own columns only, their mean rank in brackets. A rank says nothing about "
+            "the size of a difference or its noise: the tables and their tests above do.",
+            *([f"![rank test]({_relative(png, out)})"] if test.entrants else []), text]
 
 
 def finetune_intro(rows: an.Rows) -> str:
@@ -308,6 +331,7 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
              rd.summary_lines(an.seed_differences(rows, an.SGCL, present_modes, an.CLASSIFICATION + an.SIMILARITY),
                               an.seed_differences(rows, an.SGCL, present_modes, an.FINETUNED)),
              *comparison_sections(rows, present_modes, table_methods(rows, default_c), out, folder),
+             *rank_sections(rows, present_modes, table_methods(rows, default_c), out, folder),
              written(protocol),
              *budget_sections(study, table, out, folder, default_c),
              *c_sections(stored, spec, choice, folder, missing),
@@ -419,16 +443,32 @@ def headline_of(rows: an.Rows, views: Sequence[an.ViewsPoint] = ()) -> str:
     study's ``views``, what changes at the embeddings' default view count
     (:func:`~gcc_sgcl.experiments.render.views_headline`)."""
     items = an.seed_differences(rows, an.SGCL, ["e2e"], an.CLASSIFICATION + an.SIMILARITY)
+    moco = an.seed_differences(rows, an.SGCL, ["moco"], an.CLASSIFICATION + an.SIMILARITY)
+    reading = verdict(items, "Over {seeds} paired seeds")
+    if moco:
+        reading += " " + verdict(moco, "With MoCo, over {seeds} paired seeds")
+    at_default = rd.views_headline(list(views), INFERENCE_COPIES, GCC_COPIES)
+    return "\n\n".join([HEADLINE_START, rd.headline_table(items), reading, *([at_default] if at_default else []),
+                         HEADLINE_END])
+
+
+def verdict(items: Sequence[an.SeedDifferences], opening: str) -> str:
+    """One sentence: the columns where the 90 % interval over paired seeds puts SGCL ahead of GCC, and behind;
+    ``opening`` names the comparison (``{seeds}``: the largest number of paired seeds).
+
+    >>> from gcc_sgcl.experiments.analysis import Column, SeedDifferences
+    >>> from gcc_sgcl.experiments.stats import summarize
+    >>> up = SeedDifferences(Column("imdb-multi", "t", "accuracy", "e2e"), (0, 1, 2), (0.01, 0.02, 0.01),
+    ...                      summarize((0.01, 0.02, 0.01), interval="t"))
+    >>> verdict([up], "Over {seeds} paired seeds")
+    'Over 3 paired seeds, SGCL beats GCC on IMDB-M and loses on no column; elsewhere the seeds show no difference.'
+    """
     sides = [rd.READINGS[rd.interval_side(d.summary)] for d in items]
     ahead = [rd.label(d.column.dataset) for d, s in zip(items, sides) if s == "SGCL ahead"]
     behind = [rd.label(d.column.dataset) for d, s in zip(items, sides) if s == "GCC ahead"]
     seeds = max((len(d.seeds) for d in items), default=0)
-    reading = (f"Over {seeds} paired seeds, SGCL beats GCC on {', '.join(dict.fromkeys(ahead)) or 'no column'} and "
-               f"loses on {', '.join(dict.fromkeys(behind)) or 'no column'}; elsewhere the seeds show no "
-               f"difference.")
-    at_default = rd.views_headline(list(views), INFERENCE_COPIES, GCC_COPIES)
-    return "\n\n".join([HEADLINE_START, rd.headline_table(items), reading, *([at_default] if at_default else []),
-                         HEADLINE_END])
+    return (f"{opening.format(seeds=seeds)}, SGCL beats GCC on {', '.join(dict.fromkeys(ahead)) or 'no column'} and "
+            f"loses on {', '.join(dict.fromkeys(behind)) or 'no column'}; elsewhere the seeds show no difference.")
 
 
 def stability_block(folder: Path) -> str:

@@ -157,7 +157,7 @@ class RowStore:
             if not line.strip():
                 continue
             try:
-                row = ResultRow.from_dict(json.loads(line))
+                row = _current(ResultRow.from_dict(json.loads(line)))
             except json.JSONDecodeError as err:
                 if number == len(lines):
                     break
@@ -218,6 +218,15 @@ class RowStore:
         with open(f"{self.path}.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield
+
+
+def _current(row: ResultRow) -> ResultRow:
+    """``row`` under its method's current name (:func:`~gcc_sgcl.presets.current_name`): a row stored as plain
+    ``sgcl`` before names carried SGCL's filter threshold reads as ``sgcl[c=<its c>]``."""
+    from gcc_sgcl.presets import current_name  # here: the presets import the augmentations (torch, DGL)
+
+    name = current_name(row.method, (row.config or {}).get("augment"))
+    return row if name == row.method else dataclasses.replace(row, method=name)
 
 
 def _line(row: ResultRow) -> str:

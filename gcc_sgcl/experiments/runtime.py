@@ -18,7 +18,7 @@ from datetime import datetime
 
 import numpy as np
 
-from gcc_sgcl.cli import user_errors
+from gcc_sgcl.cli import PlainHelpParser, user_errors
 from gcc_sgcl.config import (
     NON_NEGATIVE,
     InputConfig,
@@ -121,7 +121,7 @@ def format_report(results: dict[str, dict[str, float]]) -> str:
 
 def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`RuntimeConfig` and the data root."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.experiments.runtime", description=__doc__,
+    p = PlainHelpParser(prog="python -m gcc_sgcl.experiments.runtime", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, RuntimeConfig)
     add_arguments(p, InputConfig, only=("data_dir",))

@@ -22,7 +22,7 @@ from gcc_sgcl.experiments.analysis import HEATMAP_STAGES
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.experiments.settings import SweepConfig
 from gcc_sgcl.method import MethodSpec
-from gcc_sgcl.presets import LEAVE_ONE_OUT, make_config
+from gcc_sgcl.presets import LEAVE_ONE_OUT, canonical_name, make_config
 from gcc_sgcl.tasks.folds import cache_folder
 from gcc_sgcl.tasks.settings import EvalConfig
 
@@ -109,9 +109,10 @@ class Sweep(SweepConfig):
         """Every (method, mode, seed), seed by seed: every method's first seed comes before any second seed, so a
         sweep cut off part-way (across sessions) leaves every row of a table with as many seeds as it could.
         Training-free methods get the single mode ``none``, pre-trained ones are named canonically
-        (:class:`~gcc_sgcl.method.MethodSpec`)."""
-        named = [(method, [CLASSICAL_MODE]) if is_classical(method) else (str(MethodSpec.parse(method)), self.modes)
-                 for method in self.methods]
+        (:func:`~gcc_sgcl.presets.canonical_name`: ``sgcl`` is ``sgcl[c=0.4]``), each once."""
+        named = dict.fromkeys((method, (CLASSICAL_MODE,)) if is_classical(method) else (canonical_name(method),
+                                                                                          tuple(self.modes))
+                              for method in self.methods)
         return [(name, mode, seed) for seed in self.seeds for name, modes in named for mode in modes]
 
     def budget(self, mode: str | None = None) -> dict[str, Any]:
@@ -147,10 +148,11 @@ def is_classical(method: str) -> bool:
 
 
 def applicable(method: str, mode: str, dataset: str) -> bool:
-    """Whether (method, dataset) can be evaluated: node-level training-free methods skip graph datasets."""
+    """Whether (method, dataset) can be evaluated: node-level training-free methods skip graph datasets, graph-level
+    ones node and similarity datasets."""
     if mode != CLASSICAL_MODE:
         return True
-    return not KINDS[dataset_kind(dataset)].per_graph or METHODS[method].graphs is not None
+    return METHODS[method].covers(KINDS[dataset_kind(dataset)].per_graph)
 
 
 def budget_key(budget: dict[str, Any]) -> tuple:

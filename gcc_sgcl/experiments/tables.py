@@ -142,7 +142,7 @@ class TableSpec:
     @property
     def sgcl(self) -> MethodSpec:
         """The method spec behind the tables' ``sgcl`` row."""
-        return MethodSpec(SGCL) if self.sgcl_c in (None, self.default_c) else MethodSpec.of(SGCL, {"c": self.sgcl_c})
+        return MethodSpec.of(SGCL, {"c": self.default_c if self.sgcl_c is None else self.sgcl_c})
 
     def write(self, path: str | Path) -> Path:
         """Write :meth:`to_dict` to ``path`` (through a temporary file)."""

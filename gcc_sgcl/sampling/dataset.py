@@ -11,6 +11,7 @@ workers, and resuming at step ``s`` replays exactly the batches a straight run w
 from __future__ import annotations
 
 import contextlib
+import signal
 from typing import Iterator, Protocol, Sequence
 
 import dgl
@@ -104,7 +105,11 @@ def limit_threads() -> None:
 
 
 def worker_init(_worker_id: int) -> None:
-    """DataLoader ``worker_init_fn``: limit threads (items seed themselves from their index)."""
+    """DataLoader ``worker_init_fn``: limit threads (items seed themselves from their index) and leave Ctrl-C and
+    SIGTERM to the main process, which ends the workers itself (a worker's own ``KeyboardInterrupt`` prints a
+    traceback, and one ended by SIGTERM fails the main process's next step)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
     limit_threads()
 
 

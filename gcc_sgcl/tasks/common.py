@@ -22,19 +22,22 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import fcntl
 import io
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -42,7 +45,9 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
+from gcc_sgcl.cli import PlainHelpParser
 from gcc_sgcl.config import InputConfig, add_arguments
+from gcc_sgcl.engine.threads import processes_line
 from gcc_sgcl.fileio import atomic_target, folder_of, sha256_of, write_failure
 from gcc_sgcl.tasks.folds import FoldResult, cache_meta, close_cache, held_cache, load_fold, open_cache, save_fold
 from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
@@ -228,6 +233,7 @@ MAX_CV_JOBS = 8  # each SVC worker holds a fold's Gram matrix (about 0.5 GB at 5
 def _init_worker(task: Callable[[int], object]) -> None:
     global _TASK
     _TASK = task
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to report; it ends the pool
 
 
 def _run_task(i: int) -> object:
@@ -264,7 +270,13 @@ def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | 
             return [task(i) for i in bar(range(n))]
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_init_worker,
                              initargs=(task,)) as pool:
-        return list(bar(pool.map(_run_task, range(n))))
+        futures = [pool.submit(_run_task, i) for i in range(n)]
+        try:
+            return [future.result() for future in bar(futures)]
+        except KeyboardInterrupt:  # the workers ignore Ctrl-C: end them rather than wait for their fits; the pool
+            for process in list(getattr(pool, "_processes", {}).values()):  # then fails the pending futures (none is
+                process.terminate()  # cancelled first: the pool would fail a cancelled one with a traceback)
+            raise
 
 
 def fold_predictions(fit_fold: Callable[[int], np.ndarray], sizes: Sequence[int], jobs: int = 1,
@@ -494,25 +506,72 @@ def check_results_csv(path: str | Path) -> bool:
     return False
 
 
+class DamagedLogWarning(UserWarning):
+    """A ``results.csv`` holds a line no CSV reader reads as a row; the message names the file and the line."""
+
+
 def append_results_csv(path: str | Path, results: Sequence[TaskResult], load_path: str | Path) -> None:
     """Append one row per result to ``path``, writing the header only when the file is new or empty.
 
     An existing file with a different header is left untouched and reported (:func:`check_results_csv`), rather
     than mixed; one of :data:`EARLIER_CSV_HEADERS` is first rewritten with the columns it lacks (through a temporary
     file). The rows are added in one write, and a failed one (a full disk) is cut off again: a
-    :class:`~gcc_sgcl.fileio.WriteError` naming ``path`` leaves the log as it was.
+    :class:`~gcc_sgcl.fileio.WriteError` naming ``path`` leaves the log as it was. Processes appending to one log
+    take turns (:func:`results_lock`), so none writes a second header or appends to a file being replaced; a
+    damaged line is reported (:func:`damaged_tail`) and the new rows are made to start a row of their own.
     """
     path = Path(path)
-    if not check_results_csv(path) and tuple(_header(path)) in EARLIER_CSV_HEADERS:
-        _add_new_columns(path)
     now = datetime.now().isoformat(timespec="seconds")
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS)
-    if _header(path) is None:
-        writer.writeheader()
-    for result in results:
-        writer.writerow({"time": now, **result.row(), "load_path": str(load_path)})
-    _append(path, text.getvalue().encode())
+    with results_lock(path):
+        if not check_results_csv(path) and tuple(_header(path)) in EARLIER_CSV_HEADERS:
+            _add_new_columns(path)
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS)
+        if _header(path) is None:
+            writer.writeheader()
+        else:
+            text.write(damaged_tail(path))
+        for result in results:
+            writer.writerow({"time": now, **result.row(), "load_path": str(load_path)})
+        _append(path, text.getvalue().encode())
+
+
+@contextmanager
+def results_lock(path: Path) -> Iterator[None]:
+    """Hold the exclusive ``flock`` of the log ``path`` for the block, waiting for it: a side file
+    ``.<name>.lock`` beside it, since the log itself may be replaced while it is held (the header migration). The
+    file is left in place (removing it would let two processes lock two files)."""
+    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def damaged_tail(path: Path) -> str:
+    """What must precede new rows appended to the log ``path`` for them to read as rows: ``""`` for a sound log;
+    else a :class:`DamagedLogWarning` names the first damaged line (a row of another width, an unterminated quote,
+    no final line break) and the text returned closes an open quote and ends the last line."""
+    with path.open(newline="", encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    damage, width, start, open_quote = None, None, 1, False
+    try:
+        for record in reader:
+            width = len(record) if width is None else width
+            if damage is None and len(record) != width:
+                damage = (start, f"{len(record)} fields where the header has {width}")
+            start = reader.line_num + 1
+    except csv.Error as error:
+        open_quote = "unexpected end of data" in str(error)
+        damage = damage or (start, "an unterminated quote" if open_quote else str(error))
+    if damage is None and text.endswith("\n"):
+        return ""
+    line, what = damage or (text.count("\n") + 1, "no line break at its end")
+    warnings.warn(f"{path} line {line}: damaged ({what}), it does not read as a row of the log; the new rows start "
+                  f"on a line of their own: fix or remove line {line}", DamagedLogWarning, stacklevel=3)
+    return ('"' if open_quote else "") + ("" if text.endswith("\n") and not open_quote else "\n")
 
 
 def _append(path: Path, data: bytes) -> None:
@@ -659,7 +718,7 @@ def task_parser(task: str, description: str, fields: Sequence[str], evaluation: 
     (:class:`~gcc_sgcl.config.InputConfig`, :class:`~gcc_sgcl.tasks.settings.TaskConfig`), the task's ``fields`` of
     ``TaskConfig`` and its ``evaluation`` settings (:class:`~gcc_sgcl.tasks.settings.EvalConfig`, valid values
     ``choices``)."""
-    parser = argparse.ArgumentParser(prog=f"python -m gcc_sgcl.tasks.{task}", description=description,
+    parser = PlainHelpParser(prog=f"python -m gcc_sgcl.tasks.{task}", description=description,
                                      epilog=JOINED_ROWS_HELP)
     add_arguments(parser, InputConfig, only=("load_path", "dataset", "data_dir"), required=("load_path", "dataset"))
     add_arguments(parser, TaskConfig, only=("hidden", *fields))
@@ -684,18 +743,21 @@ def run_datasets(
     datasets: Sequence[str | tuple[str, str]],
     evaluate: Callable[[str | tuple[str, str]], list[TaskResult]],
     kinds: Sequence[str] = (),
+    jobs: int | None = None,
 ) -> list[TaskResult]:
     """Evaluate each dataset, print a table line per metric as it finishes and log it to ``results.csv``. Checked
     first: the ``results.csv`` header (:func:`check_results_csv`), given ``kinds``, that each dataset is a
     registered one of those kinds or a path (:func:`~gcc_sgcl.data.check_dataset_names`), and that each
-    embeddings file exists, so nothing is printed before an input error."""
+    embeddings file exists, so nothing is printed before an input error. ``jobs`` (the ``--jobs`` flag) puts the
+    fold processes in the header line."""
     if kinds:
         from gcc_sgcl.data import check_dataset_names
 
         check_dataset_names([n for d in datasets for n in (d if isinstance(d, tuple) else (d,))], kinds, "--dataset")
     check_results_csv(folder_of(load_path) / RESULTS_FILE)
     check_embeddings_exist(load_path, [n for d in datasets for n in (d if isinstance(d, tuple) else (d,))])
-    print(f"{task}  load_path={load_path}")
+    threads = "" if jobs is None else "  " + processes_line(cv_jobs(jobs), jobs)
+    print(f"{task}  load_path={load_path}{threads}")
     print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
     everything: list[TaskResult] = []
     for name in datasets:

@@ -33,7 +33,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from torch import nn
 from tqdm import tqdm
 
-from gcc_sgcl.cli import check_writable_dir, user_errors
+from gcc_sgcl.cli import PlainHelpParser, check_writable_dir, user_errors
 from gcc_sgcl.config import (
     NON_NEGATIVE,
     POSITIVE,
@@ -48,6 +48,7 @@ from gcc_sgcl.config import (
 )
 from gcc_sgcl.data.load import check_dataset_names, dataset_name
 from gcc_sgcl.engine.generate import cached_views, embed, load_encoder_checkpoint
+from gcc_sgcl.engine.threads import processes_line
 from gcc_sgcl.fileio import folder_of
 from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
@@ -59,6 +60,7 @@ from gcc_sgcl.tasks.common import (
     append_results_csv,
     check_results_csv,
     class_labels,
+    cv_jobs,
     fold_predictions,
     forked_jobs,
     repeated_stratified_folds,
@@ -370,7 +372,7 @@ def finetune(
 
 def command_line() -> argparse.ArgumentParser:
     """The command line: :class:`~gcc_sgcl.config.InputConfig` and :class:`~gcc_sgcl.tasks.finetune.FinetuneConfig`."""
-    p = argparse.ArgumentParser(prog="python -m gcc_sgcl.tasks.finetune", description=__doc__,
+    p = PlainHelpParser(prog="python -m gcc_sgcl.tasks.finetune", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p, InputConfig, required=("load_path", "dataset"))
     add_arguments(p, FinetuneConfig)
@@ -386,7 +388,7 @@ def main(argv: list[str] | None = None) -> list[TaskResult]:
         check_dataset_names(where.dataset, tuple(TASKS), "--dataset")
         load_dir = check_writable_dir(folder_of(where.load_path), "--load-path")
         check_results_csv(load_dir / RESULTS_FILE)
-        print(f"finetune  load_path={where.load_path}")
+        print(f"finetune  load_path={where.load_path}  {processes_line(cv_jobs(settings.jobs), settings.jobs)}")
         print(f"{'dataset':<16} | {'metric':<9} | mean ± std (%)")
         results = []
         for name in where.dataset:

@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> l
         return with_embeddings([node_classification_under(emb, data.labels, data.name, p)], source)
 
     with user_errors():
-        return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds)
+        return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds, p.jobs)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# GCC's node_classification/baseline.sh: a training-free embedding of each dataset, then node_classification on it.
+#   bash scripts/node_classification/baseline.sh <hidden_size> <baseline> <dataset...> [task flags...]
+# <baseline>: prone or graphwave (GCC's), or another training-free method (structural, spectral, rolx, panther,
+#   wl-kernel, graph2vec, random: docs/baselines.md); the same as
+#   `bash scripts/baseline.sh <hidden_size> <baseline> <dataset...>` (its --help: every method and flag).
+case ${1:-} in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
+exec bash "$(dirname "$0")/../baseline.sh" "$@"

@@ -1,0 +1,113 @@
+"""Ctrl-C, SIGTERM and kills sent to real processes: pre-training writes its checkpoint, says how to resume and
+resumes exactly; generate and the task scripts stop with one line and leave nothing half-written; a run killed
+outright loses minutes (checkpoints by wall clock), not the steps since the last ``--save-freq``."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Process:
+    """A command in its own process group (as a terminal runs it), its stderr collected as it comes."""
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        env = {**os.environ, "GCC_SGCL_CACHE": str(cwd / "cache"), "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, start_new_session=True)
+        self.err = ""
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for chunk in iter(lambda: self.proc.stderr.read(1), ""):
+            self.err += chunk
+
+    def wait_for(self, text: str, timeout: float = 600) -> None:
+        end = time.time() + timeout
+        while text not in self.err:
+            assert self.proc.poll() is None, f"ended before {text!r}: {self.err[-2000:]}"
+            assert time.time() < end, f"no {text!r} within {timeout} s: {self.err[-2000:]}"
+            time.sleep(0.2)
+
+    def signal_group(self, signum: int) -> tuple[int, str]:
+        os.killpg(self.proc.pid, signum)
+        code = self.proc.wait(timeout=600)
+        self._reader.join(timeout=10)
+        return code, self.err
+
+
+def _pretrain(tmp: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "gcc_sgcl.engine.pretrain", "--method", "sgcl", "--steps", "40", "--batch-size",
+            "8", "--output-dir", str(tmp / "runs"), "--num-workers", "1", *extra]
+
+
+RUN = "sgcl-c=0.4_e2e_synthetic_s0"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_run_checkpoints_says_how_to_resume_and_resumes_exactly(signum, tmp_path):
+    run = Process(_pretrain(tmp_path), tmp_path)
+    run.wait_for("s/step:")  # the pace line: a few steps are done
+    code, err = run.signal_group(signum)
+    assert code == 130 and "Traceback" not in err, err[-3000:]
+    assert "Resume: the same command with --resume" in err
+    stopped = torch.load(tmp_path / "runs" / RUN / "checkpoint.pt", weights_only=True)
+    assert 0 < stopped["step"] < 40
+    subprocess.run(_pretrain(tmp_path, "--resume"), cwd=tmp_path, check=True, capture_output=True,
+                   env={**os.environ, "GCC_SGCL_CACHE": str(tmp_path / "cache")})
+    subprocess.run(_pretrain(tmp_path, "--output-dir", str(tmp_path / "straight")), cwd=tmp_path, check=True,
+                   capture_output=True, env={**os.environ, "GCC_SGCL_CACHE": str(tmp_path / "cache")})
+    resumed = torch.load(tmp_path / "runs" / RUN / "checkpoint.pt", weights_only=True)
+    straight = torch.load(tmp_path / "straight" / RUN / "checkpoint.pt", weights_only=True)
+    assert resumed["step"] == straight["step"] == 40
+    assert all(torch.equal(resumed["model"][k], straight["model"][k]) for k in straight["model"])
+
+
+def test_a_killed_run_keeps_the_checkpoint_of_its_last_minutes(tmp_path):
+    """--save-freq far beyond the steps: only the wall-clock checkpoint (every 0.01 s here) can exist."""
+    run = Process(_pretrain(tmp_path, "--save-freq", "100000", "--save-minutes", "0.0002", "--steps", "400"),
+                  tmp_path)
+    run.wait_for("s/step:")
+    time.sleep(2)
+    run.signal_group(signal.SIGKILL)
+    state = torch.load(tmp_path / "runs" / RUN / "checkpoint.pt", weights_only=True)
+    assert 0 < state["step"] < 400
+
+
+@pytest.mark.parametrize("command", [
+    ["-m", "gcc_sgcl.engine.generate", "--dataset", "synthetic-roles", "--copies", "200"],
+    ["-m", "gcc_sgcl.tasks.graph_classification", "--dataset", "synthetic-graphs", "--hidden", "64", "--repeats",
+     "200", "--jobs", "2", "--fold-cache", "folds"],
+], ids=["generate", "graph_classification"])
+def test_ctrl_c_in_generate_and_a_task_is_one_line_and_writes_nothing(command, tmp_path):
+    encoder = tmp_path / "enc"
+    subprocess.run([sys.executable, "-m", "gcc_sgcl.engine.pretrain", "--steps", "1", "--batch-size", "4",
+                    "--output-dir", str(tmp_path), "--run-name", "enc"], check=True, capture_output=True,
+                   env={**os.environ, "GCC_SGCL_CACHE": str(tmp_path / "cache")})
+    if "generate" not in command[1]:
+        subprocess.run([sys.executable, "-m", "gcc_sgcl.engine.generate", "--load-path", str(encoder), "--dataset",
+                        "synthetic-graphs", "--copies", "1"], check=True, capture_output=True,
+                       env={**os.environ, "GCC_SGCL_CACHE": str(tmp_path / "cache")})
+    before = sorted(p.name for p in encoder.iterdir())
+    run = Process([sys.executable, *command, "--load-path", str(encoder)], tmp_path)
+    if "generate" in command[1]:
+        run.wait_for("%|")  # a progress bar: the work has started
+    else:  # the first fold written to the fold cache: the forked workers are fitting
+        end = time.time() + 600
+        while not list((tmp_path / "folds").rglob("*.npz")) and time.time() < end:
+            assert run.proc.poll() is None, run.err[-2000:]
+            time.sleep(0.2)
+    code, err = run.signal_group(signal.SIGINT)
+    assert code == 130 and "Traceback" not in err, err[-3000:]
+    assert err.rstrip().splitlines()[-1].startswith("interrupted: nothing half-written")
+    assert sorted(p.name for p in encoder.iterdir()) == before
