@@ -4,6 +4,7 @@ after its first measured steps, how long it will take (:class:`PaceEstimate`). T
 TensorBoard text and its ``config.json``."""
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ def flags_beyond_preset(cfg: Config) -> list[str]:
 
 def tables_command(cfg: Config, gpu: str = "<gpu>") -> str:
     """The command that trains ``cfg``'s method on GCC's corpus at the tables' budget."""
-    return " ".join(["bash scripts/pretrain.sh", gpu, cfg.method, "--corpus", *GCC_CORPUS,
+    return " ".join(["bash scripts/pretrain.sh", gpu, shlex.quote(cfg.method), "--corpus", *GCC_CORPUS,
                      *TABLE_BUDGET[cfg.train.mode]])
 
 
