@@ -5,7 +5,8 @@
 # of one machine).
 #   bash scripts/bitcheck.sh [<source tree, default: this checkout>] [<out dir, default: a fresh temporary one>]
 # Needs ca-grqc under the data root ($GCC_SGCL_DATA, else ./data).
-case ${1:-} in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
+source "$(dirname "$0")/_help.sh"
+show_help_if_asked "$0" "${1:-}"  # this header, without the other arguments
 source "$(dirname "$0")/_env.sh"
 tree=$(cd "${1:-$ROOT}" && pwd) out=${2:-$(mktemp -d)}
 mkdir -p "$out"

@@ -17,7 +17,8 @@
 #                 scikit-learn, networkx, pandas, tensorboard, tqdm and psutil lacks (about 35 MiB).
 # --data DIR      the data root holding pretrain/ (default ../shared/data, else shared/data in the repository).
 # PYTHON          the interpreter whose torch is used (default python3); the virtualenv goes to a temporary folder.
-case ${1:-} in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
+source "$(dirname "$0")/_help.sh"
+show_help_if_asked "$0" "${1:-}"  # this header, without the other arguments
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dry=0 wheels="$ROOT/build/wheels" data="" workers=""

@@ -3,7 +3,8 @@
 #   bash scripts/test.sh                         the whole suite: tests/ and the docstring examples of gcc_sgcl/
 #   bash scripts/test.sh tests/test_api.py -x    only what is given (pytest arguments: files, -k, -x, ...)
 # Real datasets are read from $GCC_SGCL_DATA (default ../shared/data); tests needing one skip with a reason.
-case ${1:-} in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
+source "$(dirname "$0")/_help.sh"
+show_help_if_asked "$0" "${1:-}"  # this header, without the other arguments
 source "$(dirname "$0")/_env.sh"
 cd "$ROOT"
 if [ $# -eq 0 ]; then set -- tests gcc_sgcl; fi

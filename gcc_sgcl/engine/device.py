@@ -20,19 +20,30 @@ class DeviceError(RuntimeError):
 
 
 def resolve_device(gpu: str | int) -> str:
-    """``-1``/``cpu`` → ``"cpu"``; ``N`` → ``"cuda:N"``, falling back to CPU with a warning when CUDA is absent.
+    """``-1``/``cpu`` → ``"cpu"``; ``N`` → ``"cuda:N"``, falling back to CPU with a warning when CUDA is absent
+    (:func:`resolve_device_quietly`, which says why instead of printing it)."""
+    device, note = resolve_device_quietly(gpu)
+    if note:
+        print(f"[gcc_sgcl] CUDA is not available; running on CPU instead of GPU {gpu}", file=sys.stderr)
+    return device
 
-    Raises :class:`DeviceError` when torch has CUDA but GPU ``N`` is absent, before any work starts. With a
-    CPU-only DGL the GPU is used through the plain-torch encoder path, said once on stderr.
+
+def resolve_device_quietly(gpu: str | int) -> tuple[str, str]:
+    """``(device, why it is not the GPU asked for)`` of GCC's ``<gpu>``: ``-1``/``cpu`` → ``"cpu"``; ``N`` →
+    ``"cuda:N"``, or ``"cpu"`` when torch has no CUDA. Raises :class:`DeviceError` when torch has CUDA but GPU ``N``
+    is absent, before any work starts. With a CPU-only DGL the GPU is used through the plain-torch encoder path,
+    said once on stderr.
+
+    >>> resolve_device_quietly("-1")
+    ('cpu', '')
     """
     gpu = str(gpu)
     if gpu in ("-1", "cpu"):
-        return "cpu"
+        return "cpu", ""
     if not gpu.isdigit():
         raise ValueError(f"<gpu> must be a GPU index, -1 or 'cpu', got {gpu!r}")
     if not torch.cuda.is_available():
-        print(f"[gcc_sgcl] CUDA is not available; running on CPU instead of GPU {gpu}", file=sys.stderr)
-        return "cpu"
+        return "cpu", f"GPU {gpu} asked for: CUDA is not available to this torch"
     if int(gpu) >= torch.cuda.device_count():
         raise DeviceError(f"GPU {gpu} does not exist: torch sees {torch.cuda.device_count()} GPU(s); "
                           f"give an index below that, or -1 for CPU")
@@ -40,19 +51,7 @@ def resolve_device(gpu: str | int) -> str:
     if model_path(device, dgl_sees_gpu) == "plain":
         print(f"[gcc_sgcl] the installed DGL is CPU-only: the encoder runs in plain torch on {device} "
               f"(same parameters and checkpoints); views are built on the CPU", file=sys.stderr)
-    return device
-
-
-def resolve_device_quietly(gpu: str | int) -> tuple[str, str]:
-    """:func:`resolve_device` without its CPU-fallback line: ``(device, why it is not the GPU asked for)``.
-
-    >>> resolve_device_quietly("-1")
-    ('cpu', '')
-    """
-    gpu = str(gpu)
-    if gpu not in ("-1", "cpu") and gpu.isdigit() and not torch.cuda.is_available():
-        return "cpu", f"GPU {gpu} asked for: CUDA is not available to this torch"
-    return resolve_device(gpu), ""
+    return device, ""
 
 
 def check_torch_device(device: str | torch.device) -> None:

@@ -4,5 +4,6 @@
 # <baseline>: prone or graphwave (GCC's), or another training-free method (structural, spectral, rolx, panther,
 #   wl-kernel, graph2vec, random: docs/baselines.md); the same as
 #   `bash scripts/baseline.sh <hidden_size> <baseline> <dataset...>` (its --help: every method and flag).
-case ${1:-} in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
+source "$(dirname "$0")/../_help.sh"
+show_help_if_asked "$0" "${1:-}"  # this header, without the other arguments
 exec bash "$(dirname "$0")/../baseline.sh" "$@"
