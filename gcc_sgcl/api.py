@@ -29,7 +29,7 @@ from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.config import Config, visit_budget_power
 from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
 from gcc_sgcl.data.readers import MAX_NODES, SPARE_NODES, node_count_limit
-from gcc_sgcl.engine import generate
+from gcc_sgcl.engine import generate, views
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan
@@ -172,7 +172,7 @@ def _check_settings(batch_size: int, copies: int, seed: int = 0) -> None:
 
 class Encoder:
     """A frozen pre-trained encoder. A node's row is the mean of the embeddings of ``copies`` independent RWR
-    views of it (default 32, :data:`~gcc_sgcl.engine.generate.INFERENCE_COPIES`: the views study's count), a
+    views of it (default 32, :data:`~gcc_sgcl.engine.views.INFERENCE_COPIES`: the views study's count), a
     graph's the mean over ``copies`` sign draws of its eigenvectors (default GCC's 2); ``copies=2`` is GCC's
     ``generate.py``, the tables' protocol. Views are pure functions of ``seed`` and the node or graph index, built
     single-threaded as ``generate`` builds them, so calls repeat exactly and give ``generate``'s rows."""
@@ -188,7 +188,7 @@ class Encoder:
         return self.cfg.model.hidden_size
 
     def embed_nodes(self, graph: GraphLike, nodes: Sequence[int] | None = None, batch_size: int = 256,
-                    seed: int = 0, copies: int = generate.INFERENCE_COPIES,
+                    seed: int = 0, copies: int = views.INFERENCE_COPIES,
                     visit_budget: str = "pretrain", with_structural: bool = False,
                     progress: bool = False, threads: int | None = None, workers: int | None = None) -> np.ndarray:
         """``(len(nodes), hidden)`` float32 embeddings of ``nodes`` (default: every node, row ``i`` = node ``i``):
@@ -213,7 +213,7 @@ class Encoder:
         return joined(rows, structural_vector([g], per_graph=False)[items]) if with_structural else rows
 
     def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
-                     copies: int = generate.GRAPH_COPIES, with_structural: bool = False,
+                     copies: int = views.GRAPH_COPIES, with_structural: bool = False,
                      progress: bool = False, threads: int | None = None, workers: int | None = None) -> np.ndarray:
         """``(len(graphs), hidden)`` float32 embeddings of a list of whole graphs (a graph without edges is refused,
         as ``generate.sh`` refuses it); ``with_structural`` appends each graph's structural vector (z-scored over

@@ -1,36 +1,31 @@
-"""The method's settings and the settings machinery: dataclass groups and the argparse built from them.
+"""The method's settings: the dataclass groups of pre-training, stored in every checkpoint.
 
 This module holds the pre-training settings (:class:`SamplingConfig`, :class:`ModelConfig`, :class:`TrainConfig`,
-the augmentation families of :data:`AUGMENT_FAMILIES`, :class:`Config` and :func:`migrate`), the input settings
-every tool shares (:class:`InputConfig`) and the machinery every settings class uses (:func:`setting`,
-:class:`Range`, :class:`Settings`, :func:`add_arguments`, :func:`from_args`, :func:`given_flags`,
-:class:`OneLineParser`, :func:`default_of`, …). Each tool's own settings live beside the tool (e.g.
+the augmentation families of :data:`AUGMENT_FAMILIES`, :class:`Config` and :func:`migrate`) and the input settings
+every tool shares (:class:`InputConfig`). Each is a :class:`~gcc_sgcl.settings.Settings` dataclass: every field
+states its default, help and valid range (:func:`~gcc_sgcl.settings.setting`) and becomes a command-line flag
+(:mod:`gcc_sgcl.settings`, the machinery). Each tool's own settings live beside the tool (e.g.
 :class:`~gcc_sgcl.engine.generate.GenerateConfig`, :class:`~gcc_sgcl.tasks.settings.EvalConfig`,
 :class:`~gcc_sgcl.experiments.settings.SweepConfig`).
 
-Every field becomes a command-line flag (``rw_hops`` → ``--rw-hops``) through :func:`add_arguments`, and the
-parsed flags become the dataclass again through :func:`from_args`; every command line of the package is built
-this way, so each setting has one default, stated with its field, and every settings dataclass checks itself when
-made (:class:`Settings`). A run's augmentation settings are its family's (:data:`AUGMENT_FAMILIES`: SGCL's stages
-or one baseline's), chosen by the method's preset. The pre-training configuration is stored in each checkpoint, so
-``generate`` needs only the run folder; one stored in an older layout is read through :func:`migrate`. This module
-imports only :mod:`gcc_sgcl.method` (a method's name, :class:`~gcc_sgcl.method.MethodSpec`) from the package; the
-method presets (``gcc``, ``sgcl``, …) that fill the pre-training dataclasses live in :mod:`gcc_sgcl.presets`.
+A run's augmentation settings are its family's (:data:`AUGMENT_FAMILIES`: SGCL's stages or one baseline's), chosen
+by the method's preset. The pre-training configuration is stored in each checkpoint, so ``generate`` needs only the
+run folder; one stored in an older layout is read through :func:`migrate`. This module imports only
+:mod:`gcc_sgcl.method` (a method's name, :class:`~gcc_sgcl.method.MethodSpec`) and :mod:`gcc_sgcl.settings` from
+the package; the method presets (``gcc``, ``sgcl``, …) that fill the pre-training dataclasses, and pre-training's
+command line, live in :mod:`gcc_sgcl.presets`.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import os
-import sys
-import types
 import typing
 from dataclasses import dataclass, field
-from collections.abc import Iterable, Sequence
-from typing import Any, Callable, TypeVar, Union
+from typing import Any, Union
 
 from gcc_sgcl.method import MethodSpec
+from gcc_sgcl.settings import NON_NEGATIVE, POSITIVE, PROBABILITY, Range, Settings, at_least, default_of, setting
 
 MODES = ("e2e", "moco")
 PE_SIGNS = ("random", "canonical")
@@ -58,130 +53,6 @@ PAPER_CROP_TABLE: tuple[tuple[Box, float], ...] = (
     ((0.2, 1.0, 0.2, 1.0), 0.05),
 )
 """The appendix's crops ``c_1..c_4`` as ``(box, probability)``; "no crop" takes the rest (``c_5 = 0.7``)."""
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Range:
-    """The valid values of a numeric setting: ``low`` ≤ x ≤ ``high`` (either end open, or absent when None).
-
-    >>> Range(0, 1, low_open=True).check(0.0, "--p")
-    Traceback (most recent call last):
-    ...
-    ValueError: --p must be in (0, 1], got 0.0
-    >>> str(Range(1))
-    '>= 1'
-    """
-
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-
-    def __str__(self) -> str:
-        if self.high is None:
-            return f"{'>' if self.low_open else '>='} {self.low:g}"
-        if self.low is None:
-            return f"{'<' if self.high_open else '<='} {self.high:g}"
-        return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
-
-    def contains(self, value: float) -> bool:
-        """Whether ``value`` is valid (NaN never is)."""
-        if value != value:
-            return False
-        low_ok = self.low is None or (value > self.low if self.low_open else value >= self.low)
-        high_ok = self.high is None or (value < self.high if self.high_open else value <= self.high)
-        return low_ok and high_ok
-
-    def check(self, value: float, name: str) -> None:
-        """Raise ``ValueError`` naming ``name`` unless ``value`` is valid."""
-        if not self.contains(value):
-            raise ValueError(f"{name} must be {self}, got {value}")
-
-
-def at_least(low: float) -> Range:
-    """Values ≥ ``low``."""
-    return Range(low)
-
-
-POSITIVE = Range(0, low_open=True)
-NON_NEGATIVE = Range(0)
-PROBABILITY = Range(0, 1)
-
-
-def setting(default: Any = dataclasses.MISSING, help: str = "", *, choices: Sequence[str] = (),
-            positional: bool = False, parse: Callable[[str], Any] | None = None, valid: Range | None = None) -> Any:
-    """A dataclass field with its command-line ``help``: fixed ``choices``, a ``positional`` argument instead of a
-    flag, a ``parse`` function of each value of a list, the ``valid`` range of a number (of each number of a
-    list), checked as the command line is parsed and by :func:`check_fields`; no ``default`` makes the argument
-    required. A list default is copied for each instance."""
-    metadata = {"help": help, "choices": tuple(choices), "positional": positional, "parse": parse, "valid": valid}
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata=metadata)
-    return field(default=default, metadata=metadata)
-
-
-def default_of(klass: type, name: str) -> Any:
-    """The default of field ``name`` of dataclass ``klass``: another group's field of the same quantity refers
-    to it instead of repeating it."""
-    return _field_default(next(f for f in dataclasses.fields(klass) if f.name == name))
-
-
-def _field_default(f: dataclasses.Field) -> Any:
-    """The default of ``f`` (a fresh copy if made by a factory), or ``dataclasses.MISSING``."""
-    return f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
-
-
-def flag_name(field_name: str, klass: type | None = None) -> str:
-    """The command-line flag of a field of dataclass ``klass``: ``rw_hops`` → ``--rw-hops``; a baseline's settings
-    prefix their family (:attr:`Settings.FLAG_PREFIX`: ``GraphCLConfig.ratio`` → ``--graphcl-ratio``)."""
-    return "--" + (getattr(klass, "FLAG_PREFIX", "") + field_name).replace("_", "-")
-
-
-def check_fields(obj: Any) -> None:
-    """Raise ``ValueError`` naming the flag of the first field of dataclass ``obj`` outside its declared range or
-    choices (:func:`setting`'s ``valid`` and ``choices``); the one check every configuration goes through, from the
-    command line and from Python."""
-    for f in dataclasses.fields(obj):
-        value, valid, choices = getattr(obj, f.name), f.metadata.get("valid"), f.metadata.get("choices")
-        values = value if isinstance(value, (list, tuple)) else [value]
-        for v in values:
-            if valid is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
-                valid.check(v, flag_name(f.name, type(obj)))
-            if choices and isinstance(v, str) and v not in choices:
-                raise ValueError(f"{flag_name(f.name, type(obj))} must be one of {', '.join(choices)}, got {v!r}")
-
-
-class Settings:
-    """Base of the settings dataclasses: each checks itself when made (:meth:`check`), from the command line and
-    from Python alike; ``FLAG_PREFIX`` goes before its fields' names in their flags."""
-
-    FLAG_PREFIX = ""
-
-    def __post_init__(self) -> None:
-        self.check()
-
-    def check(self) -> None:
-        """Raise ``ValueError`` naming the flag of the first field outside its range or choices (:func:`check_fields`)
-        or of fields that contradict each other (:meth:`check_together`)."""
-        check_fields(self)
-        self.check_together()
-
-    def check_together(self) -> None:
-        """Raise ``ValueError`` naming the flags of fields that contradict each other (none unless overridden)."""
-
-
-def _ranged(kind: Callable[[str], Any], valid: Range) -> Callable[[str], Any]:
-    """An argparse ``type`` converting with ``kind`` and refusing values outside ``valid`` (argparse then names the
-    flag: ``argument --lr: must be > 0, got -1.0``)."""
-    def convert(text: str) -> Any:
-        value = kind(text)
-        if not valid.contains(value):
-            raise argparse.ArgumentTypeError(f"must be {valid}, got {value}")
-        return value
-    convert.__name__ = kind.__name__  # argparse's "invalid int value" message names the type
-    return convert
 
 
 def parse_crop_entry(text: str) -> tuple[Box, float]:
@@ -329,9 +200,11 @@ class AugmentConfig(Settings):
     use_filter: bool = setting(True, "SGCL stage: keep or redraw a pair by its views' spectral similarity")
     filter_mode: str = setting("similar", "similar = accept pairs with cos > 1 - c; diverse = cos < 1 - c (paper)")
     p_filter: float = setting(0.5, "probability that a pair goes through the filter (this code)", valid=PROBABILITY)
-    c: float = setting(0.3, "filter threshold c; every preset with the filter trains at 0.4, the c grid's choice on "
-                            "the tables' columns (the paper grid-searches 0.2 ... 0.45 and states no choice; before "
-                            "the grid, the middle 0.3)", valid=PROBABILITY)
+    c: float = setting(0.3, "SGCL's similar/diverse filter threshold c: a pair is similar when the cosine of its "
+                            "views' summed global-embedding rows exceeds 1 - c; every preset with the filter trains at 0.4, the "
+                            "c grid's choice on the tables' columns (the paper grid-searches 0.2 ... 0.45 and states "
+                            "no choice; before the grid, the middle 0.3)", valid=PROBABILITY,
+                       flags=("filter_threshold", "c"))
     t_max: int = setting(5, "redraws of a rejected pair before it is kept anyway (this code)", valid=at_least(1))
     # crop, each view independently; crop_table rows are (box, probability), "no crop" takes the rest
     use_crop: bool = setting(True, "SGCL stage: spectral crop of each view (keep a box of the eigen-grid)")
@@ -351,13 +224,14 @@ class AugmentConfig(Settings):
                             valid=PROBABILITY)
     max_masked: int = setting(8, "most eigenvectors masked in one view (the appendix's M, value of this code)",
                               valid=at_least(1))
-    use_reorder: bool = setting(True, "SGCL stage: frequency reorder of a view (its eigenvector columns sorted by "
-                                      "their weight sum_{j<=r} (1 - lambda)^j in an r-step diffusion, r drawn per "
-                                      "view)")
+    use_reorder: bool = setting(True, "SGCL stage: frequency reorder of a view: its eigenvector columns in the order "
+                                      "of a diffusion of order r (by their weight sum_{j<=r} (1 - lambda)^j), r <= "
+                                      "r_max drawn per view (paper)")
     p_reorder: float = setting(0.25, "probability that a view is reordered (this code)", valid=PROBABILITY)
-    r_max: int = setting(10, "largest diffusion order r a reorder draws, r ~ U{1..r_max} (the paper's r <= r_max; "
-                             "value of this code)", valid=at_least(1))
-    permute_kind: str = setting("spectral", "spectral = the paper's reorder; random = the random-permute control")
+    r_max: int = setting(10, "largest diffusion order r of a reorder, r ~ U{1..r_max} per view (the paper's r <= "
+                             "r_max; value of this code)", valid=at_least(1))
+    permute_kind: str = setting("spectral", "spectral = the paper's reorder (by a diffusion of order r); random = the "
+                                            "random-permute control (a uniformly random column order)")
     # global embedding E_t (see gcc_sgcl.augment.global_embedding)
     global_method: str = setting("netmf", "global embedding E_t of the corpus graph: netmf = NetMF matrix "
                                           "factorisation (this code: the paper names Node2vec, LINE and DeepWalk, "
@@ -575,172 +449,6 @@ class Config:
     def augmented(self) -> bool:
         """Whether any augmentation is enabled: an SGCL stage or a baseline's (``gcc`` has none)."""
         return not isinstance(self.augment, AugmentConfig) or self.augment.augments()
-
-
-def _value_type(hint: Any) -> Any:
-    """``hint`` without ``| None``."""
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    return args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1 else hint
-
-
-def add_arguments(parser: argparse.ArgumentParser, klass: type, *, prefix: str = "", only: Iterable[str] = (),
-                  required: Iterable[str] = (), choices: dict[str, Iterable[str]] | None = None,
-                  title: str = "", shown: dict[str, Any] | None = None) -> None:
-    """One argument per field of dataclass ``klass`` (or of the fields ``only``), in an argument group ``title``.
-
-    ``rw_hops`` becomes ``--rw-hops`` (dest ``prefix + "rw_hops"``); a bool ``--x/--no-x``; a list ``nargs="+"``;
-    a field without default, or named in ``required``, a required flag (a positional argument if the field says
-    so); ``choices`` adds the valid values of fields whose set is defined outside this module (a registry). Every
-    flag defaults to ``None`` (not given), so :func:`from_args` can tell given flags from defaults; the help shows
-    the dataclass default once, or the value in ``shown`` (field → value, e.g. a method preset's).
-    """
-    target = parser.add_argument_group(title) if title else parser
-    hints = typing.get_type_hints(klass)
-    names = set(only)
-    for f in dataclasses.fields(klass):
-        if names and f.name not in names:
-            continue
-        hint, meta = _value_type(hints[f.name]), f.metadata
-        default = dataclasses.MISSING if f.name in required else (shown or {}).get(f.name, _field_default(f))
-        kwargs: dict[str, Any] = {"help": meta.get("help", "")}
-        ranged = meta.get("valid")
-        if meta.get("parse"):
-            kwargs.update(type=meta["parse"], nargs="+")
-        elif hint is bool:
-            kwargs["action"] = argparse.BooleanOptionalAction
-        elif typing.get_origin(hint) is list:
-            item = typing.get_args(hint)[0]
-            kwargs.update(type=_ranged(item, ranged) if ranged else item, nargs="+")
-        else:
-            kwargs["type"] = _ranged(hint, ranged) if ranged else hint
-        valid = tuple((choices or {}).get(f.name, ())) or meta.get("choices", ())
-        if valid:
-            kwargs["choices"] = valid
-        elif hint is not bool:
-            kwargs["metavar"] = f.name.upper()
-        if ranged:
-            kwargs["help"] = f"{kwargs['help']}; {ranged}"
-        if default is not dataclasses.MISSING and default is not None:
-            kwargs["help"] = f"{kwargs['help']} (default: {default})".lstrip()
-        if meta.get("positional"):
-            kwargs["metavar"] = f.name.upper()
-            target.add_argument(prefix + f.name, **kwargs)
-            continue
-        kwargs.update(dest=prefix + f.name, default=None)
-        if default is dataclasses.MISSING:
-            kwargs["required"] = True
-        target.add_argument(flag_name(f.name, klass), **kwargs)
-
-
-def given_flags(klass: type, args: argparse.Namespace, prefix: str = "") -> dict[str, Any]:
-    """The fields of ``klass`` given on the command line (:func:`add_arguments` with ``prefix``), by name."""
-    return {f.name: value for f in dataclasses.fields(klass)
-            if (value := getattr(args, prefix + f.name, None)) is not None}
-
-
-def from_args(klass: type[T], args: argparse.Namespace, prefix: str = "") -> T:
-    """The dataclass ``klass`` of parsed flags: the given ones over the defaults (the inverse of
-    :func:`add_arguments`).
-
-    >>> parser = argparse.ArgumentParser()
-    >>> add_arguments(parser, ModelConfig)
-    >>> model = from_args(ModelConfig, parser.parse_args(["--num-layers", "3", "--no-apply-node-func"]))
-    >>> model.num_layers, model.apply_node_func, model.hidden_size  # the flags given, the default for the rest
-    (3, False, 64)
-    """
-    return klass(**given_flags(klass, args, prefix))
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (the flag and why) and a pointer to ``--help``, exit status 2,
-    instead of the whole usage text."""
-
-    def error(self, message: str) -> typing.NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
-DEFAULT_METHOD = "gcc"
-
-
-class PretrainParser(OneLineParser):
-    """Pre-training's command line: ``--method``, ``--resume``, one flag per field of every group of
-    :data:`GROUPS` (dest ``<group>.<field>``) and of the method's augmentation family (dest ``augment.<field>``).
-
-    The family is the one of the ``--method`` on the command line, read before the rest is parsed, so
-    ``--method graphcl --help`` lists GraphCL's flags; a flag of another family is refused in one line naming it
-    and the method. Flags default to ``None`` = not given, since the method's preset comes between the defaults
-    and the flags. ``family_of`` maps a method to its family (a ``ValueError`` for an unknown method, which
-    :func:`~gcc_sgcl.presets.config_from_args` reports), ``methods`` describes the valid methods, ``choices``
-    (family → field → names) the values of augmentation settings whose set is a registry outside this module.
-    """
-
-    def __init__(self, family_of: Callable[[str], str], methods: str = "",
-                 choices: dict[str, dict[str, Iterable[str]]] | None = None, method: str = DEFAULT_METHOD,
-                 description: str = "gcc_sgcl pre-training",
-                 preset_of: Callable[[str], dict[str, dict[str, Any]]] | None = None):
-        self._settings = dict(family_of=family_of, methods=methods, choices=choices, description=description,
-                              preset_of=preset_of)
-        self.method, self.family = method, family_of(method)
-        others = ", ".join(f for f in AUGMENT_FAMILIES if f != self.family)
-        super().__init__(description=description, allow_abbrev=False, epilog=(
-            f"The augment flags listed are those of method {method!r} ({self.family} family), with the values "
-            f"{method!r} trains with shown as defaults. Another method's: --method <method> --help (other "
-            f"families: {others}; e.g. --method {others.split(',')[0]} --help)."))
-        self.add_argument("--method", default=DEFAULT_METHOD,
-                          help=f"one of: {methods or 'a method preset'} (default: {DEFAULT_METHOD})")
-        self.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
-        try:
-            preset = preset_of(method) if preset_of else {}
-        except ValueError:  # an unknown method: reported with the valid methods once parsed
-            preset = {}
-        for group_name, klass in GROUPS.items():
-            add_arguments(self, klass, prefix=f"{group_name}.", title=group_name, shown=preset.get(group_name))
-        klass = AUGMENT_FAMILIES[self.family]
-        add_arguments(self, klass, prefix="augment.", title=f"augment ({self.family} family: {klass.__name__})",
-                      choices=(choices or {}).get(self.family), shown=preset.get("augment"))
-
-    def parse_known_args(self, args: Sequence[str] | None = None,
-                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
-        argv = list(sys.argv[1:] if args is None else args)
-        method = _given(argv, "--method") or DEFAULT_METHOD
-        asks_help = "-h" in argv or "--help" in argv  # the help shows the method's own values
-        try:
-            family = self._settings["family_of"](method)
-        except ValueError as err:  # an unknown or malformed method: one line with the valid methods
-            self.error(f"argument --method: {err}")
-        for token in argv[:argv.index("--") if "--" in argv else len(argv)]:
-            owner = _family_flags().get(token.split("=", 1)[0])
-            if owner not in (None, family):
-                self.error(f"argument {token.split('=', 1)[0]}: a setting of the {owner} family, not of method "
-                           f"{method!r} ({family} family; its flags: --method {method} --help)")
-        if method != self.method and (family != self.family or asks_help):
-            return PretrainParser(**self._settings, method=method).parse_known_args(argv, namespace)
-        return super().parse_known_args(argv, namespace)
-
-
-def _given(argv: Sequence[str], flag: str) -> str | None:
-    """The last value of ``flag`` in ``argv`` (``flag value`` or ``flag=value``), None if not given."""
-    value = None
-    for i, token in enumerate(argv):
-        if token == "--":
-            break
-        if token == flag and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif token.startswith(flag + "="):
-            value = token[len(flag) + 1:]
-    return value
-
-
-@functools.lru_cache(maxsize=None)
-def _family_flags() -> dict[str, str]:
-    """Every augmentation family's flags (``--no-`` forms included) → the family."""
-    owners = {}
-    for family, klass in AUGMENT_FAMILIES.items():
-        hints = typing.get_type_hints(klass)
-        for f in dataclasses.fields(klass):
-            flag = flag_name(f.name, klass)
-            owners.update({flag: family, **({"--no-" + flag[2:]: family} if hints[f.name] is bool else {})})
-    return owners
 
 
 # ---- the input settings every tool shares (each tool's own settings live beside it) ----

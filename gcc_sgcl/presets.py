@@ -1,4 +1,5 @@
-"""Method presets (``gcc``, ``sgcl``, single stages, controls, pairs, baselines) and the configs built from them.
+"""Method presets (``gcc``, ``sgcl``, single stages, controls, pairs, baselines), the configs built from them and
+pre-training's command line (:class:`PretrainParser`), whose flags and shown defaults depend on the method.
 
 A preset chooses the augmentation family (:data:`~gcc_sgcl.config.AUGMENT_FAMILIES`: SGCL's stages, or a baseline's
 view generation) and sets some of its settings. Sits above :mod:`gcc_sgcl.augment` (the baselines' names and the
@@ -9,6 +10,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import sys
+import types
+import typing
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,17 +22,9 @@ from gcc_sgcl.augment.filter import FILTER_MODES
 from gcc_sgcl.augment.global_embedding import GLOBAL_EMBEDDINGS
 from gcc_sgcl.augment.mvgrl import DIFFUSIONS
 from gcc_sgcl.augment.pipeline import BASELINES, PERMUTE_KINDS, SPARSIFIERS
-from gcc_sgcl.config import (
-    AUGMENT_FAMILIES,
-    GROUPS,
-    STAGES,
-    AugmentConfig,
-    Config,
-    PretrainParser,
-    flag_name,
-    given_flags,
-)
+from gcc_sgcl.config import AUGMENT_FAMILIES, GROUPS, STAGES, AugmentConfig, Config
 from gcc_sgcl.method import VARIANT_SETTINGS, MethodSpec
+from gcc_sgcl.settings import OneLineParser, add_arguments, flag_name, flag_names, given_flags
 
 
 @dataclass(frozen=True)
@@ -180,7 +177,7 @@ def current_name(method: str, augment: dict[str, Any] | None) -> str:
     """
     try:
         spec = MethodSpec.parse(method)
-        reads = reads_c(spec.preset)
+        reads = settings_read(spec.preset)["c"]
     except ValueError:  # a training-free method, or a name of other code
         return method
     if not reads or spec.get("c") is not None or not augment or "c" not in augment or not augment.get("use_filter", True):
@@ -196,13 +193,14 @@ def _read_settings(augment: AugmentConfig | None) -> dict[str, bool]:
 
 
 @functools.lru_cache(maxsize=None)
-def reads_c(method: str) -> bool:
-    """Whether ``method``'s views pass SGCL's similar/diverse filter, the one stage that reads ``c``.
+def settings_read(method: str) -> Mapping[str, bool]:
+    """Per setting a method's name may bracket (:data:`~gcc_sgcl.method.VARIANT_SETTINGS`' augment fields), whether
+    a stage of ``method``'s views reads it (``c``: SGCL's similar/diverse filter; a baseline reads none).
 
-    >>> reads_c("sgcl"), reads_c("sgcl-crop+similar"), reads_c("sgcl-crop"), reads_c("graphcl")
-    (True, True, False, False)
+    >>> dict(settings_read("sgcl-crop"))
+    {'c': False, 'crop_kind': True, 'permute_kind': False, 'crop_basis': True}
     """
-    return _read_settings(_sgcl_augment(make_config(method).augment))["c"]
+    return types.MappingProxyType(_read_settings(_sgcl_augment(make_config(method).augment)))
 
 
 def augment_choices() -> dict[str, dict[str, tuple[str, ...]]]:
@@ -229,24 +227,6 @@ def _check_choices(method: str, augment: Any) -> None:
                              f"{getattr(augment, field)!r} (method {method!r})")
 
 
-def derived_method(base: str, like: str, *settings: str) -> str:
-    """The canonical name of preset ``base`` with the bracketed settings of method ``like`` that ``base`` reads
-    (e.g. the tables' c for a method with SGCL's filter, nothing for one without), then ``settings`` (``name=value``):
-    how a sweep names the variants of its chosen ``sgcl`` without editing strings.
-
-    >>> derived_method("sgcl-no-crop", "sgcl[c=0.4]"), derived_method("sgcl-no-filter", "sgcl[c=0.4]")
-    ('sgcl-no-crop[c=0.4]', 'sgcl-no-filter')
-    >>> derived_method("sgcl", "sgcl[c=0.4]", "crop=random")
-    'sgcl[c=0.4,crop=random]'
-    """
-    spec = MethodSpec.parse(base)
-    reads = _read_settings(_sgcl_augment(make_config(spec.preset).augment))
-    inherited = {name: value for name, value in MethodSpec.parse(like).settings
-                 if reads.get(VARIANT_SETTINGS[name][1], True)}
-    extra = MethodSpec.parse(f"{spec.preset}[{','.join(settings)}]").values if settings else {}
-    return str(MethodSpec.of(spec.preset, {**inherited, **spec.values, **extra}))
-
-
 def config_from_args(args: argparse.Namespace) -> Config:
     """Defaults ← method preset ← explicitly given flags; an unknown method exits listing the valid ones."""
     try:
@@ -256,13 +236,6 @@ def config_from_args(args: argparse.Namespace) -> Config:
         return make_config(args.method, overrides)
     except ValueError as err:
         raise SystemExit(f"error: {err}") from None
-
-
-def pretrain_parser(description: str = "gcc_sgcl pre-training") -> argparse.ArgumentParser:
-    """Pre-training's command line (:class:`~gcc_sgcl.config.PretrainParser`): the valid methods, each method's
-    family and the registries' names of the augmentation settings."""
-    return PretrainParser(family_of, method_names(), augment_choices(), description=description,
-                          preset_of=trained_settings)
 
 
 def trained_settings(method: str) -> dict[str, dict[str, Any]]:
@@ -289,3 +262,86 @@ def settings_beyond_preset(cfg: Config, skip: tuple[tuple[str, str], ...] = ()) 
             for name, value in values.items()
             if (group, name) not in skip and value != preset.get(group, {}).get(name)}
 
+
+DEFAULT_METHOD = "gcc"
+
+
+class PretrainParser(OneLineParser):
+    """Pre-training's command line: ``--method``, ``--resume``, one flag per field of every group of
+    :data:`~gcc_sgcl.config.GROUPS` (dest ``<group>.<field>``) and of the method's augmentation family (dest
+    ``augment.<field>``, the registries' names as the choices of :func:`augment_choices`).
+
+    The family is the one of the ``--method`` on the command line, read before the rest is parsed, so
+    ``--method graphcl --help`` lists GraphCL's flags with the values it trains with (:func:`trained_settings`)
+    as defaults; a flag of another family, or an unknown method, is refused in one line naming it. Flags default
+    to ``None`` = not given, since the method's preset comes between the defaults and the flags
+    (:func:`config_from_args`).
+    """
+
+    def __init__(self, method: str = DEFAULT_METHOD, description: str = "gcc_sgcl pre-training",
+                 extras: Sequence[tuple[type, str]] = (), epilog: str | None = None):
+        self.method, self.family = method, family_of(method)
+        self.extras, self.extra_epilog = tuple(extras), epilog
+        others = ", ".join(f for f in AUGMENT_FAMILIES if f != self.family)
+        super().__init__(description=description, allow_abbrev=False, epilog=epilog or (
+            f"The augment flags listed are those of method {method!r} ({self.family} family), with the values "
+            f"{method!r} trains with shown as defaults. Another method's: --method <method> --help (other "
+            f"families: {others}; e.g. --method {others.split(',')[0]} --help)."))
+        self.add_argument("--method", default=DEFAULT_METHOD,
+                          help=f"one of: {method_names()} (default: {DEFAULT_METHOD})")
+        self.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
+        try:
+            preset = trained_settings(method)
+        except ValueError:  # an unknown method: reported with the valid methods once parsed
+            preset = {}
+        for group_name, klass in GROUPS.items():
+            add_arguments(self, klass, prefix=f"{group_name}.", title=group_name, shown=preset.get(group_name))
+        klass = AUGMENT_FAMILIES[self.family]
+        add_arguments(self, klass, prefix="augment.", title=f"augment ({self.family} family: {klass.__name__})",
+                      choices=augment_choices().get(self.family), shown=preset.get("augment"))
+        for extra, title in self.extras:
+            add_arguments(self, extra, title=title)
+
+    def parse_known_args(self, args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        argv = list(sys.argv[1:] if args is None else args)
+        method = _given(argv, "--method") or DEFAULT_METHOD
+        asks_help = "-h" in argv or "--help" in argv  # the help shows the method's own values
+        try:
+            family = family_of(method)
+        except ValueError as err:  # an unknown or malformed method: one line with the valid methods
+            self.error(f"argument --method: {err}")
+        for token in argv[:argv.index("--") if "--" in argv else len(argv)]:
+            owner = _family_flags().get(token.split("=", 1)[0])
+            if owner not in (None, family):
+                self.error(f"argument {token.split('=', 1)[0]}: a setting of the {owner} family, not of method "
+                           f"{method!r} ({family} family; its flags: --method {method} --help)")
+        if method != self.method and (family != self.family or asks_help):
+            return PretrainParser(method, self.description, self.extras, self.extra_epilog).parse_known_args(
+                argv, namespace)
+        return super().parse_known_args(argv, namespace)
+
+
+def _given(argv: Sequence[str], flag: str) -> str | None:
+    """The last value of ``flag`` in ``argv`` (``flag value`` or ``flag=value``), None if not given."""
+    value = None
+    for i, token in enumerate(argv):
+        if token == "--":
+            break
+        if token == flag and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif token.startswith(flag + "="):
+            value = token[len(flag) + 1:]
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def _family_flags() -> dict[str, str]:
+    """Every augmentation family's flags (aliases and ``--no-`` forms included) → the family."""
+    owners = {}
+    for family, klass in AUGMENT_FAMILIES.items():
+        hints = typing.get_type_hints(klass)
+        for f in dataclasses.fields(klass):
+            for flag in flag_names(f.name, klass):
+                owners.update({flag: family, **({"--no-" + flag[2:]: family} if hints[f.name] is bool else {})})
+    return owners

@@ -16,8 +16,10 @@ import gcc_sgcl
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset
 from gcc_sgcl.engine.device import DeviceError
 from gcc_sgcl.engine import generate as generate_module
+from gcc_sgcl.engine import views as views_module
 from gcc_sgcl.engine import stream as stream_module
-from gcc_sgcl.engine.generate import GCC_COPIES, GRAPH_COPIES, INFERENCE_COPIES, GenerateConfig, generate
+from gcc_sgcl.engine.generate import GenerateConfig, generate
+from gcc_sgcl.engine.views import GCC_COPIES, GRAPH_COPIES, INFERENCE_COPIES
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
 
 
@@ -128,8 +130,8 @@ def test_generate_builds_one_units_views_at_a_time_and_drops_them_before_buildin
     generate(folder, ["synthetic-roles"], GenerateConfig(copies=3, num_workers=0), progress=False)
     assert events == [("build", 0), ("embed",)] * 2 * 3  # 1620 nodes: two chunks of 1024, three copies each
     with pytest.raises(ValueError, match="a part with no copies"):  # an iterator read twice
-        parts = generate_module.dataset_views("synthetic-roles", gcc_sgcl.load_encoder(run).cfg.sampling, copies=1,
-                                              progress=False)
+        options = views_module.ViewOptions(gcc_sgcl.load_encoder(run).cfg.sampling, copies=1)
+        parts = views_module.dataset_views("synthetic-roles", options, progress=False)
         model = gcc_sgcl.load_encoder(run).model
         generate_module.embed_parts(model, parts, progress=False)
         generate_module.embed_parts(model, parts, progress=False)
@@ -203,11 +205,12 @@ def test_loading_on_an_absent_gpu_says_so_rather_than_calling_the_checkpoint_dam
 def test_with_structural_rows_equal_the_runners_joined_rows(run):
     from gcc_sgcl.classical import embed_dataset, joined
     from gcc_sgcl.data import load_any
-    from gcc_sgcl.engine.generate import dataset_views, embed_parts
+    from gcc_sgcl.engine.generate import embed_parts
+    from gcc_sgcl.engine.views import ViewOptions, dataset_views
     from gcc_sgcl.engine.generate import load_encoder_checkpoint
 
     model, cfg, _ = load_encoder_checkpoint(run)
-    runner = joined(embed_parts(model, dataset_views("synthetic-roles", cfg.sampling, None, 0, 0, False), 256),
+    runner = joined(embed_parts(model, dataset_views("synthetic-roles", ViewOptions(cfg.sampling), progress=False), 256),
                     embed_dataset("structural", "synthetic-roles"))
     enc = gcc_sgcl.load_encoder(run)
     rows = enc.embed_nodes(load_any("synthetic-roles").graph, with_structural=True)

@@ -32,32 +32,18 @@ from gcc_sgcl.augment import (
 from gcc_sgcl.augment import functional as F
 from gcc_sgcl.config import PAPER_CROP_TABLE, AugmentConfig, SamplingConfig
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
-from gcc_sgcl.sampling.dataset import ViewSampler, plain_pairs
+from gcc_sgcl.sampling.dataset import ViewSampler
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.spectral import sparse_normalized_adjacency
 from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, GLOBAL, NID, PE, SEED
 from gcc_sgcl.sampling.views import GraphIndex, build_views
 
-from viewcheck import same_bits, snapshot, unchanged, views_equal
+from viewcheck import K, NID_OFFSET, centres, degenerate_views, keys, same_bits, snapshot, unchanged, view_of, views_equal
 
-K = 8
-NID_OFFSET = 100  # parent ids differ from view-local ids, so a crop that loses them is caught
 BOXES = [box for box, _ in PAPER_CROP_TABLE]
 
 
 # ------------------------------------------------------------------------------------------------ views
-
-
-def view_of(graph: nx.Graph, k: int = K, centre: int = 0) -> ViewBatch:
-    """One view of the whole ``graph`` (nodes relabelled in sorted order), as the sampler builds one."""
-    g = dgl.from_networkx(nx.convert_node_labels_to_integers(graph, ordering="sorted"))
-    n = g.num_nodes()
-    views = build_views(GraphIndex.of(g), NodeSets(np.array([n]), np.arange(n)), k, seed_pos=np.array([centre]))
-    return views.replace(nid=views.nid + NID_OFFSET)
-
-
-def keys(views: ViewBatch, seed: int = 0) -> KeyedRandom:
-    return KeyedRandom.for_items(seed, np.arange(len(views)))
 
 
 def grid_view(a: int, b: int, center: tuple[int, int]) -> tuple[ViewBatch, np.ndarray]:
@@ -75,34 +61,10 @@ def random_views(k: int = K) -> ViewBatch:
                    for n, s in [(30, 0), (40, 1), (12, 2), (25, 3)]])
 
 
-def degenerate_views() -> ViewBatch:
-    """Tiny, edgeless, disconnected and symmetric views, some centred off node 0, with global rows."""
-    disconnected = nx.disjoint_union_all([nx.complete_graph(3), nx.path_graph(4), nx.empty_graph(2)])
-    cases = [
-        (nx.empty_graph(1), 0),
-        (nx.path_graph(2), 0),
-        (nx.path_graph(3), 0),
-        (nx.complete_graph(3), 0),
-        (nx.empty_graph(4), 2),
-        (disconnected, 0),
-        (disconnected, 8),  # isolated centre
-        (nx.complete_graph(7), 0),
-        (nx.star_graph(6), 0),
-        (nx.star_graph(6), 3),  # centre is a leaf
-        (nx.cycle_graph(8), 5),
-    ]
-    views = concat([view_of(graph, centre=centre) for graph, centre in cases])
+def with_global_rows(views: ViewBatch) -> ViewBatch:
+    """``views`` with random global-embedding rows as wide as their PE (what alignment reads)."""
     rows = np.random.default_rng(0).normal(size=(int(views.num_nodes.sum()), K)).astype(np.float32)
     return views.replace(global_rows=rows)
-
-
-
-
-
-
-def centres(views: ViewBatch) -> np.ndarray:
-    """Parent id of every view's centre."""
-    return views.nid[views.node_ptr[:-1] + views.seed_pos]
 
 
 def is_rectangle(cells: np.ndarray) -> bool:
@@ -114,10 +76,10 @@ def is_rectangle(cells: np.ndarray) -> bool:
 def assert_batched_equals_alone(transform, views: ViewBatch, seed: int = 0) -> None:
     """Transforming the batch == transforming each view alone with its own key row, bit for bit."""
     rng = keys(views, seed)
-    together = transform.transform(views, rng)
+    together = transform.forward(views, rng)
     assert len(together) == len(views)
     for b in range(len(views)):
-        alone = transform.transform(views.select([b]), rng.take(np.array([b])))
+        alone = transform.forward(views.select([b]), rng.take(np.array([b])))
         assert views_equal(together.select([b]), alone), (transform, b)
 
 
@@ -213,7 +175,7 @@ def test_spectral_crop_on_grid_keeps_a_rectangle(box):
     built = [grid_view(9, 6, center=c) for c in centers]
     cells = built[0][1]
     views = concat([v for v, _ in built])
-    out = SpectralCrop(box, basis="combinatorial").transform(views, keys(views))
+    out = SpectralCrop(box, basis="combinatorial").forward(views, keys(views))
     for b, center in enumerate(centers):
         part = out.select([b])
         kept = cells[part.nid]
@@ -227,7 +189,7 @@ def test_spectral_crop_on_grid_keeps_a_rectangle(box):
 
 def test_spectral_crop_on_path_keeps_a_segment():
     view = view_of(nx.path_graph(20))
-    out = SpectralCrop((0.2, 0.8, 0.0, 1.0), basis="combinatorial").transform(view, keys(view))
+    out = SpectralCrop((0.2, 0.8, 0.0, 1.0), basis="combinatorial").forward(view, keys(view))
     kept = np.sort(out.nid - NID_OFFSET)
     assert np.all(np.diff(kept[1:]) == 1) and len(kept) == 13  # the centre (an end) plus 12 middle nodes
 
@@ -238,10 +200,10 @@ def test_crop_never_drops_the_centre(kind):
         *paper_crop(kind=kind).transforms[:-1],
         *paper_crop(kind=kind, basis="combinatorial").transforms[:-1],
     ]
-    views = concat([random_views(), degenerate_views().replace(global_rows=None)])
+    views = concat([random_views(), degenerate_views()])
     for crop in crops:
         for seed in range(3):
-            out = crop.transform(views, keys(views, seed))
+            out = crop.forward(views, keys(views, seed))
             assert (out.seed_pos < out.num_nodes).all()
             np.testing.assert_array_equal(centres(out), centres(views))
             assert (out.to_dgl((SEED,)).ndata[SEED].sum() == len(views)).item()
@@ -252,7 +214,7 @@ def test_crop_equals_the_view_built_on_the_kept_nodes(parent):
     # exactly the view the builder makes of the kept node set.
     g, emb = parent
     views = neighbourhood_views(g, emb, [0, 17, 42], slice(None), slice(0, 18)).replace(global_rows=None)
-    out = SpectralCrop((0.1, 0.9, 0.1, 0.9)).transform(views, keys(views))
+    out = SpectralCrop((0.1, 0.9, 0.1, 0.9)).forward(views, keys(views))
     assert (out.num_nodes < views.num_nodes).all()
     for b in range(len(views)):
         part = out.select([b])
@@ -264,7 +226,7 @@ def test_crop_equals_the_view_built_on_the_kept_nodes(parent):
 def test_crop_without_recompute_keeps_the_old_eigen_rows(parent):
     g, emb = parent
     views = neighbourhood_views(g, emb, [0, 17, 42], slice(None), slice(0, 18))
-    out = SpectralCrop((0.1, 0.9, 0.1, 0.9), recompute_pe=False).transform(views, keys(views))
+    out = SpectralCrop((0.1, 0.9, 0.1, 0.9), recompute_pe=False).forward(views, keys(views))
     assert (out.num_nodes < views.num_nodes).all()
     for b in range(len(views)):
         before, after = views.select([b]), out.select([b])
@@ -278,9 +240,9 @@ def test_random_crop_drops_as_many_nodes_as_the_spectral_crop():
     views = random_views()
     kept_sets = set()
     for box in BOXES:
-        spectral = SpectralCrop(box).transform(views, keys(views))
+        spectral = SpectralCrop(box).forward(views, keys(views))
         for seed in range(4):
-            random = RandomCrop(box).transform(views, keys(views, seed))
+            random = RandomCrop(box).forward(views, keys(views, seed))
             np.testing.assert_array_equal(random.num_nodes, spectral.num_nodes)
             np.testing.assert_array_equal(centres(random), centres(views))
             kept_sets.add(tuple(random.nid.tolist()))
@@ -293,8 +255,8 @@ def test_crop_leaves_a_view_unchanged_when_it_cannot_crop():
     rng = keys(views)
     for crop in (SpectralCrop((0.0, 0.0, 0.0, 0.0)), RandomCrop((0.0, 0.0, 0.0, 0.0)),  # < 3 nodes left
                  SpectralCrop((0.0, 1.0, 0.0, 1.0))):  # nothing dropped
-        assert views_equal(crop.transform(views, rng), views)
-    out = SpectralCrop((0.2, 0.8, 0.2, 0.8)).transform(views, rng)  # the others in the batch are cropped
+        assert views_equal(crop.forward(views, rng), views)
+    out = SpectralCrop((0.2, 0.8, 0.2, 0.8)).forward(views, rng)  # the others in the batch are cropped
     assert views_equal(out.select([0]), tiny)
     assert (out.num_nodes[[1, 2]] < views.num_nodes[[1, 2]]).all()
 
@@ -310,7 +272,7 @@ def test_paper_crop_table_matches_the_appendix():
 
 def test_paper_crop_crops_each_view_of_a_batch_with_probability_p_crop():
     views = concat([view_of(nx.connected_watts_strogatz_graph(30, 4, 0.3, seed=0))] * 300)
-    out = paper_crop().transform(views, keys(views))
+    out = paper_crop().forward(views, keys(views))
     cropped = out.num_nodes < views.num_nodes  # every table box crops this view
     assert cropped.mean() == pytest.approx(0.3, abs=0.06)
 
@@ -322,7 +284,7 @@ def test_paper_crop_crops_each_view_of_a_batch_with_probability_p_crop():
     paper_crop(),
 ], ids=repr)
 def test_crop_of_a_batch_equals_the_crop_of_each_view_alone(crop):
-    views = concat([random_views(), degenerate_views().replace(global_rows=None)])
+    views = concat([random_views(), degenerate_views()])
     assert_batched_equals_alone(crop, views)
     signed = views.replace(pe_sign="random")  # recomputed signs drawn per view
     assert_batched_equals_alone(crop, signed, seed=1)
@@ -332,13 +294,13 @@ def test_crop_of_a_batch_equals_the_crop_of_each_view_alone(crop):
 
 
 def test_reorder_with_r1_and_mask_of_zero_columns_keep_every_array():
-    views = concat([random_views(), degenerate_views().replace(global_rows=None)])
+    views = concat([random_views(), degenerate_views()])
     np.testing.assert_array_equal(F.reorder_permutations(views.eigval, np.ones(len(views), dtype=np.int64)),
                                   np.tile(np.arange(K), (len(views), 1)))
     for seed in range(3):
-        assert views_equal(Reorder(r_max=1).transform(views, keys(views, seed)), views)
-        assert views_equal(Mask(max_masked=0).transform(views, keys(views, seed)), views)
-    assert not views_equal(Mask(max_masked=8).transform(views, keys(views)), views)
+        assert views_equal(Reorder(r_max=1).forward(views, keys(views, seed)), views)
+        assert views_equal(Mask(max_masked=0).forward(views, keys(views, seed)), views)
+    assert not views_equal(Mask(max_masked=8).forward(views, keys(views)), views)
 
 
 def test_reorder_permutation_is_the_argsort_of_the_diffusion_key():
@@ -381,7 +343,7 @@ def test_reorder_moves_pe_eigvec_and_eigval_columns_together():
     r = reorder.make_params(views, keys(views))
     assert ((1 <= r) & (r <= 10)).all() and len(set(r.tolist())) > 3
     perms = F.reorder_permutations(views.eigval, r)
-    out = reorder.apply(views, r)
+    out = reorder.transform(views, r)
     for b in range(len(views)):
         before, after, valid = views.select([b]), out.select([b]), int(views.num_valid[b])
         np.testing.assert_array_equal(perms[b, valid:], np.arange(valid, 32))  # padding never moves
@@ -394,7 +356,7 @@ def test_random_permute_moves_only_valid_columns():
     views = concat([view_of(nx.connected_watts_strogatz_graph(12, 4, 0.3, seed=2), k=32)] * 6)  # 10 valid
     permute = RandomPermute()
     u = permute.make_params(views, keys(views))
-    out = permute.apply(views, u)
+    out = permute.transform(views, u)
     perms = F.valid_order(views.eigval, u)
     for b in range(len(views)):
         assert sorted(perms[b, :10]) == list(range(10)) and list(perms[b, 10:]) == list(range(10, 32))
@@ -410,7 +372,7 @@ def test_mask_zeros_exactly_the_columns_of_the_z_largest_eigenvalues():
     mask = Mask(max_masked=8)
     z = mask.make_params(views, keys(views))
     assert ((0 <= z) & (z <= 8)).all() and len(set(z.tolist())) > 4
-    out = mask.apply(views, z)
+    out = mask.transform(views, z)
     for b in range(len(views)):
         before, after = views.select([b]), out.select([b])
         eigval = before.eigval[0]
@@ -424,7 +386,7 @@ def test_mask_zeros_exactly_the_columns_of_the_z_largest_eigenvalues():
 
 @pytest.mark.parametrize("transform", [Reorder(r_max=10), RandomPermute(), Mask(max_masked=8)], ids=repr)
 def test_column_transforms_of_a_batch_equal_each_view_alone(transform):
-    assert_batched_equals_alone(transform, concat([random_views(), degenerate_views().replace(global_rows=None)]))
+    assert_batched_equals_alone(transform, concat([random_views(), degenerate_views()]))
 
 
 # --------------------------------------------------------------------------------------------- align
@@ -644,13 +606,12 @@ def test_pipeline_items_do_not_depend_on_the_other_items_of_their_batch(sampler)
             assert views_equal(together.replace(pe=alone.pe), alone)
 
 
-def test_unfiltered_pipeline_without_steps_gives_gccs_plain_pairs(sampler):
+def test_a_filter_that_filters_no_pair_gives_gccs_plain_pairs(sampler):
     starts = np.arange(0, 80, 4)
     rng = KeyedRandom.for_items(0, np.arange(len(starts)))
-    plain = plain_pairs(sampler, starts, rng)
-    for pipeline in (PairPipeline(None, []), PairPipeline(ViewFilter(p=0.0), [])):
-        q, k = pipeline(sampler, starts, rng)
-        assert views_equal(q, plain[0]) and views_equal(k, plain[1])
+    plain = PairPipeline()(sampler, starts, rng)
+    q, k = PairPipeline(ViewFilter(p=0.0), [])(sampler, starts, rng)
+    assert views_equal(q, plain[0]) and views_equal(k, plain[1])
 
 
 CONTROLS = AugmentConfig(crop_kind="random", permute_kind="random", recompute_pe=False, crop_basis="combinatorial")
@@ -677,11 +638,11 @@ def test_pipeline_never_mutates_its_inputs(sampler, pair, cfg):
 
 def test_transforms_never_mutate_their_input(pair):
     q, k = pair
-    for views in (q, concat([random_views(), degenerate_views().replace(global_rows=None)])):
+    for views in (q, concat([random_views(), degenerate_views()])):
         snap = snapshot(views)
         for transform in all_transforms():
             for seed in range(2):
-                transform.transform(views, keys(views, seed))
+                transform.forward(views, keys(views, seed))
         assert unchanged(views, snap)
     snaps = snapshot(q), snapshot(k)
     Align(p=1.0)(q, k, keys(q))
@@ -689,13 +650,13 @@ def test_transforms_never_mutate_their_input(pair):
     assert unchanged(k, snaps[1])
 
 
-def test_transform_is_its_drawn_params_applied():
+def test_forward_is_the_transform_of_its_drawn_params():
     views = random_views()
     for transform in all_transforms():
         if isinstance(transform, (Compose, RandomChoice)):
-            continue  # combinators draw per stream inside ``transform``
+            continue  # combinators draw per stream inside ``forward``
         rng = keys(views, 5)
-        assert views_equal(transform.transform(views, rng), transform.apply(views, transform.make_params(views, rng)))
+        assert views_equal(transform.forward(views, rng), transform.transform(views, transform.make_params(views, rng)))
 
 
 def test_calling_a_transform_on_a_dgl_view_gives_the_dgl_form_of_its_batch_result(pair):
@@ -704,16 +665,16 @@ def test_calling_a_transform_on_a_dgl_view_gives_the_dgl_form_of_its_batch_resul
     for transform in (SpectralCrop((0.1, 0.9, 0.1, 0.9)), Reorder(r_max=10), Mask(max_masked=8)):
         out = transform(graph, np.random.default_rng(0))
         assert isinstance(out, dgl.DGLGraph) and out.batch_size == len(views)
-        expected = transform.transform(views, KeyedRandom.from_generator(np.random.default_rng(0), len(views)))
+        expected = transform.forward(views, KeyedRandom.from_generator(np.random.default_rng(0), len(views)))
         assert views_equal(ViewBatch.from_dgl(out), expected)
 
 
 def test_degenerate_views_never_crash():
-    views = degenerate_views()
+    views = with_global_rows(degenerate_views())
     flipped = views.select(np.arange(len(views))[::-1])
     for transform in all_transforms():
         for seed in range(3):
-            out = transform.transform(views, keys(views, seed))
+            out = transform.forward(views, keys(views, seed))
             np.testing.assert_array_equal(centres(out), centres(views))
             assert np.isfinite(out.pe).all()
     for cfg in (AugmentConfig(p_align=1.0), CONTROLS):

@@ -33,16 +33,12 @@ from gcc_sgcl.augment import (
 from gcc_sgcl.augment import functional as F
 from gcc_sgcl.config import AUGMENT_FAMILIES, Config, GraceConfig, MVGRLConfig, SamplingConfig
 from gcc_sgcl.presets import make_config
-from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
+from gcc_sgcl.sampling.batch import ViewBatch, concat
 from gcc_sgcl.sampling.dataset import ViewSampler
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.spectral import eigen_arrays
-from gcc_sgcl.sampling.views import GraphIndex, build_views
 
-from viewcheck import same_bits, snapshot, unchanged, views_equal
-
-K = 8
-NID_OFFSET = 100  # parent ids differ from view-local ids, so an edit that loses them is caught
+from viewcheck import K, NID_OFFSET, centres, degenerate_views, keys, same_bits, snapshot, unchanged, view_of, views_equal
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -52,20 +48,8 @@ def _one_blas_thread():
         yield
 
 
-def view_of(graph: nx.Graph, k: int = K, centre: int = 0) -> ViewBatch:
-    """One view of the whole ``graph`` (nodes relabelled in sorted order), as the sampler builds one."""
-    g = dgl.from_networkx(nx.convert_node_labels_to_integers(graph, ordering="sorted"))
-    n = g.num_nodes()
-    views = build_views(GraphIndex.of(g), NodeSets(np.array([n]), np.arange(n)), k, seed_pos=np.array([centre]))
-    return views.replace(nid=views.nid + NID_OFFSET)
-
-
 def copies(view: ViewBatch, count: int) -> ViewBatch:
     return concat([view] * count)
-
-
-def keys(views: ViewBatch, seed: int = 0) -> KeyedRandom:
-    return KeyedRandom.for_items(seed, np.arange(len(views)))
 
 
 def ws_view(n: int = 30, seed: int = 0, degree: int = 4, k: int = K) -> ViewBatch:
@@ -79,32 +63,11 @@ def hub_view() -> ViewBatch:
     return view_of(graph)
 
 
-def degenerate_views() -> ViewBatch:
-    disconnected = nx.disjoint_union_all([nx.complete_graph(3), nx.path_graph(4), nx.empty_graph(2)])
-    cases = [
-        (nx.empty_graph(1), 0),
-        (nx.path_graph(2), 0),
-        (nx.path_graph(3), 0),
-        (nx.complete_graph(3), 0),
-        (nx.empty_graph(4), 1),
-        (disconnected, 0),
-        (disconnected, 8),  # isolated centre
-        (nx.star_graph(6), 3),  # centre is a leaf
-        (nx.cycle_graph(8), 0),  # every centrality equal (GCA's 0/0)
-        (nx.complete_graph(6), 0),  # no non-edge to add
-    ]
-    return concat([view_of(graph, centre=centre) for graph, centre in cases])
-
-
 def edge_set(views: ViewBatch, b: int = 0) -> set[tuple[int, int]]:
     """Undirected edges of view ``b`` in parent ids."""
     view = views.select([b])
     u, v = F.undirected_pairs(view.src, view.dst)
     return {tuple(sorted(pair)) for pair in zip(view.nid[u].tolist(), view.nid[v].tolist())}
-
-
-def centres(views: ViewBatch) -> np.ndarray:
-    return views.nid[views.node_ptr[:-1] + views.seed_pos]
 
 
 def assert_well_formed(out: ViewBatch, before: ViewBatch) -> None:
@@ -125,10 +88,6 @@ def assert_own_pe(out: ViewBatch) -> None:
     np.testing.assert_allclose(out.pe, pe, atol=1e-5)
     np.testing.assert_allclose(out.eigvec, eigvec, atol=1e-5)
     np.testing.assert_allclose(out.eigval, eigval, atol=1e-5)  # NaN padding at the same places
-
-
-
-
 
 
 def masked_columns(views: ViewBatch, b: int = 0) -> np.ndarray:
@@ -164,7 +123,7 @@ def view_transforms() -> list:
 def test_node_drop_removes_the_ratio_of_nodes_in_expectation_and_never_the_centre():
     view = ws_view(23)  # 0.2 * 23 = 4.6 nodes: the expectation holds only with stochastic rounding
     views = copies(view, 300)
-    out = NodeDrop(0.2).transform(views, keys(views))
+    out = NodeDrop(0.2).forward(views, keys(views))
     assert_well_formed(out, views)
     assert (1 - out.num_nodes / 23).mean() == pytest.approx(0.2, abs=0.006)
     for b in range(20):
@@ -175,7 +134,7 @@ def test_node_drop_removes_the_ratio_of_nodes_in_expectation_and_never_the_centr
 
 def test_subgraph_keeps_a_connected_ratio_of_nodes_grown_from_the_centre():
     views = copies(ws_view(37), 200)  # keeps the centre and 0.2 * 37 = 7.4 more nodes on average (GraphCL: 1 + 7)
-    out = Subgraph(0.2).transform(views, keys(views))
+    out = Subgraph(0.2).forward(views, keys(views))
     assert_well_formed(out, views)
     for b in range(len(out)):
         graph = nx.Graph(list(edge_set(out, b)))
@@ -188,15 +147,15 @@ def test_subgraph_keeps_a_connected_ratio_of_nodes_grown_from_the_centre():
 def test_subgraph_of_a_small_view_keeps_more_than_its_centre():
     # GraphCL's loop keeps int(0.2 n) + 1 nodes: a view of 5 nodes keeps 2, never the centre alone
     views = copies(view_of(nx.star_graph(4)), 64)
-    out = Subgraph(0.2).transform(views, keys(views))
+    out = Subgraph(0.2).forward(views, keys(views))
     assert set(out.num_nodes.tolist()) == {2} and (out.num_edges == 2).all()
-    whole = Subgraph(1.0).transform(views, keys(views))  # never more than the view
+    whole = Subgraph(1.0).forward(views, keys(views))  # never more than the view
     assert (whole.num_nodes == 5).all()
 
 
 def test_subgraph_stays_in_the_centres_component():
     views = copies(view_of(nx.disjoint_union(nx.path_graph(3), nx.complete_graph(12))), 20)  # centre on the path
-    out = Subgraph(0.9).transform(views, keys(views))
+    out = Subgraph(0.9).forward(views, keys(views))
     for b in range(len(out)):
         assert sorted(out.select([b]).nid.tolist()) == [100, 101, 102]
 
@@ -204,7 +163,7 @@ def test_subgraph_stays_in_the_centres_component():
 def test_edge_perturbation_swaps_the_ratio_of_edges_for_as_many_non_edges():
     view = ws_view(29)  # 58 edges: 11.6 swapped on average
     views = copies(view, 100)
-    out = EdgePerturb(0.2).transform(views, keys(views))
+    out = EdgePerturb(0.2).forward(views, keys(views))
     assert_well_formed(out, views)
     before = edge_set(view)
     removed = []
@@ -219,7 +178,7 @@ def test_edge_perturbation_swaps_the_ratio_of_edges_for_as_many_non_edges():
 def test_attribute_mask_replaces_the_ratio_of_pe_rows_by_the_mean_row():
     view = ws_view(23)
     views = copies(view, 100)
-    out = AttributeMask(0.2).transform(views, keys(views))
+    out = AttributeMask(0.2).forward(views, keys(views))
     counts = []
     for b in range(len(out)):
         after = out.select([b])
@@ -235,7 +194,7 @@ def test_graphcl_picks_one_of_its_four_augmentations_uniformly_per_view():
     n = 30
     view = ws_view(n)
     views = copies(view, 200)
-    out = graphcl_view(0.2).transform(views, keys(views))
+    out = graphcl_view(0.2).forward(views, keys(views))
     outcomes = []
     for b in range(len(out)):
         if out.num_nodes[b] < n:
@@ -272,11 +231,11 @@ def test_grace_query_and_key_use_their_own_rates():
 
 def test_grace_edge_drop_recomputes_the_pe_and_feature_mask_keeps_padding():
     views = concat([ws_view(30), ws_view(25, seed=1)])
-    out = EdgeDrop(0.5).transform(views, keys(views))
+    out = EdgeDrop(0.5).forward(views, keys(views))
     assert (out.num_edges < views.num_edges).all()
     assert_own_pe(out)
     small = view_of(nx.path_graph(5))  # 3 valid columns, 5 padded (zero) ones
-    out = FeatureMask(1.0).transform(small, keys(small))
+    out = FeatureMask(1.0).forward(small, keys(small))
     assert masked_columns(out).all() and (out.pe == 0).all()
     assert same_bits(out.eigval, small.eigval) and same_bits(out.eigvec, small.eigvec)
 
@@ -323,13 +282,13 @@ def test_diffusion_view_is_the_symmetrised_topk_ppr_graph_with_its_own_pe():
     view = ws_view(30)
     u, v = F.undirected_pairs(view.src, view.dst)
     ppr = F.ppr_matrix(u, v, 30, 0.2)
-    out = Diffusion(0.2, TopK(2)).transform(view, keys(view))
+    out = Diffusion(0.2, TopK(2)).forward(view, keys(view))
     assert_well_formed(out, view)
     assert_own_pe(out)
     expected = F.undirected_pairs(*F.topk_targets(ppr, 2))
     np.testing.assert_array_equal(np.stack(F.undirected_pairs(out.src, out.dst)), np.stack(expected))
     assert same_bits(out.nid, view.nid)
-    matched = Diffusion(0.2, TopK()).transform(view, keys(view))  # k = mean degree = 4
+    matched = Diffusion(0.2, TopK()).forward(view, keys(view))  # k = mean degree = 4
     assert (matched.in_degrees() >= 4).all() and not (out.in_degrees() >= 4).all()
 
 
@@ -338,7 +297,7 @@ def test_diffusion_never_links_disconnected_components():
     component = {node: i for i, part in enumerate(nx.connected_components(graph)) for node in part}
     view = view_of(graph)
     for sparsify in (TopK(), TopK(6), Threshold(1e-3)):
-        out = Diffusion(0.2, sparsify).transform(view, keys(view))
+        out = Diffusion(0.2, sparsify).forward(view, keys(view))
         assert edge_set(out) and all(component[a - NID_OFFSET] == component[b - NID_OFFSET] for a, b in edge_set(out))
 
 
@@ -366,7 +325,7 @@ def test_gca_drops_edges_between_low_degree_nodes_more_than_hub_edges():
     path = (degree[u] <= 2) & (degree[v] <= 2)
     hub = (degree[u] >= 9) | (degree[v] >= 9)
     views = copies(view, 300)
-    out = AdaptiveEdgeDrop(0.3).transform(views, keys(views))
+    out = AdaptiveEdgeDrop(0.3).forward(views, keys(views))
     before = edge_set(view)
     edges = [tuple(sorted(e)) for e in zip(view.nid[u].tolist(), view.nid[v].tolist())]
     dropped = np.zeros(len(u))
@@ -397,7 +356,7 @@ def test_gca_feature_mask_keeps_the_columns_carried_by_central_nodes():
     assert np.array_equal(np.argsort(probs, kind="stable"), np.argsort(-weight, kind="stable"))
     assert probs.mean() == pytest.approx(0.3)
     views = copies(view, 300)
-    out = AdaptiveFeatureMask(0.3).transform(views, keys(views))
+    out = AdaptiveFeatureMask(0.3).forward(views, keys(views))
     masked = np.mean([masked_columns(out, b) for b in range(len(out))], axis=0)
     np.testing.assert_allclose(masked, probs, atol=0.1)
 
@@ -451,10 +410,10 @@ def test_a_batch_transformed_together_equals_each_view_transformed_alone(transfo
     views = concat([degenerate_views(), ws_view(12), hub_view(), ws_view(30, seed=4)])
     for seed in range(2):
         rng = keys(views, seed)
-        together = transform.transform(views, rng)
+        together = transform.forward(views, rng)
         for b in range(len(views)):
             row = np.array([b])
-            assert views_equal(together.select(row), transform.transform(views.select(row), rng.take(row))), b
+            assert views_equal(together.select(row), transform.forward(views.select(row), rng.take(row))), b
 
 
 def test_transforms_never_mutate_their_input_and_never_crash_on_degenerate_views():
@@ -462,7 +421,7 @@ def test_transforms_never_mutate_their_input_and_never_crash_on_degenerate_views
     snap = snapshot(views)
     for transform in view_transforms():
         for seed in range(3):
-            assert_well_formed(transform.transform(views, keys(views, seed)), views)
+            assert_well_formed(transform.forward(views, keys(views, seed)), views)
     assert unchanged(views, snap)
     degenerate = degenerate_views()
     for name in BASELINES:

@@ -139,7 +139,7 @@ class Tag(Transform):
     def __init__(self, index: int):
         self.index = index
 
-    def apply(self, views: ViewBatch, params: object) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: object) -> ViewBatch:
         return views.replace(pe=np.full_like(views.pe, self.index))
 
 
@@ -151,7 +151,7 @@ def test_random_choice_picks_per_view_with_the_given_probabilities():
     rng = KeyedRandom.for_items(5, np.arange(rows))
     picked = choice.choose(rng)
     np.testing.assert_allclose(np.bincount(picked, minlength=4) / rows, weights, atol=0.012)
-    out = choice.transform(views, rng)
+    out = choice.forward(views, rng)
     np.testing.assert_array_equal(out.pe[views.node_ptr[:-1], 0], picked)  # each view went through its pick
     subset = np.arange(0, rows, 97)
     np.testing.assert_array_equal(choice.choose(rng.take(subset)), picked[subset])  # a function of the row's key
@@ -174,5 +174,5 @@ def test_global_rows_are_attached_only_when_the_pipeline_aligns():
                 assert same_bits(views.to_dgl(("global_emb",)).ndata["global_emb"].numpy(), emb[views.nid])
     with pytest.raises(ValueError, match="global embeddings"):
         PretrainPairDataset([g], sampling, 0, 8, aligning)
-    plain_q, _ = PretrainPairDataset([g], sampling, 0, 8).__getitems__([2, 5, 7])
+    plain_q, _ = PretrainPairDataset([g], sampling, 0, 8, PairPipeline()).__getitems__([2, 5, 7])
     assert plain_q.global_rows is None

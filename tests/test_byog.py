@@ -158,15 +158,15 @@ def test_baseline_script_embeds_a_path_and_forwards_flags_to_the_task(tmp_path):
 
 def test_view_cache_of_a_path_dataset_stays_in_the_cache_and_follows_the_content(tmp_path, monkeypatch):
     from gcc_sgcl.config import SamplingConfig
-    from gcc_sgcl.engine.generate import cached_views
+    from gcc_sgcl.engine.views import ViewOptions, cached_views
 
     monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
     edges = tmp_path / "ring.edgelist"
     edges.write_text("".join(f"{i} {(i + 1) % 12}\n" for i in range(12)))
     sampling = SamplingConfig(rw_hops=8, positional_embedding_size=4)
-    first = cached_views(str(edges), sampling, progress=False)
+    first = cached_views(str(edges), ViewOptions(sampling), progress=False)
     edges.write_text("".join(f"{i} {(i + 1) % 12}\n" for i in range(11)))  # same name, new content
-    second = cached_views(str(edges), sampling, progress=False)
+    second = cached_views(str(edges), ViewOptions(sampling), progress=False)
     stored = sorted((tmp_path / "cache" / "views").iterdir())
     assert len(stored) == 2 and all(p.name.startswith("ring-") for p in stored)
     assert first[0][0].num_edges.sum() != second[0][0].num_edges.sum()
@@ -177,14 +177,14 @@ def test_view_cache_of_a_registered_name_follows_the_graphs_read_not_the_name(tm
     own views; the same graphs get the stored ones."""
     from gcc_sgcl.config import SamplingConfig
     from gcc_sgcl.data.containers import NodeLabelData
-    from gcc_sgcl.engine.generate import cached_views
+    from gcc_sgcl.engine.views import ViewOptions, cached_views
 
     monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path / "cache"))
     sampling = SamplingConfig(rw_hops=8, positional_embedding_size=4)
 
     def views(g: nx.Graph):
         data = NodeLabelData("synthetic-roles", dgl.to_bidirected(dgl.from_networkx(g)), np.zeros(12, dtype=np.int64))
-        return cached_views("synthetic-roles", sampling, progress=False, data=data)[0][0]
+        return cached_views("synthetic-roles", ViewOptions(sampling), data=data, progress=False)[0][0]
 
     ring, path = views(nx.cycle_graph(12)), views(nx.path_graph(12))
     assert ring.num_edges.sum() != path.num_edges.sum()

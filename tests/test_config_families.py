@@ -9,7 +9,7 @@ import os
 import pytest
 
 from gcc_sgcl.config import AUGMENT_FAMILIES, STAGES, AugmentConfig, Config, migrate
-from gcc_sgcl.presets import PRESETS, family_of, make_config, pretrain_parser
+from gcc_sgcl.presets import PRESETS, PretrainParser, config_from_args, family_of, make_config
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = [family for family in AUGMENT_FAMILIES if family != "sgcl"]
@@ -21,7 +21,7 @@ def _flags(klass: type) -> set[str]:
 
 def _help(capsys, *argv: str) -> str:
     with pytest.raises(SystemExit) as info:
-        pretrain_parser().parse_args([*argv, "--help"])
+        PretrainParser().parse_args([*argv, "--help"])
     assert info.value.code == 0
     return capsys.readouterr().out
 
@@ -89,12 +89,18 @@ def test_help_through_pretrain_sh_is_the_methods():
 
 def test_a_flag_of_another_family_is_refused_as_the_command_line_is_parsed(capsys):
     with pytest.raises(SystemExit) as info:
-        pretrain_parser().parse_args(["--method", "sgcl", "--mvgrl-sparsify", "threshold"])
+        PretrainParser().parse_args(["--method", "sgcl", "--mvgrl-sparsify", "threshold"])
     err = capsys.readouterr().err
     assert info.value.code == 2 and err.count("\n") == 1
     assert "--mvgrl-sparsify: a setting of the mvgrl family, not of method 'sgcl'" in err
-    args = pretrain_parser().parse_args(["--method", "mvgrl", "--mvgrl-sparsify", "threshold", "--steps", "3"])
+    args = PretrainParser().parse_args(["--method", "mvgrl", "--mvgrl-sparsify", "threshold", "--steps", "3"])
     assert getattr(args, "augment.sparsify") == "threshold"
+
+
+@pytest.mark.parametrize("flag", ["--filter-threshold", "--c"])
+def test_the_filter_threshold_and_its_alias_c_set_the_stored_c(flag):
+    cfg = config_from_args(PretrainParser().parse_args(["--method", "sgcl", flag, "0.35"]))
+    assert cfg.augment.c == 0.35 and cfg.to_dict()["augment"]["c"] == 0.35 and cfg.method == "sgcl[c=0.35]"
 
 
 def test_gcc_is_sgcls_family_with_every_stage_off_and_a_baseline_has_no_sgcl_stage():
@@ -129,7 +135,7 @@ def test_help_shows_the_values_the_method_trains_with():
         return " ".join(entry.split()).rsplit("(default: ", 1)[1].split(")")[0]
 
     assert shown("gcc", "--use-filter") == "False" and shown("sgcl", "--use-filter") == "True"
-    assert shown("sgcl[c=0.35]", "--c ") == "0.35" and shown("sgcl", "--c ") == "0.4"  # the tables' c
+    assert shown("sgcl[c=0.35]", "--filter-threshold ") == "0.35" and shown("sgcl", "--filter-threshold ") == "0.4"
 
 
 @pytest.mark.parametrize("argv, message", [

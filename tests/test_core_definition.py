@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from gcc_sgcl.augment import Both, FeatureMask, Mask, PairPipeline, Reorder, Split, Transform, ViewFilter
+from gcc_sgcl.augment import Both, Compose, FeatureMask, Mask, PairPipeline, Reorder, Split, Transform, ViewFilter
 from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits
 from gcc_sgcl.engine.pretrain import Trainer, dropout_seed
@@ -44,7 +44,7 @@ def _cfg(mode: str = "moco", **train):
 def _batch(cfg, first: int = 0):
     """Batch ``first // BATCH`` of a run: (batched query views, batched key views), as the DataLoader gives it."""
     graph = dgl.to_bidirected(dgl.from_networkx(nx.barabasi_albert_graph(80, 3, seed=0)))
-    dataset = PretrainPairDataset([graph], cfg.sampling, SEED, 4 * BATCH)
+    dataset = PretrainPairDataset([graph], cfg.sampling, SEED, 4 * BATCH, PairPipeline())
     return collate_pairs(dataset.__getitems__(range(first, first + BATCH)))
 
 
@@ -336,7 +336,7 @@ class _RecordDraws(Transform):
     def make_params(self, views, rng: KeyedRandom) -> np.ndarray:
         return rng.child("draw").uniform(6)
 
-    def apply(self, views, params: np.ndarray):
+    def transform(self, views, params: np.ndarray):
         self.draws.append(params)
         return views
 
@@ -356,14 +356,23 @@ def test_pair_step_gives_query_and_key_independent_draws(make):
     assert not np.isin(key, query).any()  # not one number shared between the two views' streams
 
 
+def test_each_transform_of_a_compose_draws_from_its_own_stream():
+    # two stages of one view (say mask, then reorder) must not reuse each other's random numbers
+    first, second, views = _RecordDraws(), _RecordDraws(), _views()
+    Compose([first, second]).forward(views, KeyedRandom.for_items(0, np.arange(len(views))))
+    (a,), (b,) = first.draws, second.draws
+    assert a.shape == b.shape == (len(views), 6)
+    assert not np.isin(b, a).any()
+
+
 def test_both_transforms_identical_views_differently():
     views = _views()
     q, k = Both(FeatureMask(0.5))(views, views, KeyedRandom.for_items(0, np.arange(len(views))))
     assert not np.array_equal(q.pe, k.pe)
 
 
-@pytest.mark.parametrize("pipeline", [None, PairPipeline(None, [])], ids=["plain_pairs", "PairPipeline"])
-def test_query_and_key_are_two_walks_from_one_start_with_their_own_signs(pipeline):
+def test_query_and_key_are_two_walks_from_one_start_with_their_own_signs():
+    pipeline = PairPipeline()  # GCC's plain pairs
     graph = dgl.to_bidirected(dgl.from_networkx(nx.barabasi_albert_graph(80, 3, seed=0)))
     sampling = SamplingConfig(rw_hops=16, positional_embedding_size=4, pe_sign="random")
     q, k = PretrainPairDataset([graph], sampling, SEED, 16, pipeline).__getitems__(range(16))
@@ -400,3 +409,19 @@ def test_similar_filter_at_c_0_refuses_parallel_rows_whose_rounded_cosine_exceed
     one = NodeSets(np.array([1]), np.array([0])), NodeSets(np.array([1]), np.array([1]))
     assert ViewFilter("similar", c=0.0).accept(*one, emb).tolist() == [False]
     assert ViewFilter("diverse", c=0.0).accept(*one, emb).tolist() == [False]
+
+
+def test_random_signs_flip_each_eigenvector_column_independently_within_a_view():
+    # GCC flips every eigenvector's sign on its own: within one view some columns flip and others do not
+    from gcc_sgcl.sampling.views import GraphIndex, build_views
+
+    g = dgl.to_bidirected(dgl.from_networkx(nx.barabasi_albert_graph(30, 2, seed=3)))
+    n, views_count, k = g.num_nodes(), 8, 8
+    sets = NodeSets(np.full(views_count, n), np.tile(np.arange(n), views_count))
+    rng = KeyedRandom.for_items(0, np.arange(views_count))
+    canonical = build_views(GraphIndex.of(g), sets, k, "canonical").eigvec.reshape(views_count, n, k)
+    flipped = build_views(GraphIndex.of(g), sets, k, "random", rng).eigvec.reshape(views_count, n, k)
+    signs = np.sign((canonical * flipped).sum(axis=1))  # (views, columns): +1 kept, -1 flipped
+    assert np.allclose(np.abs(flipped), np.abs(canonical), atol=1e-6) and set(np.unique(signs)) == {-1.0, 1.0}
+    mixed = sum(len(set(row)) == 2 for row in signs)  # all-equal rows: 2 / 2^8 per view under independent signs
+    assert mixed >= views_count - 1

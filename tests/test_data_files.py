@@ -26,15 +26,11 @@ from gcc_sgcl.data import (
     load_similarity_dataset,
 )
 
+from datafiles import write_file
+
 # struc2vec's airport layout: a headerless edge list and a labels file with a "node label" header
 AIRPORT_EDGES = "10241 10243\n10243 10245\n10245 10241\n10245 10299\n10299 10301\n"
 AIRPORT_LABELS = "node label\n10241 1\n10243 2\n10245 0\n10299 2\n10301 3\n"
-
-
-def _write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def _id_edges(data):
@@ -44,8 +40,8 @@ def _id_edges(data):
 
 
 def test_airport_edge_list_keeps_original_ids_and_its_header_labels(tmp_path):
-    edges = _write(tmp_path / "usa-airports.edgelist", AIRPORT_EDGES)
-    labels = _write(tmp_path / "labels-usa-airports.txt", AIRPORT_LABELS)
+    edges = write_file(tmp_path / "usa-airports.edgelist", AIRPORT_EDGES)
+    labels = write_file(tmp_path / "labels-usa-airports.txt", AIRPORT_LABELS)
     data = load_node_dataset(str(edges), labels=str(labels))
     check_simple_undirected(data.graph)
     assert data.name == "usa-airports" and dataset_kind(str(edges)) == "node"
@@ -56,8 +52,8 @@ def test_airport_edge_list_keeps_original_ids_and_its_header_labels(tmp_path):
 
 
 def test_partial_labels_mark_the_unnamed_nodes_unlabelled(tmp_path):
-    edges = _write(tmp_path / "g.edgelist", AIRPORT_EDGES)
-    labels = _write(tmp_path / "some.txt", "10245 b\n10241 a\n")
+    edges = write_file(tmp_path / "g.edgelist", AIRPORT_EDGES)
+    labels = write_file(tmp_path / "some.txt", "10245 b\n10241 a\n")
     data = load_node_dataset(edges, labels=labels)
     assert data.graph.num_nodes() == 5
     assert dict(zip(data.ids.tolist(), data.labels.tolist())) == {10241: 0, 10243: -1, 10245: 1, 10299: -1, 10301: -1}
@@ -65,7 +61,7 @@ def test_partial_labels_mark_the_unnamed_nodes_unlabelled(tmp_path):
 
 def test_string_ids_commas_comments_weights_and_gzip_are_read(tmp_path):
     text = "# a comment\n% another\nparis, lyon, 3.5\nlyon,nice\n\nnice marseille 1 2020\n"
-    plain = _write(tmp_path / "cities.csv", text)
+    plain = write_file(tmp_path / "cities.csv", text)
     zipped = tmp_path / "cities.txt.gz"
     zipped.write_bytes(gzip.compress(text.encode()))
     for path in (plain, zipped):
@@ -77,13 +73,13 @@ def test_string_ids_commas_comments_weights_and_gzip_are_read(tmp_path):
 
 
 def test_labels_match_integer_ids_numerically_and_string_labels_are_classes(tmp_path):
-    edges = _write(tmp_path / "g.txt", "1 2\n2 3\n")
-    data = load_node_dataset(edges, labels=_write(tmp_path / "l.txt", "03 x\n1 y\n2 x\n"))
+    edges = write_file(tmp_path / "g.txt", "1 2\n2 3\n")
+    data = load_node_dataset(edges, labels=write_file(tmp_path / "l.txt", "03 x\n1 y\n2 x\n"))
     assert data.labels.tolist() == [1, 0, 0]  # node 1 -> y, node 2 -> x, node 3 ("03") -> x
 
 
 def test_matrix_market_ids_are_one_based_rows_and_isolated_nodes_stay(tmp_path):
-    path = _write(tmp_path / "m.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n2 1\n3 2\n")
+    path = write_file(tmp_path / "m.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n2 1\n3 2\n")
     data = load_node_dataset(path)
     assert data.ids.tolist() == [1, 2, 3, 4] and data.graph.num_nodes() == 4
     assert _id_edges(data) == {frozenset((1, 2)), frozenset((2, 3))}
@@ -101,7 +97,7 @@ def test_graphml_and_gml_keep_the_file_node_ids(tmp_path, suffix, write):
 
 
 def test_gml_nodes_without_labels_go_by_their_ids(tmp_path):
-    path = _write(tmp_path / "g.gml", "graph [ node [ id 7 ] node [ id 3 ] edge [ source 7 target 3 ] ]\n")
+    path = write_file(tmp_path / "g.gml", "graph [ node [ id 7 ] node [ id 3 ] edge [ source 7 target 3 ] ]\n")
     data = load_node_dataset(path)
     assert data.ids.tolist() == [7, 3] and _id_edges(data) == {frozenset((7, 3))}
 
@@ -121,14 +117,14 @@ def test_dgl_binary_one_graph_is_a_node_dataset_several_a_labelled_collection(tm
 
 
 def test_gin_text_and_tu_directory_and_zip_are_graph_collections(tmp_path):
-    gin = _write(tmp_path / "tiny.txt", "2\n2 1\n0 1 1\n0 1 0\n3 0\n0 1 1\n0 2 0 2\n0 1 1\n")
-    assert dataset_kind(str(gin)) == "graph" and dataset_kind(str(_write(tmp_path / "e.txt", "1 2\n"))) == "node"
+    gin = write_file(tmp_path / "tiny.txt", "2\n2 1\n0 1 1\n0 1 0\n3 0\n0 1 1\n0 2 0 2\n0 1 1\n")
+    assert dataset_kind(str(gin)) == "graph" and dataset_kind(str(write_file(tmp_path / "e.txt", "1 2\n"))) == "node"
     data = load_graph_dataset(gin)
     assert data.labels.tolist() == [1, 0] and [g.num_edges() for g in data.graphs] == [2, 4]
     tu = tmp_path / "TINY"
     parts = {"A": "1, 2\n2, 1\n3, 4\n4, 5\n", "graph_indicator": "1\n1\n2\n2\n2\n", "graph_labels": "-1\n1\n"}
     for part, text in parts.items():
-        _write(tu / f"TINY_{part}.txt", text)
+        write_file(tu / f"TINY_{part}.txt", text)
     with zipfile.ZipFile(tmp_path / "TINY.zip", "w") as archive:
         for part, text in parts.items():
             archive.writestr(f"TINY/TINY_{part}.txt", text)
@@ -139,15 +135,15 @@ def test_gin_text_and_tu_directory_and_zip_are_graph_collections(tmp_path):
 
 
 def test_graph_labels_file_overrides_a_collection_by_graph_index(tmp_path):
-    gin = _write(tmp_path / "tiny.txt", "2\n2 1\n0 1 1\n0 1 0\n2 0\n0 1 1\n0 1 0\n")
-    data = load_graph_dataset(gin, labels=_write(tmp_path / "gl.txt", "graph label\n1 good\n"))
+    gin = write_file(tmp_path / "tiny.txt", "2\n2 1\n0 1 1\n0 1 0\n2 0\n0 1 1\n0 1 0\n")
+    data = load_graph_dataset(gin, labels=write_file(tmp_path / "gl.txt", "graph label\n1 good\n"))
     assert data.labels.tolist() == [-1, 0]
 
 
 def test_similarity_by_two_paths_maps_pairs_through_original_ids(tmp_path):
-    one = _write(tmp_path / "kdd.edgelist", "alice bob\nbob carol\n")
-    two = _write(tmp_path / "icdm.edgelist", "carol dave\nbob carol\nalice bob\n")
-    pairs = _write(tmp_path / "pairs.txt", "kdd icdm\nalice alice\ncarol carol\n")
+    one = write_file(tmp_path / "kdd.edgelist", "alice bob\nbob carol\n")
+    two = write_file(tmp_path / "icdm.edgelist", "carol dave\nbob carol\nalice bob\n")
+    pairs = write_file(tmp_path / "pairs.txt", "kdd icdm\nalice alice\ncarol carol\n")
     data = load_similarity_dataset((one, two), pairs=pairs)
     assert data.name == "kdd+icdm"
     assert [(data.ids_1[a], data.ids_2[b]) for a, b in data.pairs.tolist()] == [("alice", "alice"), ("carol", "carol")]
@@ -156,8 +152,8 @@ def test_similarity_by_two_paths_maps_pairs_through_original_ids(tmp_path):
 
 
 def test_pretrain_corpus_mixes_paths_and_registered_names(tmp_path):
-    edges = _write(tmp_path / "g.edgelist", AIRPORT_EDGES)
-    gin = _write(tmp_path / "tiny.txt", "2\n2 1\n0 1 1\n0 1 0\n2 0\n0 1 1\n0 1 0\n")
+    edges = write_file(tmp_path / "g.edgelist", AIRPORT_EDGES)
+    gin = write_file(tmp_path / "tiny.txt", "2\n2 1\n0 1 1\n0 1 0\n2 0\n0 1 1\n0 1 0\n")
     graphs = load_pretrain_corpus([str(edges), str(gin), "synthetic"])
     assert [g.num_nodes() for g in graphs[:3]] == [5, 2, 2] and len(graphs) == 3 + 4
     assert isinstance(load_any(str(edges)), NodeLabelData) and isinstance(load_any(str(gin)), GraphLabelData)
@@ -173,7 +169,7 @@ def test_a_name_is_a_path_only_when_it_looks_like_one(tmp_path):
 
 
 def test_kind_mismatches_and_labels_for_registered_names_are_refused(tmp_path):
-    edges = _write(tmp_path / "g.edgelist", AIRPORT_EDGES)
+    edges = write_file(tmp_path / "g.edgelist", AIRPORT_EDGES)
     with pytest.raises(ValueError, match="single graph"):
         load_graph_dataset(edges)
     with pytest.raises(ValueError, match="labels file applies to a dataset given by path"):
@@ -197,7 +193,7 @@ def test_kind_mismatches_and_labels_for_registered_names_are_refused(tmp_path):
     ],
 )
 def test_bad_graph_files_raise_an_error_naming_file_line_and_expectation(tmp_path, name, text, message):
-    path = _write(tmp_path / name, text)
+    path = write_file(tmp_path / name, text)
     with pytest.raises(DataFormatError, match=message):
         load_any(str(path))
 
@@ -215,9 +211,9 @@ def test_bad_graph_files_raise_an_error_naming_file_line_and_expectation(tmp_pat
     ],
 )
 def test_bad_labels_files_raise_at_the_offending_line(tmp_path, text, message):
-    edges = _write(tmp_path / "g.edgelist", AIRPORT_EDGES)
+    edges = write_file(tmp_path / "g.edgelist", AIRPORT_EDGES)
     with pytest.raises(DataFormatError, match=message):
-        load_node_dataset(edges, labels=_write(tmp_path / "l.txt", text))
+        load_node_dataset(edges, labels=write_file(tmp_path / "l.txt", text))
 
 
 def test_networkx_and_scipy_graphs_convert_with_their_ids():
@@ -254,36 +250,36 @@ def test_a_byte_order_mark_and_an_uppercase_gz_suffix_are_read(tmp_path):
 
 
 def test_an_edge_list_header_is_skipped_above_integer_ids_and_ids_keep_how_they_are_written(tmp_path):
-    data = load_node_dataset(_write(tmp_path / "h.csv", "source,target,weight\n1,2,0.5\n2,3,1\n"))
+    data = load_node_dataset(write_file(tmp_path / "h.csv", "source,target,weight\n1,2,0.5\n2,3,1\n"))
     assert data.ids.tolist() == [1, 2, 3] and _id_edges(data) == {frozenset((1, 2)), frozenset((2, 3))}
-    words = load_node_dataset(_write(tmp_path / "w.csv", "src,dst\na,b\n"))  # a header cannot be told from an edge
+    words = load_node_dataset(write_file(tmp_path / "w.csv", "src,dst\na,b\n"))  # a header cannot be told from an edge
     assert words.ids.tolist() == ["src", "dst", "a", "b"]
-    padded = load_node_dataset(_write(tmp_path / "zip.edgelist", "01 1\n1 2\n"))
+    padded = load_node_dataset(write_file(tmp_path / "zip.edgelist", "01 1\n1 2\n"))
     assert padded.ids.tolist() == ["01", "1", "2"] and padded.graph.num_edges() == 4
 
 
 def test_a_comma_separated_txt_is_an_edge_list_and_a_one_number_txt_a_gin_collection(tmp_path):
-    data = load_any(str(_write(tmp_path / "comma.txt", "1,2\n2,3\n3,4\n")))
+    data = load_any(str(write_file(tmp_path / "comma.txt", "1,2\n2,3\n3,4\n")))
     assert isinstance(data, NodeLabelData) and data.ids.tolist() == [1, 2, 3, 4]
-    assert isinstance(load_any(str(_write(tmp_path / "gin.txt", "1\n2 0\n0 1 1\n0 1 0\n"))), GraphLabelData)
+    assert isinstance(load_any(str(write_file(tmp_path / "gin.txt", "1\n2 0\n0 1 1\n0 1 0\n"))), GraphLabelData)
 
 
 def test_a_pairs_line_naming_an_unknown_node_is_an_error_also_on_the_first_line(tmp_path):
-    one = _write(tmp_path / "a.edgelist", "100 101\n101 102\n")
-    two = _write(tmp_path / "b.edgelist", "100 101\n")
+    one = write_file(tmp_path / "a.edgelist", "100 101\n101 102\n")
+    two = write_file(tmp_path / "b.edgelist", "100 101\n")
     for text, bad in (("999 100\n100 101\n", "'999' is not a node id of"),
                       ("100 999\n100 101\n", "'999' is not a node id of")):
         with pytest.raises(DataFormatError, match=f"p.txt line 1: {bad}"):
-            load_similarity_dataset((one, two), pairs=_write(tmp_path / "p.txt", text))
-    data = load_similarity_dataset((one, two), pairs=_write(tmp_path / "p.txt", "id_1 id_2\n100 101\n"))
+            load_similarity_dataset((one, two), pairs=write_file(tmp_path / "p.txt", text))
+    data = load_similarity_dataset((one, two), pairs=write_file(tmp_path / "p.txt", "id_1 id_2\n100 101\n"))
     assert data.pairs.tolist() == [[0, 1]]
 
 
 def test_labels_name_padded_string_ids_as_written_and_label_values_compare_as_numbers(tmp_path):
-    edges = _write(tmp_path / "pad.edgelist", "01 2\n2 3\n3 4\n")
+    edges = write_file(tmp_path / "pad.edgelist", "01 2\n2 3\n3 4\n")
     with pytest.raises(DataFormatError, match=r"l.txt line 1: '1' is not a node id of"):
-        load_node_dataset(edges, labels=_write(tmp_path / "l.txt", "1 a\n2 b\n"))
-    data = load_node_dataset(edges, labels=_write(tmp_path / "l.txt", "node class\n01 9\n2 10\n3 09\n"))
+        load_node_dataset(edges, labels=write_file(tmp_path / "l.txt", "1 a\n2 b\n"))
+    data = load_node_dataset(edges, labels=write_file(tmp_path / "l.txt", "node class\n01 9\n2 10\n3 09\n"))
     assert data.ids.tolist() == ["01", "2", "3", "4"] and data.labels.tolist() == [0, 1, 0, -1]
 
 

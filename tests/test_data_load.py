@@ -27,6 +27,8 @@ from gcc_sgcl.data import (
 )
 from gcc_sgcl.data.paths import resolve_cache_dir
 
+from datafiles import edge_set, undirected, write_file
+
 
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path, monkeypatch):
@@ -37,22 +39,6 @@ def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("GCC_SGCL_CACHE", str(path))
     monkeypatch.setenv(ALLOW_MODIFIED_ENV, "1")
     return path
-
-
-def _write(root, rel, text):
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def _edge_set(g):
-    src, dst = g.edges()
-    return set(zip(src.tolist(), dst.tolist()))
-
-
-def _undirected(*pairs):
-    return {(u, v) for a, b in pairs for u, v in ((a, b), (b, a))}
 
 
 def _all_simple(data):
@@ -133,7 +119,7 @@ GIN = "2\n3 0\n0 2 1 2\n0 1 0\n0 1 0\n2 2\n0 1 1\n0 1 0\n"
 
 
 def test_graph_loader_remaps_labels_to_sorted_ranks(tmp_path):
-    _write(tmp_path, "graph_classification/IMDB-BINARY/IMDBBINARY.txt", GIN)
+    write_file(tmp_path / "graph_classification/IMDB-BINARY/IMDBBINARY.txt", GIN)
     data = load_graph_dataset("imdb-binary", tmp_path)
     assert isinstance(data, GraphLabelData) and data.name == "imdb-binary"
     assert data.labels.tolist() == [0, 1] and data.labels.dtype == np.int64
@@ -166,32 +152,32 @@ AIRPORT = "node_classification/struc2vec-airports/"
 
 def test_node_loader_renumbers_by_first_appearance_and_keeps_labelled_isolated_nodes(tmp_path):
     # raw ids are non-contiguous; 30-30 is a self-loop, 10-20 is listed twice, 99 only has a label
-    _write(tmp_path, AIRPORT + "usa-airports.edgelist", "30 10\n10 20\n20 10\n30 30\n")
-    _write(tmp_path, AIRPORT + "labels-usa-airports.txt", "node label\n10 3\n20 1\n30 3\n99 0\n")
+    write_file(tmp_path / AIRPORT / "usa-airports.edgelist", "30 10\n10 20\n20 10\n30 30\n")
+    write_file(tmp_path / AIRPORT / "labels-usa-airports.txt", "node label\n10 3\n20 1\n30 3\n99 0\n")
     data = load_node_dataset("usa_airport", tmp_path)
     assert isinstance(data, NodeLabelData) and data.graph.num_nodes() == 4  # 30, 10, 20, then isolated 99
-    assert _edge_set(data.graph) == _undirected((0, 1), (1, 2))
+    assert edge_set(data.graph) == undirected((0, 1), (1, 2))
     assert data.labels.tolist() == [2, 2, 1, 0]
     _all_simple(data)
 
 
 def test_node_loader_accepts_gcc_nodelabel_without_header(tmp_path):
-    _write(tmp_path, AIRPORT + "usa-airports.edgelist", "5 6\n")
-    _write(tmp_path, AIRPORT + "usa-airports.nodelabel", "5 1\n6 0\n")
+    write_file(tmp_path / AIRPORT / "usa-airports.edgelist", "5 6\n")
+    write_file(tmp_path / AIRPORT / "usa-airports.nodelabel", "5 1\n6 0\n")
     assert load_node_dataset("usa_airport", tmp_path).labels.tolist() == [1, 0]
 
 
 def test_node_loader_names_both_files_when_a_node_has_no_label(tmp_path):
-    edges = _write(tmp_path, AIRPORT + "usa-airports.edgelist", "5 6\n6 7\n")
-    labels = _write(tmp_path, AIRPORT + "labels-usa-airports.txt", "node label\n5 1\n6 0\n")
+    edges = write_file(tmp_path / AIRPORT / "usa-airports.edgelist", "5 6\n6 7\n")
+    labels = write_file(tmp_path / AIRPORT / "labels-usa-airports.txt", "node label\n5 1\n6 0\n")
     with pytest.raises(DataFormatError, match=f"{labels}: 1 node.* of {edges} have no label, e.g. node 7"):
         load_node_dataset("usa_airport", tmp_path)
 
 
 def test_hindex_labels_are_above_median_indicators(tmp_path):
     stem = "node_classification/hindex/aminer_hindex_rand20intop200_5000"
-    _write(tmp_path, f"{stem}.edgelist", "7 8\n8 9\n9 10\n")
-    _write(tmp_path, f"{stem}.nodelabel", "10 5\n9 1\n8 2\n7 9\n")  # median 3.5
+    write_file(tmp_path / f"{stem}.edgelist", "7 8\n8 9\n9 10\n")
+    write_file(tmp_path / f"{stem}.nodelabel", "10 5\n9 1\n8 2\n7 9\n")  # median 3.5
     data = load_node_dataset("h-index", tmp_path)
     assert data.labels.tolist() == [1, 0, 0, 1]
 
@@ -200,10 +186,10 @@ PANTHER = "similarity_search/panther/"
 
 
 def test_similarity_loader_pairs_authors_present_in_both_edge_lists(tmp_path):
-    _write(tmp_path, PANTHER + "kdd.graph", "5 2\n0 1 2\n1 2 1\n")
-    _write(tmp_path, PANTHER + "kdd.dict", "ann\t0\nbo\t1\ncy\t2\ndee\t4\n")
-    _write(tmp_path, PANTHER + "icdm.graph", "4 2\n3 2 1\n2 0 1\n")
-    _write(tmp_path, PANTHER + "icdm.dict", "bo\t3\nann\t2\ndee\t0\ncy\t1\n")
+    write_file(tmp_path / PANTHER / "kdd.graph", "5 2\n0 1 2\n1 2 1\n")
+    write_file(tmp_path / PANTHER / "kdd.dict", "ann\t0\nbo\t1\ncy\t2\ndee\t4\n")
+    write_file(tmp_path / PANTHER / "icdm.graph", "4 2\n3 2 1\n2 0 1\n")
+    write_file(tmp_path / PANTHER / "icdm.dict", "bo\t3\nann\t2\ndee\t0\ncy\t1\n")
     data = load_similarity_dataset("kdd_icdm", tmp_path)
     # cy has no edge in icdm, dee none in kdd (node 4 is isolated but kept: ids follow the dict)
     assert isinstance(data, SimilarityPairData)
@@ -215,14 +201,14 @@ def test_similarity_loader_pairs_authors_present_in_both_edge_lists(tmp_path):
 def test_ca_grqc_loads_lpm_lscc_and_falls_back_to_the_snap_largest_component(tmp_path):
     lscc_root, snap_root = tmp_path / "a", tmp_path / "b"
     lscc = "*Vertices 3\n0 5\n1 9\n2 4\n*Edges 2\n0 1 1\n1 2 1\n"
-    _write(lscc_root, "pretrain/ca-GrQc/ca-GrQc-SNAP.txtu.lpm.lscc", lscc)
+    write_file(lscc_root / "pretrain/ca-GrQc/ca-GrQc-SNAP.txtu.lpm.lscc", lscc)
     (g,) = load_pretrain_corpus(["ca-grqc"], lscc_root)
-    assert _edge_set(g) == _undirected((0, 1), (1, 2))
+    assert edge_set(g) == undirected((0, 1), (1, 2))
     snap = snap_root / "pretrain/ca-GrQc/ca-GrQc.txt.gz"
     snap.parent.mkdir(parents=True)
     snap.write_bytes(gzip.compress(b"# SNAP\n5\t9\n9\t4\n4\t4\n70\t71\n"))
     (g,) = load_pretrain_corpus(["ca-grqc"], snap_root)
-    assert g.num_nodes() == 3 and _edge_set(g) == _undirected((0, 1), (1, 2))
+    assert g.num_nodes() == 3 and edge_set(g) == undirected((0, 1), (1, 2))
 
 
 def test_snap_loader_reads_gzip_edge_lists_and_corpus_concatenates_names(tmp_path):
@@ -243,7 +229,7 @@ def test_academia_loader_reads_matrix_market_from_the_zip(tmp_path):
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("soc-academia.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n1 2\n3 2\n")
     (g,) = load_pretrain_corpus(["academia"], tmp_path)
-    assert g.num_nodes() == 4 and _edge_set(g) == _undirected((0, 1), (2, 1))
+    assert g.num_nodes() == 4 and edge_set(g) == undirected((0, 1), (2, 1))
 
 
 def test_pretrain_corpus_rejects_a_bare_string():
@@ -264,7 +250,7 @@ def test_synthetic_names_need_no_data_dir(tmp_path, cache_dir):
 
 
 def test_second_load_reads_the_cache_and_gives_an_identical_dataset(tmp_path, cache_dir, monkeypatch):
-    _write(tmp_path, "graph_classification/IMDB-BINARY/IMDBBINARY.txt", GIN)
+    write_file(tmp_path / "graph_classification/IMDB-BINARY/IMDBBINARY.txt", GIN)
     first = load_graph_dataset("imdb-binary", tmp_path)
     (entry,) = cache_dir.glob("imdb-binary-*.bin")  # one file per entry
     assert [p.name for p in cache_dir.iterdir() if p.name.endswith(".tmp")] == []
@@ -282,7 +268,7 @@ def test_second_load_reads_the_cache_and_gives_an_identical_dataset(tmp_path, ca
 
 
 def test_a_changed_source_invalidates_the_cache(tmp_path):
-    path = _write(tmp_path, "graph_classification/IMDB-BINARY/IMDBBINARY.txt", GIN)
+    path = write_file(tmp_path / "graph_classification/IMDB-BINARY/IMDBBINARY.txt", GIN)
     assert len(load_graph_dataset("imdb-binary", tmp_path).graphs) == 2
     path.write_text("1\n2 5\n0 1 1\n0 1 0\n")
     stat = path.stat()
@@ -292,19 +278,19 @@ def test_a_changed_source_invalidates_the_cache(tmp_path):
 
 
 def test_a_different_data_root_does_not_reuse_the_cache(tmp_path):
-    _write(tmp_path / "a", "graph_classification/IMDB-BINARY/IMDBBINARY.txt", GIN)
-    _write(tmp_path / "b", "graph_classification/IMDB-BINARY/IMDBBINARY.txt", "1\n2 0\n0 1 1\n0 1 0\n")
+    write_file(tmp_path / "a" / "graph_classification/IMDB-BINARY/IMDBBINARY.txt", GIN)
+    write_file(tmp_path / "b" / "graph_classification/IMDB-BINARY/IMDBBINARY.txt", "1\n2 0\n0 1 1\n0 1 0\n")
     assert len(load_graph_dataset("imdb-binary", tmp_path / "a").graphs) == 2
     assert len(load_graph_dataset("imdb-binary", tmp_path / "b").graphs) == 1
 
 
 def test_node_and_similarity_datasets_round_trip_through_the_cache(tmp_path):
-    _write(tmp_path, AIRPORT + "usa-airports.edgelist", "30 10\n10 20\n")
-    _write(tmp_path, AIRPORT + "labels-usa-airports.txt", "node label\n10 3\n20 1\n30 3\n")
-    _write(tmp_path, PANTHER + "kdd.graph", "2 1\n0 1 1\n")
-    _write(tmp_path, PANTHER + "kdd.dict", "ann\t0\nbo\t1\n")
-    _write(tmp_path, PANTHER + "icdm.graph", "2 1\n1 0 1\n")
-    _write(tmp_path, PANTHER + "icdm.dict", "ann\t1\nbo\t0\n")
+    write_file(tmp_path / AIRPORT / "usa-airports.edgelist", "30 10\n10 20\n")
+    write_file(tmp_path / AIRPORT / "labels-usa-airports.txt", "node label\n10 3\n20 1\n30 3\n")
+    write_file(tmp_path / PANTHER / "kdd.graph", "2 1\n0 1 1\n")
+    write_file(tmp_path / PANTHER / "kdd.dict", "ann\t0\nbo\t1\n")
+    write_file(tmp_path / PANTHER / "icdm.graph", "2 1\n1 0 1\n")
+    write_file(tmp_path / PANTHER / "icdm.dict", "ann\t1\nbo\t0\n")
     for _ in range(2):
         node = load_node_dataset("usa_airport", tmp_path)
         pair = load_similarity_dataset("kdd_icdm", tmp_path)

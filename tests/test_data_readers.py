@@ -22,20 +22,7 @@ from gcc_sgcl.data.readers import (
     read_tu_graphs,
 )
 
-
-def _write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def _edge_set(g):
-    src, dst = g.edges()
-    return set(zip(src.tolist(), dst.tolist()))
-
-
-def _undirected(*pairs):
-    return {(u, v) for a, b in pairs for u, v in ((a, b), (b, a))}
+from datafiles import edge_set, undirected, write_file
 
 
 def _located(path, line):
@@ -50,7 +37,7 @@ def _located(path, line):
 def test_simple_undirected_graph_drops_direction_duplicates_and_self_loops():
     g = simple_undirected_graph(np.array([0, 1, 1, 2, 2, 3]), np.array([1, 0, 1, 0, 0, 3]), num_nodes=5)
     assert g.num_nodes() == 5 and g.idtype == torch.int64
-    assert _edge_set(g) == _undirected((0, 1), (0, 2))
+    assert edge_set(g) == undirected((0, 1), (0, 2))
     assert g.num_edges() == 4
     check_simple_undirected(g)
 
@@ -91,7 +78,7 @@ def test_remap_labels_uses_sorted_order_of_raw_values():
 def test_largest_component_keeps_the_biggest_piece_in_original_order():
     g = simple_undirected_graph(np.array([0, 2, 3, 4]), np.array([1, 3, 4, 5]), 7)
     lcc = largest_component(g)
-    assert lcc.num_nodes() == 4 and _edge_set(lcc) == _undirected((0, 1), (1, 2), (2, 3))
+    assert lcc.num_nodes() == 4 and edge_set(lcc) == undirected((0, 1), (1, 2), (2, 3))
 
 
 @pytest.mark.parametrize(
@@ -126,11 +113,11 @@ GIN_TEXT = """3
 
 
 def test_gin_reader_builds_simple_graphs_with_isolated_nodes_and_raw_labels(tmp_path):
-    graphs, labels = read_gin_graphs(_write(tmp_path / "X.txt", GIN_TEXT))
+    graphs, labels = read_gin_graphs(write_file(tmp_path / "X.txt", GIN_TEXT))
     assert labels.tolist() == [7, 0, 3]
     assert [g.num_nodes() for g in graphs] == [4, 0, 2]
     # node 0 lists 1 twice, node 2 has a self-loop, node 3 is isolated except its one-way listing of 1
-    assert _edge_set(graphs[0]) == _undirected((0, 1), (1, 2), (1, 3))
+    assert edge_set(graphs[0]) == undirected((0, 1), (1, 2), (1, 3))
     assert graphs[2].num_edges() == 0  # node 1 only links to itself; trailing attribute tokens ignored
     for g in graphs:
         check_simple_undirected(g)
@@ -172,7 +159,7 @@ def test_find_zip_member_names_the_archive_when_missing(tmp_path):
     ],
 )
 def test_gin_reader_locates_malformed_input(tmp_path, text, line, message):
-    path = _write(tmp_path / "BAD.txt", text)
+    path = write_file(tmp_path / "BAD.txt", text)
     with pytest.raises(DataFormatError, match=_located(path, line) + message):
         read_gin_graphs(path)
 
@@ -195,8 +182,8 @@ def test_tu_reader_groups_nodes_by_graph_even_when_interleaved(tmp_path):
     graphs, labels = read_tu_graphs(archive, "T")
     assert labels.tolist() == [4, -1, 4]
     assert [g.num_nodes() for g in graphs] == [3, 2, 1]
-    assert _edge_set(graphs[0]) == _undirected((0, 2))
-    assert _edge_set(graphs[1]) == _undirected((0, 1))
+    assert edge_set(graphs[0]) == undirected((0, 2))
+    assert edge_set(graphs[1]) == undirected((0, 1))
     assert graphs[2].num_edges() == 0
     for g in graphs:
         check_simple_undirected(g)
@@ -224,17 +211,17 @@ def test_tu_reader_locates_malformed_input(tmp_path, a, indicator, labels, membe
 
 def test_edge_list_reader_skips_comments_and_reads_tabs_spaces_and_gzip(tmp_path):
     text = "# FromNodeId\tToNodeId\n10\t20\n\n20 30\n30   10\n"
-    plain = _write(tmp_path / "e.txt", text)
+    plain = write_file(tmp_path / "e.txt", text)
     zipped = tmp_path / "e.txt.gz"
     zipped.write_bytes(gzip.compress(text.encode()))
     for path in (plain, zipped):
         assert read_edge_list(path).tolist() == [[10, 20], [20, 30], [30, 10]]
-    assert read_edge_list(_write(tmp_path / "empty.txt", "# nothing\n")).shape == (0, 2)
+    assert read_edge_list(write_file(tmp_path / "empty.txt", "# nothing\n")).shape == (0, 2)
 
 
 @pytest.mark.parametrize("bad", ["1 2 3", "1", "1 b"])
 def test_edge_list_reader_locates_malformed_rows(tmp_path, bad):
-    path = _write(tmp_path / "e.txt", f"# c\n1 2\n{bad}\n")
+    path = write_file(tmp_path / "e.txt", f"# c\n1 2\n{bad}\n")
     with pytest.raises(DataFormatError, match=_located(path, 3) + "expected two integer node ids"):
         read_edge_list(path)
 
@@ -247,8 +234,8 @@ def test_gzip_errors_name_the_gz_file(tmp_path):
 
 
 def test_node_label_reader_accepts_struc2vec_header_or_none(tmp_path):
-    with_header = _write(tmp_path / "labels.txt", "node label\n10 1\n11 0\n")
-    without = _write(tmp_path / "x.nodelabel", "10 1\n11 0\n")
+    with_header = write_file(tmp_path / "labels.txt", "node label\n10 1\n11 0\n")
+    without = write_file(tmp_path / "x.nodelabel", "10 1\n11 0\n")
     for path in (with_header, without):
         ids, values = read_node_labels(path)
         assert ids.tolist() == [10, 11] and values.tolist() == [1, 0]
@@ -264,7 +251,7 @@ def test_node_label_reader_accepts_struc2vec_header_or_none(tmp_path):
     ],
 )
 def test_node_label_reader_locates_malformed_input(tmp_path, text, line, message):
-    path = _write(tmp_path / "labels.txt", text)
+    path = write_file(tmp_path / "labels.txt", text)
     with pytest.raises(DataFormatError, match=_located(path, line) + message):
         read_node_labels(path)
 
@@ -276,7 +263,7 @@ LSCC_TEXT = "*Vertices 3\n0 22\n1 24\n2 7\n*Edges 4\n0 1 1\n1 0 1\n1 2 1\n2 1 1\
 
 
 def test_lpm_lscc_reader_returns_node_count_and_edges(tmp_path):
-    n, edges = read_lpm_lscc(_write(tmp_path / "g.lpm.lscc", LSCC_TEXT))
+    n, edges = read_lpm_lscc(write_file(tmp_path / "g.lpm.lscc", LSCC_TEXT))
     assert n == 3 and edges.tolist() == [[0, 1], [1, 0], [1, 2], [2, 1]]
 
 
@@ -294,15 +281,15 @@ def test_lpm_lscc_reader_returns_node_count_and_edges(tmp_path):
     ],
 )
 def test_lpm_lscc_reader_locates_malformed_input(tmp_path, text, line, message):
-    path = _write(tmp_path / "g.lpm.lscc", text)
+    path = write_file(tmp_path / "g.lpm.lscc", text)
     with pytest.raises(DataFormatError, match=_located(path, line) + message):
         read_lpm_lscc(path)
 
 
 def test_panther_readers_keep_header_node_count_and_dict_ids(tmp_path):
-    n, edges = read_panther_graph(_write(tmp_path / "a.graph", "5\t2\n0\t1\t3\n3\t1\t1\n"))
+    n, edges = read_panther_graph(write_file(tmp_path / "a.graph", "5\t2\n0\t1\t3\n3\t1\t1\n"))
     assert n == 5 and edges.tolist() == [[0, 1], [3, 1]]
-    names = read_panther_dict(_write(tmp_path / "a.dict", "ann lee\t0\nbo\t4\n"), n)
+    names = read_panther_dict(write_file(tmp_path / "a.dict", "ann lee\t0\nbo\t4\n"), n)
     assert names == {"ann lee": 0, "bo": 4}
 
 
@@ -317,7 +304,7 @@ def test_panther_readers_keep_header_node_count_and_dict_ids(tmp_path):
     ],
 )
 def test_panther_graph_reader_locates_malformed_input(tmp_path, text, line, message):
-    path = _write(tmp_path / "a.graph", text)
+    path = write_file(tmp_path / "a.graph", text)
     with pytest.raises(DataFormatError, match=_located(path, line) + message):
         read_panther_graph(path)
 
@@ -333,14 +320,14 @@ def test_panther_graph_reader_locates_malformed_input(tmp_path, text, line, mess
     ],
 )
 def test_panther_dict_reader_locates_malformed_input(tmp_path, text, line, message):
-    path = _write(tmp_path / "a.dict", text)
+    path = write_file(tmp_path / "a.dict", text)
     with pytest.raises(DataFormatError, match=_located(path, line) + message):
         read_panther_dict(path, 5)
 
 
 def test_matrix_market_reader_converts_to_zero_based(tmp_path):
     text = "%%MatrixMarket matrix coordinate pattern symmetric\n% c\n4 4 2\n1 2\n4 2 1.0\n"
-    n, edges = read_matrix_market(_write(tmp_path / "g.mtx", text))
+    n, edges = read_matrix_market(write_file(tmp_path / "g.mtx", text))
     assert n == 4 and edges.tolist() == [[0, 1], [3, 1]]
 
 
@@ -354,6 +341,6 @@ def test_matrix_market_reader_converts_to_zero_based(tmp_path):
     ],
 )
 def test_matrix_market_reader_locates_malformed_input(tmp_path, text, line, message):
-    path = _write(tmp_path / "g.mtx", text)
+    path = write_file(tmp_path / "g.mtx", text)
     with pytest.raises(DataFormatError, match=_located(path, line) + message):
         read_matrix_market(path)

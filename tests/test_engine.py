@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from gcc_sgcl.config import Config
-from gcc_sgcl.presets import make_config, pretrain_parser
+from gcc_sgcl.presets import PretrainParser, make_config
 from gcc_sgcl.engine import pretrain as pretrain_module
 from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
 from gcc_sgcl.engine.generate import embed, load_encoder_checkpoint
@@ -178,7 +178,7 @@ def test_same_seed_gives_identical_embeddings(tmp_path):
 
 def test_unknown_method_lists_valid_methods(capsys):
     with pytest.raises(SystemExit):
-        pretrain_parser().parse_args(["--method", "nope"])
+        PretrainParser().parse_args(["--method", "nope"])
     assert "argument --method: unknown method 'nope'; valid methods: gcc" in capsys.readouterr().err
 
 

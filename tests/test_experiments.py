@@ -4,10 +4,11 @@ import shutil
 
 import numpy as np
 
-from gcc_sgcl.engine.generate import GCC_COPIES, GenerateConfig, generate
+from gcc_sgcl.engine.generate import GenerateConfig, generate
+from gcc_sgcl.engine.views import GCC_COPIES
 from gcc_sgcl.experiments.demo import GRAPH_SET, NODE_SET, SIMILARITY_SET, evaluate_run, format_table
 from gcc_sgcl.experiments.runtime import format_report, measure
-from gcc_sgcl.tasks.common import TaskResult
+from gcc_sgcl.tasks.records import TaskResult
 
 
 def test_runtime_benchmark_times_every_method_and_reports_ratios(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ import torch
 
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
-from gcc_sgcl.engine.generate import cached_views, dataset_views
+from gcc_sgcl.engine.views import ViewOptions, cached_views, dataset_views
 from gcc_sgcl.experiments.__main__ import main as experiments_main
 from gcc_sgcl.experiments.report import build_report
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
@@ -218,10 +218,10 @@ def test_a_plain_row_store_syncs_its_folder_when_an_append_creates_the_file(tmp_
 
 def test_cached_views_equal_freshly_built_views(tmp_path, monkeypatch):
     monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
-    sampling = make_config("gcc").sampling
-    fresh = [list(p) for p in dataset_views("synthetic-similarity", sampling, progress=False, copies=2)]  # 2: cheap
-    first = cached_views("synthetic-similarity", sampling, progress=False, copies=2)
-    again = cached_views("synthetic-similarity", sampling, progress=False, copies=2)
+    options = ViewOptions(make_config("gcc").sampling, copies=2)  # 2: cheap
+    fresh = [list(p) for p in dataset_views("synthetic-similarity", options, progress=False)]
+    first = cached_views("synthetic-similarity", options, progress=False)
+    again = cached_views("synthetic-similarity", options, progress=False)
     assert len(list((tmp_path / "views").iterdir())) == 1
     assert [len(p) for p in fresh] == [len(p) for p in again] == [len(p) for p in first]
     for fresh_copies, stored_copies in zip(fresh, again):
@@ -237,21 +237,21 @@ def test_cached_views_are_keyed_by_the_visit_budget_of_node_views_only(tmp_path,
     sampling = make_config("gcc").sampling
     for name in ("synthetic-similarity", "synthetic-graphs"):
         for budget in ("pretrain", "gcc"):
-            cached_views(name, sampling, progress=False, visit_budget=budget, copies=2)  # 2: cheap
+            cached_views(name, ViewOptions(sampling, copies=2, visit_budget=budget), progress=False)  # 2: cheap
     stored = sorted(p.name.rsplit("-", 1)[0] for p in (tmp_path / "views").iterdir())
     assert stored == ["synthetic-graphs", "synthetic-similarity", "synthetic-similarity"]  # whole graphs: no walks
 
 
 def test_views_cached_by_other_view_building_code_are_not_read_back(tmp_path, monkeypatch):
-    import gcc_sgcl.engine.generate as generate_module
+    import gcc_sgcl.engine.views as views_module
 
     monkeypatch.setenv("GCC_SGCL_CACHE", str(tmp_path))
     sampling = make_config("gcc").sampling
-    digest = generate_module.views_code_digest()
-    assert len(digest) == 64 and digest == generate_module.views_code_digest()
-    cached_views("synthetic-graphs", sampling, progress=False)
-    monkeypatch.setattr(generate_module, "views_code_digest", lambda: "f" * 64)  # as if the sampler had changed
-    cached_views("synthetic-graphs", sampling, progress=False)
+    digest = views_module.views_code_digest()
+    assert len(digest) == 64 and digest == views_module.views_code_digest()
+    cached_views("synthetic-graphs", ViewOptions(sampling), progress=False)
+    monkeypatch.setattr(views_module, "views_code_digest", lambda: "f" * 64)  # as if the sampler had changed
+    cached_views("synthetic-graphs", ViewOptions(sampling), progress=False)
     assert len(list((tmp_path / "views").iterdir())) == 2
 
 
@@ -470,7 +470,7 @@ def test_plan_credits_the_cv_folds_an_evaluation_cut_off_part_way_has_stored(swe
     median times the share missing; with no timed row, the stored folds' mean fit time), and the plan says how many
     folds are stored."""
     from gcc_sgcl.experiments.plan import Timings, evaluation_seconds, format_plan, plan_sweep
-    from gcc_sgcl.tasks.common import forked_jobs
+    from gcc_sgcl.tasks.cv import forked_jobs
     from gcc_sgcl.tasks.folds import CacheProgress, FoldResult, cache_folder, close_cache, open_cache, save_fold
 
     _, sweep, _ = sweep_dir

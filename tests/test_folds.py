@@ -13,7 +13,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 
 from gcc_sgcl.engine.run_lock import LOCK_NAME, RunFolderLockedError
-from gcc_sgcl.tasks.common import cross_validated, estimator_fit_predict, repeated_stratified_folds
+from gcc_sgcl.tasks.cv import cross_validated, estimator_fit_predict, repeated_stratified_folds
 from gcc_sgcl.tasks.folds import (
     CacheProgress,
     FoldResult,
@@ -172,7 +172,7 @@ def test_cv_workers_forked_under_the_lock_do_not_keep_it_once_the_evaluation_is_
     folder = tmp_path / "d"
     # each worker reports with one os.write (atomic on a pipe): print's separate writes of text and newline
     # from the two workers could interleave into one line "fittingfitting" (seen in CI)
-    script = ("import os, time\nfrom pathlib import Path\nfrom gcc_sgcl.tasks.common import forked_map\n"
+    script = ("import os, time\nfrom pathlib import Path\nfrom gcc_sgcl.tasks.cv import forked_map\n"
               "from gcc_sgcl.tasks.folds import held_cache\n"
               "def fold(i):\n    os.write(1, b'fitting\\n')\n    time.sleep(60)\n"
               f"with held_cache(Path({str(folder)!r})):\n    forked_map(fold, 2, jobs=2)\n")

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from gcc_sgcl.augment.pipeline import PairPipeline
 from gcc_sgcl.bench import gpu_check
 from gcc_sgcl.contrastive import e2e_logits, info_nce
 from gcc_sgcl.data.synthetic import build_pretrain_corpus
@@ -76,7 +77,7 @@ def test_plain_forward_loss_and_every_gradient_equal_dgl_bit_for_bit(corpus, thr
 
 def test_flat_batches_from_views_and_from_the_dgl_graph_are_identical(corpus):
     cfg = make_config("gcc")
-    dataset = PretrainPairDataset(corpus, cfg.sampling, 0, 100)
+    dataset = PretrainPairDataset(corpus, cfg.sampling, 0, 100, PairPipeline())
     views = dataset.__getitems__(list(range(16)))[0]
     a, b = FlatGraph.from_views(views), FlatGraph.from_dgl(views.to_dgl())
     for name in ("src", "dst", "node_graph", "sizes"):

@@ -32,12 +32,12 @@ def test_heat_diffusion_view_is_the_symmetrised_topk_heat_graph_and_leaves_the_i
     view = _view(nx.connected_watts_strogatz_graph(30, 4, 0.3, seed=1))
     before = (view.src.copy(), view.dst.copy())
     u, v = F.undirected_pairs(view.src, view.dst)
-    out = Diffusion(kind="heat", sparsify=TopK(2)).transform(view, KeyedRandom.for_items(0, np.arange(1)))
+    out = Diffusion(kind="heat", sparsify=TopK(2)).forward(view, KeyedRandom.for_items(0, np.arange(1)))
     expected = F.undirected_pairs(*F.topk_targets(F.heat_matrix(u, v, 30, 5.0), 2))
     np.testing.assert_array_equal(np.stack(F.undirected_pairs(out.src, out.dst)), np.stack(expected))
     np.testing.assert_array_equal(view.src, before[0])
     np.testing.assert_array_equal(view.dst, before[1])
-    ppr = Diffusion(kind="ppr", sparsify=TopK(2)).transform(view, KeyedRandom.for_items(0, np.arange(1)))
+    ppr = Diffusion(kind="ppr", sparsify=TopK(2)).forward(view, KeyedRandom.for_items(0, np.arange(1)))
     assert set(zip(*F.undirected_pairs(out.src, out.dst))) != set(zip(*F.undirected_pairs(ppr.src, ppr.dst)))
 
 

@@ -16,6 +16,8 @@ from gcc_sgcl.presets import FILTER_C, PRESETS, SINGLE_STAGES, canonical_name, m
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import PretrainPairDataset
 
+from viewcheck import centres
+
 METHODS = [*PRESETS, "sgcl-crop+reorder", "sgcl-similar+mask"]
 BASELINE_METHODS = ["graphcl", "grace", "mvgrl", "gca"]
 
@@ -62,10 +64,6 @@ def test_pairwise_presets_cover_every_pair_of_single_stages():
             assert 1 <= len(enabled) <= 2
 
 
-def centres(views: ViewBatch) -> np.ndarray:
-    return views.nid[views.node_ptr[:-1] + views.seed_pos]
-
-
 def same_views(a: ViewBatch, b: ViewBatch) -> bool:
     """Same nodes and edges, view by view, and the same PE up to float32 rounding: the padded batched ``eigh``
     of a view's size bucket may round its last bits differently with other views beside it (seen: 5e-7)."""
@@ -74,15 +72,16 @@ def same_views(a: ViewBatch, b: ViewBatch) -> bool:
         np.allclose(a.pe, b.pe, rtol=0, atol=1e-5)
 
 
-def test_gcc_has_no_pipeline_and_sgcl_changes_views(tmp_path):
+def test_gccs_pipeline_only_walks_and_sgcl_changes_views(tmp_path):
     graphs = _corpus()
     gcc, sgcl = _cfg("gcc", tmp_path), _cfg("sgcl", tmp_path)
-    assert build_pipeline(gcc, graphs, progress=False) == (None, None)
+    gcc_pipeline, gcc_embs = build_pipeline(gcc, graphs, progress=False)
+    assert gcc_pipeline.filter is None and gcc_pipeline.steps == [] and gcc_embs is None
     pipeline, embs = build_pipeline(sgcl, graphs, progress=False)
     assert isinstance(pipeline, PairPipeline) and pipeline.filter is not None and len(pipeline.steps) == 3
     assert [e.shape for e in embs] == [(250, 8), (250, 8)]
     indices = list(range(40))
-    plain = PretrainPairDataset(graphs, gcc.sampling, 0, 40).__getitems__(indices)
+    plain = PretrainPairDataset(graphs, gcc.sampling, 0, 40, gcc_pipeline).__getitems__(indices)
     augmented = PretrainPairDataset(graphs, sgcl.sampling, 0, 40, pipeline, embs).__getitems__(indices)
     np.testing.assert_array_equal(centres(plain[0]), centres(augmented[0]))  # same starts: augmentation acts after
     np.testing.assert_array_equal(centres(plain[1]), centres(augmented[1]))
@@ -97,7 +96,7 @@ def test_baseline_presets_replace_only_the_view_generation(tmp_path):
     graphs = _corpus()
     gcc = _cfg("gcc", tmp_path)
     indices = list(range(12))
-    plain_q, plain_k = PretrainPairDataset(graphs, gcc.sampling, 0, 12).__getitems__(indices)
+    plain_q, plain_k = PretrainPairDataset(graphs, gcc.sampling, 0, 12, PairPipeline()).__getitems__(indices)
     assert all(name in method_names() for name in BASELINE_METHODS)
     for method in BASELINE_METHODS:
         cfg = _cfg(method, tmp_path)
@@ -173,3 +172,16 @@ def test_a_run_of_the_old_plain_sgcl_resumes_as_sgcl_at_its_c(tmp_path):
     _check_resume_config(old, make_config("sgcl[c=0.3]"), tmp_path / "checkpoint.pt")
     with pytest.raises(ValueError, match="augment.c: checkpoint 0.3 vs now 0.4"):
         _check_resume_config(old, make_config("sgcl"), tmp_path / "checkpoint.pt")
+
+
+@pytest.mark.parametrize("method", ["gcc", "graphcl", "mvgrl", "sgcl"])
+def test_every_family_takes_the_launch_flags_and_shows_gccs_spellings(method, capsys):
+    # pretrain.sh passes --gpu to every method; the parser rebuilt for another family keeps it and GCC's help
+    from gcc_sgcl.engine.pretrain import command_parser
+
+    args = command_parser().parse_args(["--method", method, "--gpu", "-1", "--steps", "2"])
+    assert (args.method, args.gpu) == (method, "-1")
+    with pytest.raises(SystemExit):
+        command_parser().parse_args(["--method", method, "--help"])
+    text = capsys.readouterr().out
+    assert "--gpu" in text and "GCC's spellings are accepted" in text

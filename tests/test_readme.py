@@ -20,15 +20,15 @@ def test_the_readme_is_a_front_page_of_at_most_1500_words():
 
 
 def test_the_headline_block_is_what_the_stored_rows_give():
-    from gcc_sgcl.experiments.report import HEADLINE_END, HEADLINE_START, headline
+    from gcc_sgcl.experiments.studies.readme import HEADLINE_END, HEADLINE_START, readme_headline
 
     grid = re.search(r"C_GRID=\(([0-9. ]+)\)", (ROOT / "scripts" / "reproduce.sh").read_text().split("else", 1)[1])
     block = README[README.index(HEADLINE_START):README.index(HEADLINE_END) + len(HEADLINE_END)]
-    assert block == headline(ROOT / "docs" / "results" / "rows.jsonl.gz", [float(c) for c in grid[1].split()])
+    assert block == readme_headline(ROOT / "docs" / "results" / "rows.jsonl.gz", [float(c) for c in grid[1].split()])
 
 
 def test_the_stability_sentence_is_what_the_measurements_give():
-    from gcc_sgcl.experiments.report import STABILITY_END, STABILITY_START, stability_block
+    from gcc_sgcl.experiments.studies.readme import STABILITY_END, STABILITY_START, stability_block
 
     block = README[README.index(STABILITY_START):README.index(STABILITY_END) + len(STABILITY_END)]
     assert block == stability_block(ROOT / "docs" / "results")
@@ -47,7 +47,7 @@ def test_each_shell_block_parses(block):
 
 
 def test_the_pre_training_commands_name_a_method_and_flags_pretrain_accepts():
-    from gcc_sgcl.presets import make_config, pretrain_parser
+    from gcc_sgcl.presets import PretrainParser, make_config
 
     commands = [line.split("#")[0] for block in _blocks("bash") for line in block.splitlines()
                 if "scripts/pretrain.sh" in line.split("#")[0]]
@@ -55,7 +55,7 @@ def test_the_pre_training_commands_name_a_method_and_flags_pretrain_accepts():
     for command in commands:
         words = shlex.split(command)
         gpu, method, *flags = words[words.index("scripts/pretrain.sh") + 1:]
-        args = pretrain_parser().parse_args(["--method", method, *flags])
+        args = PretrainParser().parse_args(["--method", method, *flags])
         assert gpu == "-1" and make_config(args.method)
 
 

@@ -17,7 +17,7 @@ import torch
 
 import gcc_sgcl.data
 from gcc_sgcl.cli import DEBUG_ENV
-from gcc_sgcl.presets import make_config, pretrain_parser
+from gcc_sgcl.presets import PretrainParser, make_config
 from gcc_sgcl.data import (
     ALLOW_MODIFIED_ENV,
     CountMismatchError,
@@ -30,6 +30,7 @@ from gcc_sgcl.engine import generate as generate_module
 from gcc_sgcl.engine import pretrain as pretrain_module
 from gcc_sgcl.engine.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from gcc_sgcl.engine.pretrain import pretrain
+from gcc_sgcl.engine.provenance import UnfinishedRunWarning
 from gcc_sgcl.engine.run_lock import LOCK_NAME, RunFolderLockedError, run_folder_lock
 from gcc_sgcl.experiments.plot_training import read_scalars
 from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
@@ -214,7 +215,7 @@ def test_an_encoder_of_an_unfinished_run_loads_with_a_warning_naming_its_step(tm
     state = load_checkpoint(tiny_run)
     state["config"]["train"]["steps"] = 5
     save_checkpoint(state, tmp_path / "checkpoint.pt")
-    with pytest.warns(generate_module.UnfinishedRunWarning, match=f"{tmp_path}: the encoder is at step 1 of 5"):
+    with pytest.warns(UnfinishedRunWarning, match=f"{tmp_path}: the encoder is at step 1 of 5"):
         generate_module.load_encoder_checkpoint(tmp_path)
 
 
@@ -483,13 +484,14 @@ def test_an_output_folder_that_cannot_be_created_is_refused_before_any_data_is_l
 
 
 def test_generate_refuses_an_unknown_dataset_before_embedding_any(tmp_path, tiny_run, monkeypatch):
-    monkeypatch.setattr(generate_module, "dataset_views", lambda *a, **k: pytest.fail("a dataset was embedded"))
+    for building in ("view_sources", "cached_views"):  # the streamed and the cached views
+        monkeypatch.setattr(generate_module, building, lambda *a, **k: pytest.fail("a dataset was embedded"))
     with pytest.raises(SystemExit, match="--dataset: unknown dataset 'nope'"):
         generate_module.main(["--load-path", str(tiny_run), "--dataset", "synthetic-roles", "nope"])
 
 
 def test_help_shows_each_default_once():
-    text = pretrain_parser().format_help()
+    text = PretrainParser().format_help()
     assert "(default: None)" not in text
     for line in text.split("\n  --"):
         assert line.count("(default:") <= 1, line

@@ -12,7 +12,6 @@ import pickle
 import subprocess
 import sys
 import textwrap
-import warnings
 from pathlib import Path
 
 import dgl
@@ -26,6 +25,7 @@ from gcc_sgcl.cli import DEBUG_ENV
 from gcc_sgcl.data import ALLOW_MODIFIED_ENV, DataFormatError, load_graph_dataset, load_node_dataset
 from gcc_sgcl.engine import checkpoint as checkpoint_module
 from gcc_sgcl.engine import generate as generate_module
+from gcc_sgcl.engine import views as views_module
 from gcc_sgcl.engine import pretrain as pretrain_module
 from gcc_sgcl.engine.checkpoint import (
     CheckpointError,
@@ -36,10 +36,11 @@ from gcc_sgcl.engine.checkpoint import (
 )
 from gcc_sgcl.engine.generate import GenerateConfig
 from gcc_sgcl.engine.pretrain import pretrain
+from gcc_sgcl.engine.provenance import UnfinishedRunWarning
 from gcc_sgcl.fileio import WriteError, sha256_of
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.tasks import graph_classification, node_classification, similarity_search
-from gcc_sgcl.tasks.common import CSV_COLUMNS, EARLIER_CSV_HEADERS, RESULTS_FILE, TaskResult, append_results_csv
+from gcc_sgcl.tasks.records import CSV_COLUMNS, EARLIER_CSV_HEADERS, RESULTS_FILE, TaskResult, append_results_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 GIN = "graph_classification/IMDB-BINARY/IMDBBINARY.txt"
@@ -276,9 +277,9 @@ def test_embeddings_of_an_unfinished_run_are_scored_with_a_warning_and_the_step_
     save_checkpoint(state, run / "checkpoint.pt")
     graph = _edge_list(tmp_path / "g.edgelist", 40)
     labels = _labels(tmp_path / "labels.txt", [i % 2 for i in range(40)])
-    with pytest.warns(generate_module.UnfinishedRunWarning):
+    with pytest.warns(UnfinishedRunWarning):
         _generate(run, str(graph))
-    with pytest.warns(generate_module.UnfinishedRunWarning, match=r"g.npy: embeddings of an unfinished run \(its "
+    with pytest.warns(UnfinishedRunWarning, match=r"g.npy: embeddings of an unfinished run \(its "
                                                                   r"encoder at step 1 of 5\)"):
         (result,) = _node_task(run, str(graph), "--labels", str(labels))
     assert result.encoder_step == 1
@@ -302,13 +303,13 @@ def test_graph_classification_and_similarity_search_log_the_encoder_step_views_a
     found = similarity_search.main(["--load-path", str(run), "--hidden", str(HIDDEN), "--dataset", str(one),
                                     str(two), "--pairs", str(pairs)])
     assert result.encoder_step == 1 and [r.encoder_step for r in found] == [1, 1]
-    assert (result.views, result.joined) == (generate_module.GRAPH_COPIES, "structural")
+    assert (result.views, result.joined) == (views_module.GRAPH_COPIES, "structural")
     assert [(r.views, r.joined) for r in found] == [(3, None), (3, None)]
     with open(run / RESULTS_FILE, newline="") as f:
         rows = [(row["encoder_step"], row["views"], row["joined"]) for row in csv.DictReader(f)]
-    assert rows == [("1", str(generate_module.GRAPH_COPIES), "structural"), ("1", "3", ""), ("1", "3", "")]
+    assert rows == [("1", str(views_module.GRAPH_COPIES), "structural"), ("1", "3", ""), ("1", "3", "")]
     printed = capsys.readouterr().out
-    assert f"; {generate_module.GRAPH_COPIES} views per row; ⊕ structural)" in printed and "; 3 views per row)" in printed
+    assert f"; {views_module.GRAPH_COPIES} views per row; ⊕ structural)" in printed and "; 3 views per row)" in printed
 
 
 def test_similarity_rows_of_different_view_counts_are_refused_naming_both(run, tmp_path):
@@ -494,7 +495,7 @@ def test_a_read_only_view_cache_is_named_and_skipped(run, tmp_path, monkeypatch,
             raise OSError(errno.EROFS, "Read-only file system", str(file))
         return open(file, mode, *args, **kwargs)
 
-    monkeypatch.setattr(generate_module, "open", no_writes, raising=False)
+    monkeypatch.setattr(views_module, "open", no_writes, raising=False)
     _generate(run, str(graph), cache_views=True)
     (notice,) = capsys.readouterr().err.strip().splitlines()
     assert "cannot write the view cache" in notice and "Read-only file system" in notice

@@ -1,6 +1,5 @@
 """Every setting declares its help and valid range and is refused out of range before any work; training that
 diverges stops; inputs that cannot mean anything are refused; the Python API checks as the command line does."""
-import argparse
 import dataclasses
 import math
 import typing
@@ -15,21 +14,22 @@ import gcc_sgcl
 import gcc_sgcl.config as config
 import gcc_sgcl.data
 import gcc_sgcl.engine.pretrain as pretrain_module
+import gcc_sgcl.settings as settings
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.presets import make_config, pretrain_parser
+from gcc_sgcl.presets import make_config
 
-# Every dataclass of settings that a command line is built from (Range and Config are not settings).
+# Every dataclass of settings that a command line is built from (Config is not settings).
 SETTINGS = [k for k in vars(config).values() if isinstance(k, type) and dataclasses.is_dataclass(k)
-            and k.__module__ == config.__name__ and k not in (config.Range, config.Config)]
+            and k.__module__ == config.__name__ and k is not config.Config]
 
 
 def _numeric(klass: type, f: dataclasses.Field) -> bool:
-    hint = config._value_type(typing.get_type_hints(klass)[f.name])
+    hint = settings._value_type(typing.get_type_hints(klass)[f.name])
     item = typing.get_args(hint)[0] if typing.get_origin(hint) is list else hint
     return item in (int, float)
 
 
-def _outside(valid: config.Range) -> float:
+def _outside(valid: settings.Range) -> float:
     """A value just outside ``valid``."""
     if valid.low is not None:
         return valid.low if valid.low_open else valid.low - 1
@@ -43,7 +43,7 @@ FIELDS = [(k, f) for k in SETTINGS for f in dataclasses.fields(k)]
 def test_every_setting_has_a_help_text_and_every_number_a_range(klass, f):
     assert f.metadata.get("help"), f"{klass.__name__}.{f.name} has no help text"
     if _numeric(klass, f):
-        assert isinstance(f.metadata.get("valid"), config.Range), f"{klass.__name__}.{f.name} declares no range"
+        assert isinstance(f.metadata.get("valid"), settings.Range), f"{klass.__name__}.{f.name} declares no range"
 
 
 RANGED = [(k, f) for k, f in FIELDS if f.metadata.get("valid")]
@@ -51,15 +51,15 @@ RANGED = [(k, f) for k, f in FIELDS if f.metadata.get("valid")]
 
 @pytest.mark.parametrize("klass,f", RANGED, ids=[f"{k.__name__}.{f.name}" for k, f in RANGED])
 def test_an_out_of_range_value_is_refused_by_the_parser_naming_the_flag(klass, f, capsys):
-    parser = config.OneLineParser(prog="tool")
-    config.add_arguments(parser, klass)
+    parser = settings.OneLineParser(prog="tool")
+    settings.add_arguments(parser, klass)
     bad = _outside(f.metadata["valid"])
     required = [a for a in parser._actions if a.required and a.dest != f.name]
     filler = [x for a in required for x in ((a.option_strings[0], "1") if a.option_strings else ("1",))]
     with pytest.raises(SystemExit) as info:
-        parser.parse_args([*filler, config.flag_name(f.name, klass), str(bad)])
+        parser.parse_args([*filler, settings.flag_name(f.name, klass), str(bad)])
     err = capsys.readouterr().err
-    assert info.value.code == 2 and f"argument {config.flag_name(f.name, klass)}: must be" in err
+    assert info.value.code == 2 and f"argument {'/'.join(settings.flag_names(f.name, klass))}: must be" in err
     assert err.count("\n") == 1  # one line, not the whole usage
 
 
@@ -74,7 +74,7 @@ def test_an_out_of_range_pretraining_setting_is_refused_from_python_naming_the_f
     bad = _outside(next(f for f in dataclasses.fields(klass) if f.name == field).metadata["valid"])
     if isinstance(klass.__dataclass_fields__[field].default, int):
         bad = int(bad) if bad == int(bad) else bad
-    with pytest.raises(ValueError, match=f"{config.flag_name(field, klass)} must be"):
+    with pytest.raises(ValueError, match=f"{settings.flag_name(field, klass)} must be"):
         make_config(method, {group: {field: bad}})
 
 
@@ -85,10 +85,18 @@ def test_an_out_of_range_pretraining_setting_is_refused_from_python_naming_the_f
                                         ("--max-degree", "-1"), ("--positional-embedding-size", "-1"),
                                         ("--walk-length", "0"), ("--filter-mode", "foo"), ("--global-method", "foo"),
                                         ("--crop-kind", "foo"), ("--crop-basis", "foo"), ("--permute-kind", "foo"),
-                                        ("--c", "2"), ("--nce-t", "nan")])
+                                        ("--filter-threshold", "2"), ("--c", "2"), ("--nce-t", "nan")])
 def test_pretrain_refuses_a_bad_value_before_loading_data_or_making_a_folder(flag, value, tmp_path, monkeypatch,
                                                                             capsys):
-    _refused_before_data(["--method", "sgcl", flag, value], f"argument {flag}:", tmp_path, monkeypatch, capsys)
+    _refused_before_data(["--method", "sgcl", flag, value], f"argument {_argument(flag)}:", tmp_path, monkeypatch,
+                         capsys)
+
+
+def _argument(flag: str) -> str:
+    """How argparse names the argument of ``flag`` in its errors: every spelling of an aliased one
+    (``--filter-threshold/--c``)."""
+    spellings = settings.flag_names("c", config.AugmentConfig)
+    return "/".join(spellings) if flag in spellings else flag
 
 
 def _refused_before_data(argv, message, tmp_path, monkeypatch, capsys):
@@ -111,7 +119,8 @@ def test_pretrain_refuses_a_bad_value_of_a_baselines_setting_before_loading_data
 
 @pytest.mark.parametrize("method,flag,value,owner", [
     ("sgcl", "--mvgrl-sparsify", "threshold", "mvgrl"), ("gcc", "--graphcl-ratio=0.3", None, "graphcl"),
-    ("graphcl", "--c", "0.3", "sgcl"), ("mvgrl", "--no-use-crop", None, "sgcl"), ("grace", "--gca-p-tau", "0.5", "gca"),
+    ("graphcl", "--c", "0.3", "sgcl"), ("gca", "--filter-threshold", "0.3", "sgcl"),
+    ("mvgrl", "--no-use-crop", None, "sgcl"), ("grace", "--gca-p-tau", "0.5", "gca"),
     ("sgcl-crop[c=0.4]", "--grace-drop-edge-q", "0.1", "grace")])
 def test_pretrain_refuses_a_flag_of_another_family_naming_it_and_the_method(method, flag, value, owner, tmp_path,
                                                                            monkeypatch, capsys):

@@ -9,26 +9,68 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gcc_sgcl.presets import current_name
-
-from gcc_sgcl.experiments import analysis as an
-from gcc_sgcl.experiments import render as rd
-from gcc_sgcl.experiments.budget import (
-    PUBLISHED_FINETUNED_E2E,
+from gcc_sgcl.experiments.report import build_report
+from gcc_sgcl.experiments.rows import ResultRow, RowStore
+from gcc_sgcl.experiments.stats import summarize
+from gcc_sgcl.experiments.studies.budget import (
     PUBLISHED_GCC_E2E,
     Curve,
+    budget_study,
+    budget_text,
     change_per_doubling,
     changes_at,
     choose_budget,
     fidelity,
     fidelity_passes,
     learning_curves,
-    published_finetuned,
 )
-from gcc_sgcl.experiments.report import build_report, budget_study, chosen_sgcl, finetune_intro, table_methods, tables_of
-from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.experiments.stats import summarize
-from gcc_sgcl.experiments.tables import TableSpec, table_budget, table_spec
+from gcc_sgcl.experiments.studies.c_grid import choose_c, missing_grid_points
+from gcc_sgcl.experiments.studies.cells import (
+    CLASSIFICATION,
+    LOOSE,
+    Column,
+    Rows,
+    SeedDifferences,
+    cell,
+    cv_settings,
+    paired,
+    pooled,
+    seed_differences,
+    significance,
+    statistics,
+)
+from gcc_sgcl.experiments.studies.classification import (
+    evidence,
+    evidence_lines,
+    floor_lines,
+    floor_verdicts,
+    headline,
+    join_verdicts,
+)
+from gcc_sgcl.experiments.studies.finetuned import PUBLISHED_FINETUNED_E2E, finetune_intro, published_finetuned
+from gcc_sgcl.experiments.studies.leave_one_out import (
+    leave_one_out,
+    leave_one_out_reading,
+    leave_one_out_section,
+    plot_leave_one_out,
+)
+from gcc_sgcl.experiments.studies.markdown import seed_differences_section
+from gcc_sgcl.experiments.studies.pairs import HEATMAP_STAGES, heatmap_gains
+from gcc_sgcl.experiments.studies.progress import Coverage, progress, progress_section
+from gcc_sgcl.experiments.studies.provenance import protocols, provenance
+from gcc_sgcl.experiments.studies.selection import chosen_sgcl, table_methods, tables_of
+from gcc_sgcl.experiments.studies.summary import summary_lines
+from gcc_sgcl.experiments.studies.views import (
+    choose_views,
+    rescored,
+    rescored_lines,
+    views_choice_lines,
+    views_headline,
+    views_section,
+    views_study,
+)
+from gcc_sgcl.experiments.tables import FINETUNED, RANDOM_INIT, SGCL, TableSpec, table_budget, table_spec
+from gcc_sgcl.presets import current_name
 
 CORPUS = "ca-grqc"
 ROWS_FILE = Path(__file__).resolve().parents[1] / "docs" / "results" / "rows.jsonl.gz"
@@ -113,14 +155,14 @@ def test_a_compressed_store_stays_one_gzip_member_and_a_damaged_one_names_the_fi
 
 
 def test_pooled_samples_pair_repetitions_by_seed_and_refuse_unequal_repetition_counts():
-    rows = an.Rows([row("gcc", "x", 0.5, seed=0, scores=[0.4, 0.6]), row("gcc", "x", 0.7, seed=1, scores=[0.7, 0.7]),
+    rows = Rows([row("gcc", "x", 0.5, seed=0, scores=[0.4, 0.6]), row("gcc", "x", 0.7, seed=1, scores=[0.7, 0.7]),
                     row("sgcl", "x", 0.55, seed=0, scores=[0.5, 0.6]), row("sgcl", "x", 0.9, seed=2, scores=[0.9, 0.9])])
-    x, y = an.pooled(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy")
+    x, y = pooled(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy")
     assert (x, y) == ([0.5, 0.6], [0.4, 0.6])
-    unequal = an.Rows([row("gcc", "x", 0.5, seed=3, scores=[0.4, 0.6]), row("sgcl", "x", 0.5, seed=3, scores=[0.5])])
+    unequal = Rows([row("gcc", "x", 0.5, seed=3, scores=[0.4, 0.6]), row("sgcl", "x", 0.5, seed=3, scores=[0.5])])
     with pytest.raises(ValueError, match=r"sgcl and gcc \(e2e, seed 3, x accuracy\) hold 1 and 2 repetitions"):
-        an.pooled(unequal, "sgcl", "e2e", "x", "graph_classification", "accuracy")
-    assert an.paired({0: 1.0, 1: 2.0}, {1: 3.0, 2: 4.0}) == ([2.0], [3.0])
+        pooled(unequal, "sgcl", "e2e", "x", "graph_classification", "accuracy")
+    assert paired({0: 1.0, 1: 2.0}, {1: 3.0, 2: 4.0}) == ([2.0], [3.0])
 
 
 @pytest.mark.parametrize("shift, expected", [(0.05, "▲"), (-0.05, "▼"), (0.0, "")])
@@ -132,8 +174,8 @@ def test_significance_marker_follows_the_sign_when_every_test_passes(shift, expe
         rows.append(row("gcc", "x", float(np.mean(base)), seed=seed, scores=base))
         mine = [v + shift + 1e-4 * ((i * 7) % 5) for i, v in enumerate(base)]
         rows.append(row("sgcl", "x", float(np.mean(mine)), seed=seed, scores=mine))
-    got = an.significance(an.Rows(rows), "sgcl", "e2e", "x", "graph_classification", "accuracy")
-    assert got == expected if shift else got in ("", an.LOOSE)
+    got = significance(Rows(rows), "sgcl", "e2e", "x", "graph_classification", "accuracy")
+    assert got == expected if shift else got in ("", LOOSE)
 
 
 def test_a_joined_encoder_is_tested_against_gcc_joined_to_the_same_vector():
@@ -146,14 +188,14 @@ def test_a_joined_encoder_is_tested_against_gcc_joined_to_the_same_vector():
         rows += [row("gcc", "x", float(np.mean(base)), seed=seed, scores=base),
                  row("gcc ⊕ structural", "x", float(np.mean(joined)), seed=seed, scores=joined),
                  row("sgcl ⊕ structural", "x", float(np.mean(joined)), seed=seed, scores=list(joined))]
-    rows = an.Rows(rows)
-    sig = [an.significance(rows, m, "e2e", "x", "graph_classification", "accuracy")
+    rows = Rows(rows)
+    sig = [significance(rows, m, "e2e", "x", "graph_classification", "accuracy")
            for m in ("gcc ⊕ structural", "sgcl ⊕ structural")]
     assert sig == ["▲", ""]
-    stat, = an.statistics(rows, "sgcl ⊕ structural", ["e2e"], ["graph_classification"])
+    stat, = statistics(rows, "sgcl ⊕ structural", ["e2e"], ["graph_classification"])
     assert stat.baseline == pytest.approx(stat.mean)
     # the interval of the seed means is Student's t, as in the classification table's cells
-    table_cell = an.cell(rows, "sgcl ⊕ structural", "e2e", "x", "graph_classification", "accuracy", True)
+    table_cell = cell(rows, "sgcl ⊕ structural", "e2e", "x", "graph_classification", "accuracy", True)
     assert (stat.ci_low, stat.ci_high) == pytest.approx((table_cell.ci_low, table_cell.ci_high))
 
 
@@ -169,40 +211,40 @@ def test_heatmap_cells_gain_over_gcc_on_their_own_seeds_and_carry_the_paired_mar
     rows.append(row("sgcl-align", "x", 0.9, seed=2, scores=repeats(0.9, n=10)))  # one seed: no marker, as the table
     for seed in (0, 8):  # two seeds, one shared with gcc: counted and tested as one seed
         rows.append(row("sgcl-reorder", "x", 0.7, seed=seed, scores=repeats(0.7, n=10)))
-    heat = an.heatmap_gains(an.Rows(rows), "x", "e2e")
-    crop, mask, align = an.HEATMAP_STAGES.index("crop"), an.HEATMAP_STAGES.index("mask"), an.HEATMAP_STAGES.index("align")
-    reorder = an.HEATMAP_STAGES.index("reorder")
+    heat = heatmap_gains(Rows(rows), "x", "e2e")
+    crop, mask, align = HEATMAP_STAGES.index("crop"), HEATMAP_STAGES.index("mask"), HEATMAP_STAGES.index("align")
+    reorder = HEATMAP_STAGES.index("reorder")
     assert (heat.seeds[reorder, reorder], heat.marks[reorder, reorder]) == (1, "")
     gcc = {r.seed: r.mean for r in rows if r.method == "gcc"}
     pair_mean = np.mean([r.mean for r in rows if r.method == "sgcl-crop+mask"])
     shared = np.mean([gcc[0], gcc[1]])  # not gcc's mean over all three seeds, which is higher
     for i, j in ((crop, mask), (mask, crop)):
         assert heat.gain[i, j] == pytest.approx(100 * (pair_mean - shared) / shared)
-        assert (heat.seeds[i, j], heat.marks[i, j]) == (2, an.LOOSE)
+        assert (heat.seeds[i, j], heat.marks[i, j]) == (2, LOOSE)
     assert np.isnan(heat.gain[mask, mask]) and (heat.seeds[mask, mask], heat.marks[mask, mask]) == (0, "")
     assert heat.gain[align, align] == pytest.approx(100 * (0.9 - gcc[2]) / gcc[2])
     assert (heat.seeds[align, align], heat.marks[align, align]) == (1, "")
     assert np.isnan(heat.gain[crop, crop]) and heat.seeds[crop, crop] == 0
-    assert an.heatmap_gains(an.Rows(rows), "y", "e2e") is None
+    assert heatmap_gains(Rows(rows), "y", "e2e") is None
 
 
 def test_single_seed_cell_reports_its_rows_own_spread_and_no_marker():
-    rows = an.Rows([row("gcc", "x", 0.5), row("sgcl", "x", 0.6)])
-    c = an.cell(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy", versus_gcc=True)
+    rows = Rows([row("gcc", "x", 0.5), row("sgcl", "x", 0.6)])
+    c = cell(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy", versus_gcc=True)
     assert (c.seeds, c.mean, c.std, c.one_seed, c.std_kind, c.marker) == (1, 0.6, 0.01, True, "std over repeats", "")
-    assert an.cell(rows, "grace", "e2e", "x", "graph_classification", "accuracy", True) is None
+    assert cell(rows, "grace", "e2e", "x", "graph_classification", "accuracy", True) is None
 
 
 def test_a_seed_whose_evaluation_failed_is_missing_from_cells_and_pairs_but_counts_as_run():
     import dataclasses
 
     failed = dataclasses.replace(row("sgcl", "x", float("nan"), seed=0), std=float("nan"), std_kind="failed")
-    rows = an.Rows([row("gcc", "x", 0.5), row("gcc", "x", 0.6, seed=1), failed, row("sgcl", "x", 0.7, seed=1)])
-    c = an.cell(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy", versus_gcc=True)
+    rows = Rows([row("gcc", "x", 0.5), row("gcc", "x", 0.6, seed=1), failed, row("sgcl", "x", 0.7, seed=1)])
+    c = cell(rows, "sgcl", "e2e", "x", "graph_classification", "accuracy", versus_gcc=True)
     assert (c.seeds, c.mean, c.std, c.std_kind) == (1, 0.7, 0.01, "std over repeats")  # seed 1's own row
-    (d,) = an.seed_differences(rows, "sgcl", ["e2e"], an.CLASSIFICATION)
+    (d,) = seed_differences(rows, "sgcl", ["e2e"], CLASSIFICATION)
     assert d.seeds == (1,) and d.differences == pytest.approx((0.1,))
-    (sgcl,) = [p for p in an.progress(rows) if p.method == "sgcl"]
+    (sgcl,) = [p for p in progress(rows) if p.method == "sgcl"]
     assert (sgcl.frozen.seeds, sgcl.frozen.done) == ([0, 1], 1)  # both rows exist: the column is complete
 
 
@@ -210,40 +252,40 @@ def test_a_seed_whose_evaluation_failed_is_missing_from_cells_and_pairs_but_coun
 
 
 def test_floor_verdict_compares_the_best_listed_method_with_the_best_training_free_row():
-    rows = an.Rows([row("gcc", "x", 0.70), row("sgcl", "x", 0.72), row("grace", "x", 0.99),
+    rows = Rows([row("gcc", "x", 0.70), row("sgcl", "x", 0.72), row("grace", "x", 0.99),
                     row("structural", "x", 0.71, mode="none"), row("spectral", "x", 0.60, mode="none")])
-    (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "sgcl"])
+    (v,) = floor_verdicts(rows, ["e2e"], CLASSIFICATION, ["gcc", "sgcl"])
     assert (v.best, v.score, v.floor, v.floor_score) == ("sgcl", 0.72, "structural", 0.71)
     assert (v.comparison, v.verdict) == (None, "is above")  # one score each: untested
     for encoder, floor, verdict in [(0.72, 0.70, "beats"), (0.70, 0.72, "does NOT beat"), (0.71, 0.7095, "is level with")]:
-        rows = an.Rows([row("gcc", "x", encoder, scores=repeats(encoder)), row("gcc", "x", encoder, seed=1,
+        rows = Rows([row("gcc", "x", encoder, scores=repeats(encoder)), row("gcc", "x", encoder, seed=1,
                         scores=repeats(encoder)), row("structural", "x", floor, mode="none", scores=repeats(floor))])
-        (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc"])
+        (v,) = floor_verdicts(rows, ["e2e"], CLASSIFICATION, ["gcc"])
         assert v.verdict == verdict and v.comparison.n == 60 and v.comparison.n_baseline == 30
 
 
 def test_floor_verdict_lets_only_methods_with_enough_seeds_stand_for_pre_training():
     # a lucky one-seed graphcl row does not beat the floor on pre-training's behalf while gcc has 3 seeds
-    rows = an.Rows([row("gcc", "x", 0.70, seed=s) for s in range(3)]
+    rows = Rows([row("gcc", "x", 0.70, seed=s) for s in range(3)]
                    + [row("graphcl", "x", 0.99), row("structural", "x", 0.71, mode="none")])
-    (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "graphcl"])
+    (v,) = floor_verdicts(rows, ["e2e"], CLASSIFICATION, ["gcc", "graphcl"])
     assert (v.best, v.seeds, v.verdict) == ("gcc", 3, "is not above")
-    assert "best pre-trained `gcc` (3 seeds) 70.00 is not above the best training-free row" in rd.floor_lines([v])
-    (v,) = an.floor_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "graphcl"], min_seeds=1)
+    assert "best pre-trained `gcc` (3 seeds) 70.00 is not above the best training-free row" in floor_lines([v])
+    (v,) = floor_verdicts(rows, ["e2e"], CLASSIFICATION, ["gcc", "graphcl"], min_seeds=1)
     assert v.best == "graphcl"
 
 
 def test_floor_verdict_against_random_init_compares_fine_tuned_rows_of_the_same_mode():
     tuned = dict(task="graph_classification_finetuned")
-    rows = an.Rows([row("gcc", "x", 0.70, seed=s, scores=repeats(0.70, n=10), **tuned) for s in range(3)]
-                   + [row(an.RANDOM_INIT, "x", 0.75, seed=s, scores=repeats(0.75, n=10), **tuned) for s in range(3)]
+    rows = Rows([row("gcc", "x", 0.70, seed=s, scores=repeats(0.70, n=10), **tuned) for s in range(3)]
+                   + [row(RANDOM_INIT, "x", 0.75, seed=s, scores=repeats(0.75, n=10), **tuned) for s in range(3)]
                    + [row("structural", "x", 0.60, mode="none", task="graph_classification")])
-    (v,) = an.floor_verdicts(rows, ["e2e"], an.FINETUNED, ["gcc", an.RANDOM_INIT], floor=an.RANDOM_INIT)
-    assert (v.best, v.floor, v.floor_score, v.verdict) == ("gcc", an.RANDOM_INIT, 0.75, "does NOT beat")
+    (v,) = floor_verdicts(rows, ["e2e"], FINETUNED, ["gcc", RANDOM_INIT], floor=RANDOM_INIT)
+    assert (v.best, v.floor, v.floor_score, v.verdict) == ("gcc", RANDOM_INIT, 0.75, "does NOT beat")
     assert v.comparison.n == v.comparison.n_baseline == 30  # every fold of every seed on both sides
-    line = rd.floor_lines([v], "the untrained encoder")
+    line = floor_lines([v], "the untrained encoder")
     assert "70.00 does NOT beat the untrained encoder `random init` 75.00" in line
-    assert an.floor_verdicts(rows, ["e2e"], an.FINETUNED, ["gcc"]) == []  # no training-free fine-tuned row
+    assert floor_verdicts(rows, ["e2e"], FINETUNED, ["gcc"]) == []  # no training-free fine-tuned row
 
 
 def test_headline_counts_columns_where_sgcl_is_ahead_of_gcc():
@@ -255,28 +297,28 @@ def test_headline_counts_columns_where_sgcl_is_ahead_of_gcc():
                      row("sgcl", dataset, float(np.mean(base)) + shift, seed=seed,
                          scores=[v + shift + 1e-4 * i for i, v in enumerate(base)])]
     rows.append(row("sgcl", "d", 0.9))  # no gcc row: not compared
-    h = an.headline(an.Rows(rows), "e2e", an.CLASSIFICATION, {"a": "A"})
+    h = headline(Rows(rows), "e2e", CLASSIFICATION, {"a": "A"})
     assert (h.ahead, h.behind, h.compared) == (["A accuracy", "b accuracy"], ["c accuracy"], 3)
 
 
 def test_seed_differences_pair_seeds_and_leave_out_those_missing_on_one_side(tmp_path):
-    rows = an.Rows([row("gcc", "x", 0.60, seed=0), row("sgcl", "x", 0.62, seed=0),
+    rows = Rows([row("gcc", "x", 0.60, seed=0), row("sgcl", "x", 0.62, seed=0),
                     row("gcc", "x", 0.70, seed=1), row("sgcl", "x", 0.65, seed=1),
                     row("sgcl", "x", 0.99, seed=2),  # no gcc encoder of seed 2
                     row("gcc", "y", 0.5, seed=0), row("sgcl", "y", 0.5, seed=3)])  # no shared seed on y
-    (d,) = an.seed_differences(rows, "sgcl", ["e2e", "moco"], an.CLASSIFICATION)
+    (d,) = seed_differences(rows, "sgcl", ["e2e", "moco"], CLASSIFICATION)
     assert (d.column.dataset, d.column.mode, d.seeds) == ("x", "e2e", (0, 1))
     assert d.differences == pytest.approx((0.02, -0.05))
     assert d.summary.mean == pytest.approx(-0.015) and d.summary.ci_low < d.summary.mean < d.summary.ci_high
-    (e,) = an.evidence(rows, "e2e")
+    (e,) = evidence(rows, "e2e")
     assert (e.difference, e.seeds, e.stages) == (pytest.approx(-0.015), 2, {})
-    assert rd.evidence_lines([e]) == ""  # no stage preset ran on x: its SGCL − GCC is in the table below
-    (e,) = an.evidence(an.Rows([*rows.rows, row("sgcl-crop", "x", 0.66, seed=1), row("sgcl-mask", "x", 0.63, seed=0),
+    assert evidence_lines([e]) == ""  # no stage preset ran on x: its SGCL − GCC is in the table below
+    (e,) = evidence(Rows([*rows.rows, row("sgcl-crop", "x", 0.66, seed=1), row("sgcl-mask", "x", 0.63, seed=0),
                                 row("sgcl-mask", "x", 0.74, seed=1)]), "e2e")
-    assert rd.evidence_lines([e]) == ("- x: SGCL − GCC = -1.50 pp, 90 % interval contains 0 (2 paired seeds); "
+    assert evidence_lines([e]) == ("- x: SGCL − GCC = -1.50 pp, 90 % interval contains 0 (2 paired seeds); "
                                       "each stage alone − GCC (on seed 1; SGCL − GCC -5.00: crop -4.00); "
                                       "(on seeds 0 1; SGCL − GCC -1.50: mask +3.50)")  # like for like, seed by seed
-    text = rd.seed_differences_section([d], "sgcl", tmp_path / "d.png", tmp_path / "d.csv")
+    text = seed_differences_section([d], "sgcl", tmp_path / "d.png", tmp_path / "d.csv")
     t = -0.015 / (np.std([0.02, -0.05], ddof=1) / np.sqrt(2))
     assert d.p == pytest.approx(1 - 2 / np.pi * np.arctan(abs(t)))  # Student's t with 1 degree of freedom (Cauchy)
     assert "| x | 2 | +2.00 -5.00 | -1.50 | [" in text and f"| {d.p:.3g} |" in text
@@ -297,7 +339,7 @@ def test_provenance_counts_an_evaluation_once_though_each_metric_row_repeats_its
         row("gcc ⊕ structural", "x", 0.6, eval_seconds=0.0), row("random init", "x", 0.4, steps=0, eval_seconds=0.0),
         row("gcc", "x", 0.55, eval_seconds=30.0, steps=200),
     ]
-    p = an.provenance(rows)
+    p = provenance(rows)
     assert (p.eval_seconds, p.pretrain_seconds, p.encoders, p.rows) == (126.0, 120.0, 2, 7)  # joined, untrained: not
     assert p.budgets == [(0, 128, CORPUS, 1, 10, "gcc"), (100, 128, CORPUS, 1, 10, "gcc"),
                          (200, 128, CORPUS, 1, 10, "gcc")]
@@ -305,55 +347,55 @@ def test_provenance_counts_an_evaluation_once_though_each_metric_row_repeats_its
 
 def test_an_index_of_two_budgets_rows_refuses_the_second_row_of_a_seed():
     with pytest.raises(ValueError, match=r"two rows for gcc e2e x .* seed 0: \(100, 128.*\(200, 128"):
-        an.Rows([row("gcc", "x", 0.5), row("gcc", "x", 0.55, steps=200)])
+        Rows([row("gcc", "x", 0.5), row("gcc", "x", 0.55, steps=200)])
 
 
 def test_cv_settings_and_protocols_are_read_from_the_rows():
-    rows = an.Rows([row("gcc", "x", 0.5, scores=[0.5] * 3), row("sgcl", "x", 0.5, scores=[0.5] * 3),
+    rows = Rows([row("gcc", "x", 0.5, scores=[0.5] * 3), row("sgcl", "x", 0.5, scores=[0.5] * 3),
                     row("gcc", "y", 0.5, scores=[0.5] * 10)])
-    assert an.cv_settings(rows, an.CLASSIFICATION) == [(3, 10), (10, 10)]
-    assert an.protocols(rows.rows, an.CLASSIFICATION) == {"graph_classification": ["p"]}
+    assert cv_settings(rows, CLASSIFICATION) == [(3, 10), (10, 10)]
+    assert protocols(rows.rows, CLASSIFICATION) == {"graph_classification": ["p"]}
 
 
 def test_columns_follow_the_papers_dataset_order_whatever_order_the_rows_came_in():
-    rows = an.Rows([row("gcc", "my-graph", 0.5), row("gcc", "imdb-multi", 0.5), row("gcc", "usa_airport", 0.5,
+    rows = Rows([row("gcc", "my-graph", 0.5), row("gcc", "imdb-multi", 0.5), row("gcc", "usa_airport", 0.5,
                                                                                    task="node_classification"),
                     row("gcc", "imdb-binary", 0.5), row("gcc", "h-index", 0.5, task="node_classification")])
-    assert rows.datasets(an.CLASSIFICATION) == ["usa_airport", "h-index", "imdb-binary", "imdb-multi", "my-graph"]
-    assert [d for d, _, _ in rows.columns(an.CLASSIFICATION)] == rows.datasets(an.CLASSIFICATION)
+    assert rows.datasets(CLASSIFICATION) == ["usa_airport", "h-index", "imdb-binary", "imdb-multi", "my-graph"]
+    assert [d for d, _, _ in rows.columns(CLASSIFICATION)] == rows.datasets(CLASSIFICATION)
 
 
 def test_progress_counts_frozen_and_fine_tuned_seeds_apart_and_the_columns_every_seed_covers():
     tuned = "graph_classification_finetuned"
-    rows = an.Rows([row("sgcl", "x", 0.5), row("sgcl", "x", 0.5, seed=1), row("sgcl", "y", 0.5),  # y: seed 0 only
-                    row(an.RANDOM_INIT, "x", 0.3), row("gcc", "x", 0.5), row("gcc", "x", 0.5, seed=1),
+    rows = Rows([row("sgcl", "x", 0.5), row("sgcl", "x", 0.5, seed=1), row("sgcl", "y", 0.5),  # y: seed 0 only
+                    row(RANDOM_INIT, "x", 0.3), row("gcc", "x", 0.5), row("gcc", "x", 0.5, seed=1),
                     row("gcc", "y", 0.5), row("gcc", "y", 0.5, seed=1), row("gcc", "x", 0.6, task=tuned),
                     row("gcc ⊕ structural", "x", 0.5), row("structural", "x", 0.4, mode="none")])
-    got = {p.method: (p.frozen, p.finetuned) for p in an.progress(rows)}
-    assert list(got) == ["gcc", "sgcl", an.RANDOM_INIT]  # joined and training-free rows are not encoders
-    assert got["gcc"] == (an.Coverage([0, 1], 2, 2), an.Coverage([0], 1, 1))  # fine-tuned: 1 seed, covered
-    assert got["sgcl"] == (an.Coverage([0, 1], 1, 2), an.Coverage([], 0, 1))
-    assert got[an.RANDOM_INIT][0] == an.Coverage([0], 1, 2)
+    got = {p.method: (p.frozen, p.finetuned) for p in progress(rows)}
+    assert list(got) == ["gcc", "sgcl", RANDOM_INIT]  # joined and training-free rows are not encoders
+    assert got["gcc"] == (Coverage([0, 1], 2, 2), Coverage([0], 1, 1))  # fine-tuned: 1 seed, covered
+    assert got["sgcl"] == (Coverage([0, 1], 1, 2), Coverage([], 0, 1))
+    assert got[RANDOM_INIT][0] == Coverage([0], 1, 2)
 
 
 def test_progress_table_marks_a_kind_without_rows_and_writes_its_csv(tmp_path):
-    rows = an.Rows([row("gcc", "x", 0.5), row("gcc", "x", 0.5, seed=1), row("sgcl", "x", 0.5)])
-    text = rd.progress_section(an.progress(rows), tmp_path / "progress.csv")
+    rows = Rows([row("gcc", "x", 0.5), row("gcc", "x", 0.5, seed=1), row("sgcl", "x", 0.5)])
+    text = progress_section(progress(rows), tmp_path / "progress.csv")
     assert "| gcc | e2e | 2 (0 1) | 1 of 1 | – | – |" in text
     assert "| sgcl | e2e | 1 (0) | 1 of 1 | – | – |" in text
     lines = (tmp_path / "progress.csv").read_text().splitlines()
     assert lines[1] == "gcc,e2e,0 1,1,1,,0,0"
-    assert rd.progress_section([], tmp_path / "none.csv").startswith("_no pre-trained")
+    assert progress_section([], tmp_path / "none.csv").startswith("_no pre-trained")
     assert (tmp_path / "none.csv").read_text().startswith("method,mode,")
 
 
 # -------------------------------------------------------------------------------- budgets and random init
 
 
-def table_of(rows, budget=(100, 128, CORPUS), sgcl_c=None) -> an.Rows:
+def table_of(rows, budget=(100, 128, CORPUS), sgcl_c=None) -> Rows:
     """The table's view (:class:`TableSpec`) of ``rows`` at ``budget``, its ``sgcl`` at ``sgcl_c``."""
     spec = table_spec(rows, budget, 0.3)
-    return an.Rows((spec.at_sgcl_c(sgcl_c) if sgcl_c else spec).select(rows))
+    return Rows((spec.at_sgcl_c(sgcl_c) if sgcl_c else spec).select(rows))
 
 
 def test_tables_keep_one_budget_and_show_untrained_encoders_as_random_init():
@@ -364,7 +406,7 @@ def test_tables_keep_one_budget_and_show_untrained_encoders_as_random_init():
         table_budget(rows + [row("gcc", "x", 0.7, steps=300)])  # no vote between budgets
     kept = table_of(rows + [row("gcc", "x", 0.7, steps=300)])  # a declared budget: the 300-step row is the curve's
     assert kept.seeds("gcc", "e2e", "x", "graph_classification", "accuracy") == {0: 0.5, 1: 0.6}
-    assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.3}
+    assert kept.seeds(RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.3}
     assert kept.methods(classical=True) == ["structural"]
 
 
@@ -374,8 +416,8 @@ def test_random_init_is_the_untrained_encoders_at_each_modes_table_batch():
     moco = [row("gcc", "x", 0.8, seed=0, mode="moco", steps=0, batch_size=32),
             row("gcc", "x", 0.6, seed=0, mode="moco", steps=100, batch_size=32)]
     kept = table_of([row("gcc", "x", 0.5)] + big + small + moco)
-    assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.9}
-    assert kept.seeds(an.RANDOM_INIT, "moco", "x", "graph_classification", "accuracy") == {0: 0.8}
+    assert kept.seeds(RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.9}
+    assert kept.seeds(RANDOM_INIT, "moco", "x", "graph_classification", "accuracy") == {0: 0.8}
 
 
 def test_tables_take_moco_at_its_own_batch_and_refuse_a_row_under_another_protocol():
@@ -385,10 +427,10 @@ def test_tables_take_moco_at_its_own_batch_and_refuse_a_row_under_another_protoc
             row("spectral", "x", 0.3, mode="none"), row("gcc", "x", 0.2, steps=0, batch_size=256)]
     spec = table_spec(rows, (3000, 256, CORPUS))
     assert spec.batches == {"e2e": 256, "moco": 32}
-    kept = an.Rows(spec.select(rows))
+    kept = Rows(spec.select(rows))
     assert kept.seeds("gcc", "moco", "x", "graph_classification", "accuracy") == {0: 0.6}
     assert kept.methods(classical=True) == ["spectral"]
-    assert kept.seeds(an.RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.2}
+    assert kept.seeds(RANDOM_INIT, "e2e", "x", "graph_classification", "accuracy") == {0: 0.2}
     for other in (row("structural", "x", 0.4, mode="none", scores=[0.4] * 3),  # 3 repetitions, not 1
                   row("gcc", "x", 0.1, steps=0, batch_size=256, scores=[0.1] * 3)):
         with pytest.raises(ValueError, match="evaluated under .* one protocol per table"):
@@ -429,12 +471,12 @@ def test_the_heatmaps_filter_cells_are_the_rows_at_the_chosen_c():
     filter cells hold those rows, not the default-c ones, and the other cells are untouched."""
     rows = [row("gcc", "x", 0.6), row("sgcl-similar", "x", 0.3), row("sgcl-similar[c=0.4]", "x", 0.9),
             row("sgcl-crop+diverse[c=0.4]", "x", 0.66), row("sgcl-crop", "x", 0.54)]
-    heat = an.heatmap_gains(table_of(rows, sgcl_c=0.4), "x", "e2e")
-    crop, similar, diverse = (an.HEATMAP_STAGES.index(s) for s in ("crop", "similar", "diverse"))
+    heat = heatmap_gains(table_of(rows, sgcl_c=0.4), "x", "e2e")
+    crop, similar, diverse = (HEATMAP_STAGES.index(s) for s in ("crop", "similar", "diverse"))
     assert heat.gain[similar, similar] == pytest.approx(50.0)  # (0.9 - 0.6) / 0.6, the c = 0.4 row
     assert heat.gain[crop, diverse] == heat.gain[diverse, crop] == pytest.approx(10.0)
     assert heat.gain[crop, crop] == pytest.approx(-10.0)
-    unlabelled = an.heatmap_gains(an.Rows(rows), "x", "e2e")  # before the grid is complete: the default c
+    unlabelled = heatmap_gains(Rows(rows), "x", "e2e")  # before the grid is complete: the default c
     assert unlabelled.gain[similar, similar] == pytest.approx(-50.0) and np.isnan(unlabelled.gain[crop, diverse])
 
 
@@ -443,10 +485,10 @@ def test_c_is_chosen_on_the_shared_columns_and_the_chosen_variant_becomes_the_sg
     rows += [row("sgcl[c=0.2]", "z", 0.99, steps=3000),  # z: not every grid point has it, not used
              row("sgcl[c=0.2]", "x", 0.50, seed=1, steps=3000), row("sgcl", "x", 0.55, seed=1, steps=3000),
              row("sgcl[c=0.2] ⊕ structural", "x", 0.9, steps=3000), row("sgcl ⊕ structural", "x", 0.8, steps=3000)]
-    choice = an.choose_c(an.Rows(rows), default_c=0.3)
+    choice = choose_c(Rows(rows), default_c=0.3)
     assert choice.scores == pytest.approx({0.2: 0.665, 0.3: 0.65, 0.45: 0.745}) and choice.best_c == 0.45
     assert choice.columns == ["x accuracy", "y accuracy"]
-    relabelled = an.Rows(TableSpec(3000, CORPUS, {"e2e": 128}, {}, 0.3, 0.2).select(rows))
+    relabelled = Rows(TableSpec(3000, CORPUS, {"e2e": 128}, {}, 0.3, 0.2).select(rows))
     assert relabelled.seeds("sgcl", "e2e", "x", "graph_classification", "accuracy") == {0: 0.72, 1: 0.50}
     assert relabelled.seeds("sgcl[c=0.3]", "e2e", "x", "graph_classification", "accuracy") == {0: 0.70, 1: 0.55}
     assert relabelled.seeds("sgcl ⊕ structural", "e2e", "x", "graph_classification", "accuracy") == {0: 0.9}
@@ -458,15 +500,15 @@ def test_c_is_chosen_on_the_shared_columns_and_the_chosen_variant_becomes_the_sg
     assert [TableSpec(100, CORPUS, default_c=0.3, sgcl_c=0.2).label(r.method) for r in variants] == [
         "sgcl[crop=random]", "sgcl[c=0.3,k=64]", "sgcl[c=0.3,permute=random]", "gcc",
         "sgcl-similar[c=0.3]", "sgcl-crop+diverse", "sgcl-crop", "structural"]  # the filters at the chosen c
-    tie = an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6), "sgcl[c=0.25]": (0.6, 0.7)})), default_c=0.3)
+    tie = choose_c(Rows(_grid_rows({"sgcl": (0.7, 0.6), "sgcl[c=0.25]": (0.6, 0.7)})), default_c=0.3)
     assert tie.best_c == 0.3
-    assert an.choose_c(an.Rows(_grid_rows({"sgcl": (0.7, 0.6)})), default_c=0.3) is None
+    assert choose_c(Rows(_grid_rows({"sgcl": (0.7, 0.6)})), default_c=0.3) is None
 
 
 def test_main_tables_leave_out_the_swapped_stage_ablation_at_any_c():
     methods = ["gcc", "sgcl", "sgcl[c=0.3]", "sgcl[crop=random]", "sgcl[c=0.3,permute=random]", "sgcl[k=64]",
                "sgcl-crop", "sgcl ⊕ structural", "grace"]
-    rows = an.Rows([row(m, "x", 0.5) for m in methods])
+    rows = Rows([row(m, "x", 0.5) for m in methods])
     assert table_methods(rows, 0.3) == ["gcc", "sgcl", "sgcl[c=0.3]", "sgcl[k=64]", "grace", "sgcl ⊕ structural"]
 
 
@@ -475,7 +517,7 @@ def test_the_sweep_refuses_to_pick_c_from_an_incomplete_grid(tmp_path):
     rows = _grid_rows({"gcc": (0.6, 0.6), "sgcl": (0.70, 0.60), "sgcl[c=0.2]": (0.72, 0.61)})
     rows.append(dataclasses.replace(_grid_rows({"sgcl": (0.5, 0.5)})[0], task="runtime", dataset="corpus"))
     RowStore(store).append(rows)
-    assert an.missing_grid_points(an.Rows(rows), [0.2, 0.45], 0.3) == ["sgcl[c=0.45] on x accuracy",
+    assert missing_grid_points(Rows(rows), [0.2, 0.45], 0.3) == ["sgcl[c=0.45] on x accuracy",
                                                                         "sgcl[c=0.45] on y accuracy"]
     with pytest.raises(ValueError, match="c grid is incomplete.*2 rows missing.*sgcl\\[c=0.45\\] on x accuracy"):
         chosen_sgcl(store, [0.2, 0.45])
@@ -485,9 +527,9 @@ def test_the_sweep_refuses_to_pick_c_from_an_incomplete_grid(tmp_path):
 
 
 def test_join_verdicts_compare_the_joined_rows_with_each_part_alone():
-    rows = an.Rows([row("gcc", "x", 0.70), row("gcc", "x", 0.74, seed=1), row("gcc ⊕ structural", "x", 0.80),
+    rows = Rows([row("gcc", "x", 0.70), row("gcc", "x", 0.74, seed=1), row("gcc ⊕ structural", "x", 0.80),
                     row("structural", "x", 0.75, mode="none"), row("sgcl", "x", 0.9)])
-    (v,) = an.join_verdicts(rows, ["e2e"], an.CLASSIFICATION, ["gcc", "sgcl"])
+    (v,) = join_verdicts(rows, ["e2e"], CLASSIFICATION, ["gcc", "sgcl"])
     assert (v.method, v.seeds, v.encoder, v.structural, v.joined) == ("gcc", 1, 0.70, 0.75, 0.80)
 
 
@@ -544,7 +586,7 @@ def test_tables_stay_at_the_curves_last_point_when_the_curve_flattens_earlier():
     assert (choice.steps, choice.flat, choice.last, choice.flat_at(3000)) == (1000, True, 3000, False)
     assert table == (3000, *family)
     assert {r.steps for r in tables_of(rows)[-1].rows} == {0, 3000}  # 0: the random-init rows
-    text = rd.budget_text(choice, {1000: [], 3000: []})
+    text = budget_text(choice, {1000: [], 3000: []})
     assert "**The curve flattens at 1000 steps**" in text and "the rule does not hold there (1 of 2" in text
 
 
@@ -552,7 +594,7 @@ def test_fine_tuned_rows_stand_beside_the_published_fine_tuned_scores_of_their_m
     tuned = dict(task="node_classification_finetuned", metric="micro_f1", epochs=30)
     rows = [row("gcc", "usa_airport", 0.66, seed=0, **tuned), row("gcc", "usa_airport", 0.68, seed=1, **tuned),
             row("gcc", "usa_airport", 0.99, seed=2)]  # frozen: not compared
-    items = {(p.method, p.dataset): p for p in published_finetuned(an.Rows(rows))}
+    items = {(p.method, p.dataset): p for p in published_finetuned(Rows(rows))}
     assert set(items) == {("gcc", "usa_airport"), ("sgcl", "usa_airport")}
     gcc = items["gcc", "usa_airport"]
     assert (gcc.published, gcc.measured, gcc.seeds) == (PUBLISHED_FINETUNED_E2E["gcc"]["usa_airport"],
@@ -647,7 +689,7 @@ def test_report_compares_fine_tuned_sgcl_and_gcc_seed_by_seed(tmp_path):
     assert "each seed's score is its mean over the folds" in tuned_part
     assert "| random init | 1 | 60.00 ± 1.00ᶜ |" in tuned_part  # the untrained encoder fine-tuned: training from scratch
     assert "`random init` fine-tunes the untrained encoder" in tuned_part
-    assert "random init" not in finetune_intro(an.Rows([row("gcc", "x", 0.6, **tuned)]))  # said only with its rows
+    assert "random init" not in finetune_intro(Rows([row("gcc", "x", 0.6, **tuned)]))  # said only with its rows
     assert "| IMDB-B | 2 | +2.00 +3.00 | +2.50 |" in tuned_part
     assert (tmp_path / "sgcl_minus_gcc_finetuned.csv").read_text().count("\n") == 3  # header + one line per seed
 
@@ -667,11 +709,11 @@ def test_similarity_section_shows_sgcl_minus_gcc_seed_by_seed_per_metric(tmp_pat
 def test_summary_sorts_columns_by_where_their_seed_interval_lies():
     def diffs(dataset, values, metric="accuracy"):
         task = "similarity_search" if metric.startswith("hits") else "graph_classification"
-        return an.SeedDifferences(an.Column(dataset, task, metric, "e2e"), tuple(range(len(values))), tuple(values),
+        return SeedDifferences(Column(dataset, task, metric, "e2e"), tuple(range(len(values))), tuple(values),
                                   summarize(values))
     frozen = [diffs("imdb-binary", [0.01, 0.02, 0.015]), diffs("rdt-b", [-0.02, -0.01, -0.03]),
               diffs("collab", [-0.01, 0.01, 0.0]), diffs("kdd_icdm", [0.02], "hits@20")]
-    text = rd.summary_lines(frozen, [])
+    text = summary_lines(frozen, [])
     assert "above 0 on IMDB-B (+1.50 pp); below 0 on RDT-B (-2.00 pp); contains 0 on 1 column; one paired seed, " \
            "no interval, on KDD-ICDM hits@20." in text
     assert "(1–3 paired seeds, 4 columns)" in text and "Fine-tuned encoders: no paired seeds yet." in text
@@ -679,7 +721,7 @@ def test_summary_sorts_columns_by_where_their_seed_interval_lies():
     assert "With the 3 columns' seed-level t-tests adjusted for multiplicity (Benjamini–Hochberg, false discovery " \
            "rate 10 %), the difference stays non-zero on no column." in text
     strong = [diffs("imdb-binary", [0.010, 0.011, 0.012]), *frozen[1:]]
-    assert "stays non-zero on IMDB-B (+1.10 pp)." in rd.summary_lines(strong, [])
+    assert "stays non-zero on IMDB-B (+1.10 pp)." in summary_lines(strong, [])
 
 
 def test_ablation_tests_sgcl_against_each_random_analogue_it_has_rows_for(tmp_path):
@@ -694,7 +736,7 @@ def test_ablation_tests_sgcl_against_each_random_analogue_it_has_rows_for(tmp_pa
                  row("sgcl", "x", float(np.mean(mine)), seed=seed, scores=mine),
                  row("sgcl[crop=random]", "x", float(np.mean(control)), seed=seed, scores=control)]
     rows.append(row("sgcl", "x", 0.9, seed=3, scores=repeats(0.9)))  # a seed the control lacks: not paired
-    stat, = an.statistics(an.Rows(rows), "sgcl", ["e2e"], ["graph_classification"], against="sgcl[crop=random]")
+    stat, = statistics(Rows(rows), "sgcl", ["e2e"], ["graph_classification"], against="sgcl[crop=random]")
     assert (stat.seeds, stat.samples) == (3, 90)
     assert stat.p_seed_means == pytest.approx(0.25)
     assert 100 * (stat.mean - stat.baseline) == pytest.approx(5.0, abs=0.05)
@@ -725,18 +767,18 @@ def test_the_views_study_pairs_seeds_per_view_count_and_says_whether_the_verdict
     rows = [row(m, "usa_airport", base + 0.01 * s + (0.02 if m.startswith("sgcl") and c == 8 else 0.0), seed=s,
                 task="node_classification", metric="micro_f1", copies=c)
             for m, base in (("gcc", 0.60), ("sgcl[c=0.4]", 0.59)) for s in (0, 1, 2) for c in (2, 8)]
-    points = an.views_study(rows)
+    points = views_study(rows)
     assert [(p.copies, p.seeds) for p in points] == [(2, {"gcc": 3, "sgcl": 3}), (8, {"gcc": 3, "sgcl": 3})]
     assert points[0].difference.mean == pytest.approx(-0.01) and points[1].difference.mean == pytest.approx(0.01)
-    text = rd.views_section(points, tmp_path / "v.png", tmp_path / "v.csv")
+    text = views_section(points, tmp_path / "v.png", tmp_path / "v.csv")
     assert "GCC ahead" in text and "SGCL ahead" in text and "changes with the number of views on US-Airport" in text
     assert (tmp_path / "v.png").is_file()
-    readme = rd.views_headline(points, default=8)  # the README's sentence at the embeddings' default
+    readme = views_headline(points, default=8)  # the README's sentence at the embeddings' default
     assert "changes on US-Airport micro_f1: SGCL ahead (+1.00 pp [+1.00, +1.00], 3 seeds), where 2 views read GCC " \
            "ahead" in readme and readme.startswith("At 8 views per node")
-    assert rd.views_headline(points, default=2) == "" and rd.views_headline(points[:1], default=8) == ""
+    assert views_headline(points, default=2) == "" and views_headline(points[:1], default=8) == ""
     steady = [dataclasses.replace(p, difference=points[0].difference) for p in points]  # the same reading at 8
-    assert "SGCL − GCC reads on every node-level column as at 2 (90 % t intervals" in rd.views_headline(steady, 8)
+    assert "SGCL − GCC reads on every node-level column as at 2 (90 % t intervals" in views_headline(steady, 8)
 
 
 def test_the_view_count_rule_reads_node_classification_only_and_decides_at_eight_seeds():
@@ -748,25 +790,25 @@ def test_the_view_count_rule_reads_node_classification_only_and_decides_at_eight
                           task="similarity_search", metric="hits@20", copies=c)
                       for m in ("gcc", "sgcl[c=0.4]") for s in seeds for c in (2, 8, 32)]
 
-    few = an.choose_views(rows(range(3)))
+    few = choose_views(rows(range(3)))
     assert few.copies is None and few.seeds == 3 and few.candidate == 8 and not few.still_rising
     assert {(g.method, g.fewer, g.more) for g in few.gains} == {(m, 2, k) for m in ("gcc", "sgcl") for k in (8, 32)}
-    text = rd.views_choice_lines(few, 2)
+    text = views_choice_lines(few, 2)
     assert "Undecided: the fewest seeds of a point is 3 of 8" in text and "would pick 8 views" in text
     assert "stays GCC's 2" in text
-    decided = an.choose_views(rows(range(8), similarity_gain=0.5))  # a similarity gain at 32 views: not counted
+    decided = choose_views(rows(range(8), similarity_gain=0.5))  # a similarity gain at 32 views: not counted
     assert decided.copies == 8 and decided.seeds == 8 and all(g.dataset == "usa_airport" for g in decided.gains)
-    assert "Decided on 8 seeds: 8 views." in rd.views_choice_lines(decided, 8)
-    assert "does not follow the evidence yet" in rd.views_choice_lines(decided, 2)
-    rising = an.choose_views([r for r in rows(range(8)) if r.copies != 32])  # 8 beats 2, nothing above 8
-    assert rising.copies == 8 and rising.still_rising and "may still be rising" in rd.views_choice_lines(rising, 8)
+    assert "Decided on 8 seeds: 8 views." in views_choice_lines(decided, 8)
+    assert "does not follow the evidence yet" in views_choice_lines(decided, 2)
+    rising = choose_views([r for r in rows(range(8)) if r.copies != 32])  # 8 beats 2, nothing above 8
+    assert rising.copies == 8 and rising.still_rising and "may still be rising" in views_choice_lines(rising, 8)
 
 
 def test_the_code_default_view_count_follows_the_stored_evidence():
-    from gcc_sgcl.engine.generate import INFERENCE_COPIES
-    from gcc_sgcl.experiments.report import views_store
+    from gcc_sgcl.engine.views import INFERENCE_COPIES
+    from gcc_sgcl.experiments.studies.views import views_store
 
-    choice = an.choose_views(RowStore(views_store(ROWS_FILE)).load())
+    choice = choose_views(RowStore(views_store(ROWS_FILE)).load())
     if choice.copies is None:
         assert INFERENCE_COPIES == 2  # GCC's count until the rule decides
     else:
@@ -774,9 +816,9 @@ def test_the_code_default_view_count_follows_the_stored_evidence():
 
 
 def test_the_tables_keep_gccs_two_views_whatever_the_embedding_default():
-    from gcc_sgcl.config import default_of
-    from gcc_sgcl.engine.generate import GCC_COPIES
+    from gcc_sgcl.engine.views import GCC_COPIES
     from gcc_sgcl.experiments.settings import SweepConfig
+    from gcc_sgcl.settings import default_of
 
     assert default_of(SweepConfig, "copies") == GCC_COPIES == 2
 
@@ -784,9 +826,9 @@ def test_the_tables_keep_gccs_two_views_whatever_the_embedding_default():
 def test_rescored_rows_are_paired_with_the_stored_evaluation_they_repeat():
     stored = [row("gcc", "usa_airport", 0.60, task="node_classification", metric="micro_f1", copies=2)]
     again = [dataclasses.replace(stored[0], mean=0.61), dataclasses.replace(stored[0], copies=8)]
-    pairs = an.rescored(again, stored)
+    pairs = rescored(again, stored)
     assert pairs == [(stored[0], again[0])]
-    assert "up to 1.00 pp (US-Airport micro_f1: 60.00 stored, 61.00 now)" in rd.rescored_lines(pairs)
+    assert "up to 1.00 pp (US-Airport micro_f1: 60.00 stored, 61.00 now)" in rescored_lines(pairs)
 
 
 def test_leave_one_out_pairs_each_variant_with_sgcl_and_gcc_by_seed(tmp_path):
@@ -795,25 +837,26 @@ def test_leave_one_out_pairs_each_variant_with_sgcl_and_gcc_by_seed(tmp_path):
             for s in (0, 1, 2)]
     rows.append(row("sgcl-no-align[c=0.4]", "x", 0.1, seed=5, steps=3000))  # no sgcl or gcc seed 5: unpaired
     spec = table_spec(rows, (3000, 128, CORPUS), 0.3).at_sgcl_c(0.4)
-    items = {i.stage: i for i in an.leave_one_out(an.Rows(spec.select(rows)), ("filter", "crop", "align"))}
+    items = {i.stage: i for i in leave_one_out(Rows(spec.select(rows)), ("filter", "crop", "align"))}
     assert set(items) == {"filter", "align"}  # no sgcl-no-crop rows
     align = items["align"]
     assert align.adds.seeds == (0, 1, 2) and align.adds.summary.mean == pytest.approx(-0.03)  # align costs 3 pp
     assert align.against_gcc.summary.mean == pytest.approx(0.07)
     assert items["filter"].adds.summary.mean == pytest.approx(0.02)
-    text = rd.leave_one_out_section(list(items.values()), tmp_path / "loo.csv")
+    text = leave_one_out_section(list(items.values()), tmp_path / "loo.csv")
     assert "| align | x | -3.00 [-3.00, -3.00] (3) | +7.00 [+7.00, +7.00] (3) |" in text
     assert (tmp_path / "loo.csv").read_text().splitlines()[0].startswith("stage,dataset,metric,mode,adds_seeds")
-    reading = rd.leave_one_out_reading(list(items.values()), an.seed_differences(an.Rows(spec.select(rows)),
-                                                                                  an.SGCL, ("e2e",), an.CLASSIFICATION))
+    reading = leave_one_out_reading(list(items.values()), seed_differences(Rows(spec.select(rows)),
+                                                                                  SGCL, ("e2e",), CLASSIFICATION))
     assert "interval lies above 0 — filter: x (+2.00); it costs `sgcl` where the interval lies below 0 — align: x " \
            "(-3.00)." in reading and "behind GCC" not in reading and "These are 4 intervals, about 0.4" in reading
-    rd.plot_leave_one_out(list(items.values()), tmp_path / "loo.png")  # stage x column heat-map
+    plot_leave_one_out(list(items.values()), tmp_path / "loo.png")  # stage x column heat-map
     assert (tmp_path / "loo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_leave_one_out_section_says_how_many_seeds_each_stage_has(tmp_path):
-    from gcc_sgcl.experiments.report import leave_one_out_sections
+    from gcc_sgcl.experiments.studies import leave_one_out as study
+    from gcc_sgcl.experiments.studies.selection import Tables
 
     rows = [row(m, "x", v + 0.01 * s, seed=s, steps=3000) for m, v in
             (("gcc", 0.60), ("sgcl[c=0.4]", 0.64), ("sgcl-no-align[c=0.4]", 0.67), ("sgcl-no-filter", 0.62))
@@ -821,7 +864,9 @@ def test_the_leave_one_out_section_says_how_many_seeds_each_stage_has(tmp_path):
     spec = table_spec(rows, (3000, 128, CORPUS), 0.3).at_sgcl_c(0.4)
 
     def text(kept):
-        return "\n".join(leave_one_out_sections(an.Rows(spec.select(kept)), tmp_path / "r.md", tmp_path))
+        t = Tables(tmp_path / "rows.jsonl", tmp_path / "r.md", kept, (None, [], None, None), spec, kept, None, [],
+                   Rows(spec.select(kept)), ["e2e"])
+        return "\n".join(study.sections(t))
 
     assert "(3 seeds each)" in text(rows)
     partial = [r for r in rows if not (r.method == "sgcl-no-filter" and r.seed == 2)]
@@ -839,3 +884,25 @@ def test_method_names_round_trip_exactly_and_refuse_what_they_cannot_write():
             MethodSpec.parse(bad)
     with pytest.raises(ValueError, match="c must be a float"):
         MethodSpec.of("sgcl", {"c": "0.4"})
+
+
+def test_the_long_budget_study_pairs_seeds_per_budget_and_says_which_verdicts_change(tmp_path):
+    from gcc_sgcl.experiments.studies.long_budget import long_store
+
+    store = tmp_path / "rows.jsonl"
+    table = [row(m, d, v + step * s, seed=s) for s in range(4) for d, base in (("imdb-binary", 0.70), ("x", 0.60))
+             for m, v, step in (("gcc", base, 0.002), ("sgcl", base - 0.01 if d == "imdb-binary" else base + 0.01, 0.003))]
+    RowStore(store).append(table)
+    text = build_report(store, tmp_path / "r.md", heatmap_dataset="x")
+    assert "_no long-budget rows yet_" in text
+    longer = [row(m, d, v + step * s, seed=s, steps=400) for s in range(3) for d, base in (("imdb-binary", 0.70),
+              ("x", 0.60)) for m, v, step in (("gcc", base, 0.001), ("sgcl", base + 0.02, 0.002))]
+    RowStore(long_store(store)).append(longer)
+    text = build_report(store, tmp_path / "r.md", heatmap_dataset="x")
+    section = text.split("## Longer budgets")[1].split("\n## ")[0]
+    # the table budget is read on the long runs' seeds (0-2): -1.0, -0.9, -0.8 pp on IMDB-B (seed 3 left out)
+    assert "| IMDB-B | -0.90 [-1.07, -0.73] (3) | +2.10 [+1.93, +2.27] (3) | SGCL ahead |" in section
+    assert ("At 4× the table budget (400 steps, 3 paired seeds), SGCL − GCC changes sign on IMDB-B and its verdict "
+            "on IMDB-B against the table budget on the same seeds.") in section
+    assert (tmp_path / "long_budget.png").stat().st_size > 1000
+    assert (tmp_path / "long_budget.csv").read_text().startswith("dataset,task,metric,steps,seeds,mean")

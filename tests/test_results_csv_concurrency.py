@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
-import gcc_sgcl.tasks.common as common
-from gcc_sgcl.tasks.common import (
+import gcc_sgcl.tasks.records as records
+from gcc_sgcl.tasks.records import (
     CSV_COLUMNS,
     EARLIER_CSV_HEADERS,
     RESULTS_FILE,
@@ -29,8 +29,8 @@ def _result(dataset: str) -> TaskResult:
 def _append_many(logs, worker, barrier) -> None:
     """One writer process: for each log, wait for the others, then append APPENDS rows one at a time (each write
     a little late, so that a process reading the log between another's check and write is likely)."""
-    write = common._append
-    common._append = lambda path, data: (time.sleep(0.002), write(path, data))[-1]
+    write = records._append
+    records._append = lambda path, data: (time.sleep(0.002), write(path, data))[-1]
     for log in logs:
         barrier.wait()
         for i in range(APPENDS):

@@ -11,6 +11,7 @@ import pytest
 import torch
 from scipy import stats
 
+from gcc_sgcl.augment.pipeline import PairPipeline
 from gcc_sgcl.bench.reference import arpack_eigen, reference_eigen, reference_rwr_nodes, reference_view
 from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.sampling import spectral
@@ -318,7 +319,7 @@ def test_select_update_and_induce_keep_each_views_structure(ba):
 
 
 def test_pair_items_do_not_depend_on_their_batch(ba):
-    ds = PretrainPairDataset([ba], SMALL, seed=3, length=100)
+    ds = PretrainPairDataset([ba], SMALL, seed=3, length=100, pipeline=PairPipeline())
     together_q, together_k = ds.__getitems__([4, 9, 17])
     alone_q, alone_k = ds.__getitems__([9])
     for together, alone in ((together_q, alone_q), (together_k, alone_k)):
@@ -329,7 +330,7 @@ def test_pair_items_do_not_depend_on_their_batch(ba):
 
 def test_pair_views_have_the_centre_first_flagged_and_parent_ids():
     graphs = [dgl_of(nx.barabasi_albert_graph(50, 2, seed=s)) for s in (0, 1)]
-    q, k = PretrainPairDataset(graphs, SMALL, seed=0, length=64).__getitems__(range(32))
+    q, k = PretrainPairDataset(graphs, SMALL, seed=0, length=64, pipeline=PairPipeline()).__getitems__(range(32))
     assert np.array_equal(q.nid[q.node_ptr[:-1]], k.nid[k.node_ptr[:-1]])  # same start node
     g = q.to_dgl((PE, SEED, NID))
     assert g.batch_size == 32 and int(g.ndata[SEED].sum()) == 32
@@ -338,14 +339,14 @@ def test_pair_views_have_the_centre_first_flagged_and_parent_ids():
 
 def test_start_nodes_follow_in_degree_power_075():
     g = dgl_of(nx.star_graph(9))  # centre degree 9, leaves degree 1
-    ds = PretrainPairDataset([g], SMALL, seed=0, length=10)
+    ds = PretrainPairDataset([g], SMALL, seed=0, length=10, pipeline=PairPipeline())
     starts = ds.draw_starts(KeyedRandom.for_items(0, np.arange(20000)))
     expected = 9**0.75 / (9**0.75 + 9)
     assert abs((starts == 0).mean() - expected) < 0.015
 
 
 def test_batches_identical_with_zero_one_and_two_workers(ba):
-    ds = PretrainPairDataset([ba], SMALL, seed=5, length=64)
+    ds = PretrainPairDataset([ba], SMALL, seed=5, length=64, pipeline=PairPipeline())
     out = []
     for workers in (0, 1, 2):
         loader = torch.utils.data.DataLoader(ds, batch_size=16, collate_fn=collate_pairs, num_workers=workers,

@@ -8,7 +8,8 @@ import pytest
 
 from gcc_sgcl.data.powerlaw import powerlaw_graph
 from gcc_sgcl.engine import stream as stream_module
-from gcc_sgcl.engine.generate import dataset_views, embed_parts, load_encoder_checkpoint, view_sources
+from gcc_sgcl.engine.generate import embed_parts, load_encoder_checkpoint
+from gcc_sgcl.engine.views import ViewOptions, dataset_views, view_sources
 from gcc_sgcl.engine.stream import ViewSource, plan_units, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan, plan_threads
 from gcc_sgcl.sampling.dataset import NodeViewDataset
@@ -26,7 +27,7 @@ def graph():
 
 def test_streamed_rows_equal_each_copy_embedded_whole_and_averaged(encoder, graph):
     model, cfg = encoder
-    whole = embed_parts(model, [list(part) for part in dataset_views("g", cfg.sampling, seed=4, copies=3,
+    whole = embed_parts(model, [list(part) for part in dataset_views("g", ViewOptions(cfg.sampling, seed=4, copies=3),
                                                                       progress=False, data=_node_data(graph))],
                         batch_size=64, progress=False)
     source = ViewSource(NodeViewDataset(graph, cfg.sampling, 4), np.arange(graph.num_nodes()), 3)
@@ -38,9 +39,9 @@ def test_streamed_rows_equal_each_copy_embedded_whole_and_averaged(encoder, grap
 def test_streamed_rows_of_graph_and_similarity_datasets_equal_the_built_copies(encoder):
     model, cfg = encoder
     for name in ("synthetic-graphs", "synthetic-similarity"):
-        built = embed_parts(model, [list(p) for p in dataset_views(name, cfg.sampling, copies=2, progress=False)],
-                            progress=False)
-        streamed = embed_parts(model, view_sources(name, cfg.sampling, copies=2), progress=False,
+        options = ViewOptions(cfg.sampling, copies=2)
+        built = embed_parts(model, [list(p) for p in dataset_views(name, options, progress=False)], progress=False)
+        streamed = embed_parts(model, view_sources(name, options), progress=False,
                                plan=ThreadPlan(1, 1, 2))
         np.testing.assert_array_equal(streamed, built, err_msg=name)
 

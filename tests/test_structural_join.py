@@ -10,6 +10,8 @@ import gcc_sgcl
 from gcc_sgcl.classical.structural import GRAPH_COLUMNS, NODE_COLUMNS
 from gcc_sgcl.data import load_any
 from gcc_sgcl.engine import generate as generate_module
+from gcc_sgcl.engine import views as views_module
+from gcc_sgcl.engine.provenance import record_path
 from gcc_sgcl.experiments import frozen_sweep
 from gcc_sgcl.experiments.encoders import run_folder
 from gcc_sgcl.experiments.sweep import Sweep
@@ -44,7 +46,7 @@ def swept(tmp_path_factory):
     run = run_folder(sweep.encoder_config(METHOD, "e2e", 0))
     mp.setenv("GCC_SGCL_CACHE", str(root / "cache"))
     generate_module.main(["--load-path", str(run), "--dataset", *DATASETS, "--with-structural", "--cache-views",
-                          "--copies", str(generate_module.GCC_COPIES)])  # the sweep's views
+                          "--copies", str(views_module.GCC_COPIES)])  # the sweep's views
     joined = {name: next(rows for rows in embs if rows.shape[1] > HIDDEN) for name, embs in evaluated.items()}
     yield run, joined
     mp.undo()
@@ -64,7 +66,7 @@ def test_generate_with_structural_writes_the_sweeps_joined_rows(swept):
 def test_the_record_says_the_rows_are_joined_and_to_what(swept):
     run, _ = swept
     for name, columns in DATASETS.items():
-        record = json.loads(generate_module.record_path(run / f"{name}.npy").read_text())
+        record = json.loads(record_path(run / f"{name}.npy").read_text())
         assert record["joined"] == {"vector": "structural", "encoder_columns": HIDDEN, "vector_columns": list(columns)}
         assert record["embeddings"]["shape"] == [len(np.load(run / f"{name}.npy")), HIDDEN + len(columns)]
 
@@ -73,7 +75,7 @@ def test_the_api_with_structural_gives_generates_file_bit_for_bit(swept):
     """Same views, same encoder rows, same float64 structural vector and one ``joined``: assert_array_equal."""
     run, _ = swept
     enc = gcc_sgcl.load_encoder(run)
-    copies = generate_module.GCC_COPIES  # the fixture's generate --copies
+    copies = views_module.GCC_COPIES  # the fixture's generate --copies
     nodes = enc.embed_nodes(load_any("synthetic-roles").graph, copies=copies, with_structural=True)
     graphs = enc.embed_graphs(load_any("synthetic-graphs").graphs, copies=copies, with_structural=True)
     np.testing.assert_array_equal(nodes, np.load(run / "synthetic-roles.npy"))
@@ -99,6 +101,6 @@ def test_graph_classification_and_similarity_search_read_joined_rows(swept):
 
 def test_another_hidden_size_is_refused_naming_both_blocks(swept):
     run, _ = swept
-    with pytest.raises(SystemExit, match=rf"hidden size 72 \(64 of the encoder joined to 8 structural, generate "
-                                         rf"--with-structural\) but --hidden is 32"):
+    with pytest.raises(SystemExit, match=r"hidden size 72 \(64 of the encoder joined to 8 structural, generate "
+                                         r"--with-structural\) but --hidden is 32"):
         node_classification.main(["--load-path", str(run), "--hidden", "32", "--dataset", "synthetic-roles"])

@@ -9,7 +9,7 @@ import pytest
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
-from gcc_sgcl.tasks.common import (
+from gcc_sgcl.tasks.cv import (
     bootstrap_indices,
     check_features,
     class_labels,

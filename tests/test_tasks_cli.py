@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gcc_sgcl.tasks import graph_classification, node_classification, similarity_search
-from gcc_sgcl.tasks.common import CSV_COLUMNS, RESULTS_FILE
+from gcc_sgcl.tasks.records import CSV_COLUMNS, RESULTS_FILE
 
 HIDDEN = 8
 N_NODES = 60

@@ -1,7 +1,7 @@
 """SGCL augmentations: spectral crop, frequency reorder, mask, alignment, similar/diverse filter; and the
 baselines' view generation re-implemented on GCC views (GraphCL, GRACE, MVGRL, GCA).
 
-Layout: :mod:`.functional` (pure batched operations), :mod:`.base` (``Transform`` with ``make_params``/``apply``,
+Layout: :mod:`.functional` (pure batched operations), :mod:`.base` (``Transform`` with ``make_params``/``transform``,
 ``Compose``/``RandomChoice``, pair steps ``Both``/``Split``), one module per family,
 :mod:`.pipeline` (the pair pipeline of GCC, SGCL or a baseline, from an :class:`~gcc_sgcl.config.AugmentConfig`).
 Transforms act on a :class:`~gcc_sgcl.sampling.batch.ViewBatch` (or a ``DGLGraph`` view); views are described in

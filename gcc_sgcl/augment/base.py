@@ -1,9 +1,11 @@
 """Transform protocols and torchvision-style combinators.
 
-A :class:`Transform` acts on a whole :class:`~gcc_sgcl.sampling.batch.ViewBatch`: ``make_params(views, rng)``
-draws every random parameter (per view, from the batch's :class:`~gcc_sgcl.sampling.keys.KeyedRandom`), then
-``apply(views, params)`` is deterministic (torchvision v2's split). Calling a transform does both; it also
-accepts a ``DGLGraph`` view (or a batched one) and a numpy ``Generator``, and then returns a ``DGLGraph``.
+A :class:`Transform` acts on a whole :class:`~gcc_sgcl.sampling.batch.ViewBatch` with torchvision v2's names:
+``make_params(views, rng)`` draws every random parameter (per view, from the batch's
+:class:`~gcc_sgcl.sampling.keys.KeyedRandom`), ``transform(views, params)`` applies them deterministically, and
+``forward(views, rng)`` does both. Calling a transform runs ``forward``; it also accepts a ``DGLGraph`` view (or a
+batched one) and a numpy ``Generator``, and then returns a ``DGLGraph``. The combinators (:class:`Compose`,
+:class:`RandomChoice`) override ``forward`` instead: their draws are their children's, each from its own stream.
 
 Pair steps (:class:`PairTransform`: alignment, or a view transform applied to both views) map ``(q, k, rng)`` to
 ``(q, k)``. No transform mutates its input: results are new batches whose changed arrays are new arrays.
@@ -39,7 +41,7 @@ def block_repr(name: str, children: Sequence[object], notes: Sequence[str] | Non
 
 
 class Transform:
-    """Base of view transforms: subclasses define ``make_params`` (random draws) and ``apply`` (deterministic).
+    """Base of view transforms: subclasses define ``make_params`` (random draws) and ``transform`` (deterministic).
 
     The ``repr`` lists the constructor's arguments, read from the attributes of the same names.
     """
@@ -48,19 +50,19 @@ class Transform:
         """The random parameters of every view (row ``b`` of ``rng`` for view ``b``)."""
         return None
 
-    def apply(self, views: ViewBatch, params: Any) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: Any) -> ViewBatch:
         """The transformed views for the drawn ``params``."""
         raise NotImplementedError
 
-    def transform(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
-        """Draw, then apply."""
-        return self.apply(views, self.make_params(views, rng))
+    def forward(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
+        """Draw, then transform."""
+        return self.transform(views, self.make_params(views, rng))
 
     def __call__(self, views: ViewBatch | dgl.DGLGraph, rng: KeyedRandom | np.random.Generator) -> Any:
         batch = ViewBatch.from_dgl(views) if isinstance(views, dgl.DGLGraph) else views
         if isinstance(rng, np.random.Generator):
             rng = KeyedRandom.from_generator(rng, len(batch))
-        out = self.transform(batch, rng)
+        out = self.forward(batch, rng)
         if not isinstance(views, dgl.DGLGraph):
             return out
         return out.to_dgl((PE, EIGVEC, EIGVAL, SEED, NID) + ((GLOBAL,) if out.global_rows is not None else ()))
@@ -74,7 +76,7 @@ class Transform:
 class Identity(Transform):
     """Returns the views unchanged (the "no augmentation" outcome of a :class:`RandomChoice`)."""
 
-    def apply(self, views: ViewBatch, params: Any) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: Any) -> ViewBatch:
         return views
 
 
@@ -91,9 +93,9 @@ class Compose(Transform):
     def __init__(self, transforms: Sequence[Transform]):
         self.transforms = list(transforms)
 
-    def transform(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
+    def forward(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
         for i, t in enumerate(self.transforms):
-            views = t.transform(views, rng.child(i))
+            views = t.forward(views, rng.child(i))
         return views
 
     def __repr__(self) -> str:
@@ -104,7 +106,7 @@ def apply_by_group(
     views: ViewBatch, groups: np.ndarray, transforms: Sequence[Transform], rng: KeyedRandom
 ) -> ViewBatch:
     """Views of group ``j`` (``groups[b] == j``) transformed by ``transforms[j]`` (stream ``j``), the rest kept."""
-    changed = [(rows, t.transform(views.select(rows), rng.take(rows).child(j)))
+    changed = [(rows, t.forward(views.select(rows), rng.take(rows).child(j)))
                for j, t in enumerate(transforms)
                for rows in [np.flatnonzero(groups == j)] if len(rows) and not isinstance(t, Identity)]
     return views.update_many(changed)
@@ -137,7 +139,7 @@ class RandomChoice(Transform):
         """Index of the transform picked for each row."""
         return self._cdf.searchsorted(rng.child("choice").uniform(), side="right").clip(max=len(self.transforms) - 1)
 
-    def transform(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
+    def forward(self, views: ViewBatch, rng: KeyedRandom) -> ViewBatch:
         return apply_by_group(views, self.choose(rng), self.transforms, rng)
 
     def __repr__(self) -> str:
@@ -163,7 +165,7 @@ class Both:
         self.transform = transform
 
     def __call__(self, q: ViewBatch, k: ViewBatch, rng: KeyedRandom) -> tuple[ViewBatch, ViewBatch]:
-        return self.transform.transform(q, rng.child("q")), self.transform.transform(k, rng.child("k"))
+        return self.transform.forward(q, rng.child("q")), self.transform.forward(k, rng.child("k"))
 
     def __repr__(self) -> str:
         return block_repr("Both", [self.transform])
@@ -184,7 +186,7 @@ class Split:
         self.key = key
 
     def __call__(self, q: ViewBatch, k: ViewBatch, rng: KeyedRandom) -> tuple[ViewBatch, ViewBatch]:
-        return self.query.transform(q, rng.child("q")), self.key.transform(k, rng.child("k"))
+        return self.query.forward(q, rng.child("q")), self.key.forward(k, rng.child("k"))
 
     def __repr__(self) -> str:
         return block_repr("Split", [self.query, self.key], ["query", "key"])

@@ -66,7 +66,7 @@ class _BoxCrop(Transform):
         cropped = (views.num_valid >= 3) & (kept >= MIN_CROP_NODES) & (kept < views.num_nodes)
         return keep | ~cropped[views.node_view]
 
-    def apply(self, views: ViewBatch, params: CropParams) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: CropParams) -> ViewBatch:
         return F.crop_views(views, params.keep, self.recompute_pe, params.signs)
 
 

@@ -45,7 +45,7 @@ class AdaptiveEdgeDrop(Transform):
     def make_params(self, views: ViewBatch, rng: KeyedRandom) -> tuple:
         return drop_edges(views, rng, self.probabilities(views))
 
-    def apply(self, views: ViewBatch, params: tuple) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: tuple) -> ViewBatch:
         return F.with_edges(views, *params)
 
 
@@ -75,7 +75,7 @@ class AdaptiveFeatureMask(Transform):
     def make_params(self, views: ViewBatch, rng: KeyedRandom) -> np.ndarray:
         return rng.child("columns").uniform(views.k) < self.probabilities(views)
 
-    def apply(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
         return F.mask_columns(views, params)
 
 

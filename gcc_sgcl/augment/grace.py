@@ -46,7 +46,7 @@ class EdgeDrop(Transform):
     def make_params(self, views: ViewBatch, rng: KeyedRandom) -> tuple:
         return drop_edges(views, rng, [np.full(len(u), self.p) for u, _ in undirected_edge_lists(views)])
 
-    def apply(self, views: ViewBatch, params: tuple) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: tuple) -> ViewBatch:
         return F.with_edges(views, *params)
 
 
@@ -63,7 +63,7 @@ class FeatureMask(Transform):
     def make_params(self, views: ViewBatch, rng: KeyedRandom) -> np.ndarray:
         return (rng.child("columns").uniform(views.k) < self.p) & ~np.isnan(views.eigval)
 
-    def apply(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
         return F.mask_columns(views, params)
 
 

@@ -38,7 +38,7 @@ class NodeDrop(Transform):
         dropped = np.minimum(F.stochastic_count(self.ratio * n, rng.child("count").uniform()), n - 1)
         return F.random_keep(views, n - dropped, rng.child("nodes").ragged(n)), rng.child("pe")
 
-    def apply(self, views: ViewBatch, params: tuple[np.ndarray, KeyedRandom]) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: tuple[np.ndarray, KeyedRandom]) -> ViewBatch:
         keep, signs = params
         return F.crop_views(views, keep, True, signs)
 
@@ -70,7 +70,7 @@ class Subgraph(Transform):
             keep[ptr[b] + nodes] = True
         return keep, rng.child("pe")
 
-    def apply(self, views: ViewBatch, params: tuple[np.ndarray, KeyedRandom]) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: tuple[np.ndarray, KeyedRandom]) -> ViewBatch:
         keep, signs = params
         return F.crop_views(views, keep, True, signs)
 
@@ -104,7 +104,7 @@ class EdgePerturb(Transform):
         rows = np.array(rows, dtype=np.int64)
         return rows, edges, rng.child("pe").take(rows)
 
-    def apply(self, views: ViewBatch, params: tuple[np.ndarray, list, KeyedRandom]) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: tuple[np.ndarray, list, KeyedRandom]) -> ViewBatch:
         return F.with_edges(views, *params)
 
 
@@ -127,7 +127,7 @@ class AttributeMask(Transform):
         rank[order] = positions(n)
         return rank < np.repeat(count, n)
 
-    def apply(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
         mean = F.segment_sums(views.pe.astype(np.float64), views.num_nodes) / views.num_nodes[:, None]
         return views.replace(pe=np.where(params[:, None], mean[views.node_view].astype(np.float32), views.pe))
 

@@ -105,7 +105,7 @@ class Diffusion(Transform):
     def make_params(self, views: ViewBatch, rng: KeyedRandom) -> KeyedRandom:
         return rng.child("pe")
 
-    def apply(self, views: ViewBatch, params: KeyedRandom) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: KeyedRandom) -> ViewBatch:
         edges = []
         for b in range(len(views)):
             n = int(views.num_nodes[b])

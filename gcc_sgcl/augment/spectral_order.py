@@ -33,7 +33,7 @@ class Reorder(Transform):
     def make_params(self, views: ViewBatch, rng: KeyedRandom) -> np.ndarray:
         return rng.child("r").integers(1, self.r_max + 1)
 
-    def apply(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
         return F.permute_columns(views, F.reorder_permutations(views.eigval, params))
 
 
@@ -43,7 +43,7 @@ class RandomPermute(Transform):
     def make_params(self, views: ViewBatch, rng: KeyedRandom) -> np.ndarray:
         return rng.child("order").uniform(views.k)
 
-    def apply(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
         return F.permute_columns(views, F.valid_order(views.eigval, params))
 
 
@@ -62,5 +62,5 @@ class Mask(Transform):
     def make_params(self, views: ViewBatch, rng: KeyedRandom) -> np.ndarray:
         return rng.child("z").integers(0, self.max_masked + 1)
 
-    def apply(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
+    def transform(self, views: ViewBatch, params: np.ndarray) -> ViewBatch:
         return F.mask_columns(views, F.masked_columns(views.eigval, params))

@@ -21,7 +21,6 @@ from scipy.sparse.csgraph import connected_components
 from gcc_sgcl.augment.align import Align
 from gcc_sgcl.augment.base import Both, PairTransform, Split, Transform
 from gcc_sgcl.augment.crop import CROPS
-from gcc_sgcl.augment.pipeline import PairPipeline
 from gcc_sgcl.bench.sampler import pair_dataset
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import sampling_threads
@@ -187,7 +186,7 @@ def measure_effects(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batc
     out = {}
     for method in methods:
         ds = pair_dataset(graphs, method, batch_size * batches, seed)
-        if not isinstance(ds.pipeline, PairPipeline):  # GCC's plain pairs: nothing to measure
+        if ds.pipeline.filter is None and not ds.pipeline.steps:  # GCC's plain pairs: nothing to measure
             out[method] = Effects(pairs=batch_size * batches)
             continue
         crops = [_crops(s) for s in ds.pipeline.steps]

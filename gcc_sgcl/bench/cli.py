@@ -24,20 +24,11 @@ from gcc_sgcl.bench.memory import format_scale, measure_scale
 from gcc_sgcl.bench.pe import format_pe, measure_pe, rwr_subgraphs
 from gcc_sgcl.bench.sampler import format_sampler, measure_sampler
 from gcc_sgcl.bench.scaling import format_scaling, measure_scaling
-from gcc_sgcl.config import (
-    NON_NEGATIVE,
-    InputConfig,
-    SamplingConfig,
-    Settings,
-    add_arguments,
-    at_least,
-    default_of,
-    from_args,
-    setting,
-)
+from gcc_sgcl.config import InputConfig, SamplingConfig
 from gcc_sgcl.experiments import runtime
 from gcc_sgcl.experiments.runtime import RuntimeConfig
 from gcc_sgcl.sampling.dataset import limit_threads
+from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, default_of, from_args, setting
 
 
 BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment", "embed")

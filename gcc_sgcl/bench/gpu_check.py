@@ -23,7 +23,6 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from gcc_sgcl.config import NON_NEGATIVE, OneLineParser, add_arguments, at_least, from_args, setting
 from gcc_sgcl.contrastive import e2e_logits, info_nce
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
 from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
@@ -31,6 +30,7 @@ from gcc_sgcl.engine.threads import plan_threads
 from gcc_sgcl.models import build_encoder, model_path, to_model_input
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.dataset import NodeViewDataset, PretrainPairDataset, collate_pairs, sampling_threads, worker_init
+from gcc_sgcl.settings import NON_NEGATIVE, OneLineParser, add_arguments, at_least, from_args, setting
 
 SNAP = ("ca-grqc", "ca-hepth", "ca-hepph", "ca-condmat", "email-enron")
 # CUDA against the CPU, dropout off: unit-norm embeddings and the loss to 1e-4, each gradient tensor to 1e-3 of

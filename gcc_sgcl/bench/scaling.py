@@ -8,6 +8,7 @@ from typing import Sequence
 
 import dgl
 
+from gcc_sgcl.augment.pipeline import PairPipeline
 from gcc_sgcl.bench.pe import PEResult, measure_pe, rwr_subgraphs
 from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.sampling.dataset import PretrainPairDataset
@@ -31,7 +32,7 @@ def measure_scaling(
         sampling = dataclasses.replace(SamplingConfig(), rw_hops=h)
         pe = measure_pe(rwr_subgraphs(graphs, sampling, count, seed), sampling.positional_embedding_size, batch,
                         seed, repeats)
-        dataset = PretrainPairDataset(graphs, sampling, seed, count)
+        dataset = PretrainPairDataset(graphs, sampling, seed, count, PairPipeline())
         start = time.perf_counter()
         for lo in range(0, count, batch):
             dataset.__getitems__(range(lo, min(lo + batch, count)))

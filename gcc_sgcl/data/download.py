@@ -23,12 +23,13 @@ import requests
 from tqdm import tqdm
 
 from gcc_sgcl.cli import PlainHelpParser, user_errors
-from gcc_sgcl.config import InputConfig, Settings, add_arguments, from_args, setting
+from gcc_sgcl.config import InputConfig
 from gcc_sgcl.data.graphs import check_simple_undirected
 from gcc_sgcl.data.load import CountMismatchError, check_expected_counts, graphs_of, load_any, summarize
 from gcc_sgcl.data.paths import resolve_data_dir
 from gcc_sgcl.data.registry import DATASETS, RemoteFile, get_spec
 from gcc_sgcl.fileio import atomic_target, sha256_of
+from gcc_sgcl.settings import Settings, add_arguments, from_args, setting
 
 _CHUNK = 1 << 20
 

@@ -7,7 +7,7 @@ node's RWR view), graph datasets one row per graph (the whole graph), similarity
 followed by graph 2's. A row is the mean of the embeddings of several views (``--copies``): independent walks for
 a node, by default GCC's 2 on a registered benchmark dataset (GCC's ``generate.py`` and the results tables average
 two: GCC's workflow gives the tables' protocol as written) and 32 on a graph file (:data:`INFERENCE_COPIES`, the
-count the views study of ``docs/results.md`` chose; :func:`views_per_row`); copies of the graph with
+count the views study of ``docs/results.md`` chose; :meth:`ViewOptions.resolved`); copies of the graph with
 independently drawn eigenvector signs for a whole graph, 2 by default (:data:`GRAPH_COPIES`). A dataset
 given by path (a graph file, see :mod:`gcc_sgcl.data.files`) is written as ``<stem>.npy``, a single graph's with
 ``<stem>.ids.txt``: the original node id of each row, one per line. With ``--with-structural`` each row is joined to
@@ -23,90 +23,44 @@ summary line on stderr. The rows do not depend on the worker count. Under ``torc
 N -m gcc_sgcl.engine.generate ...``) each process embeds a contiguous share of the rows (the rows it would give
 alone) and rank 0 gathers them (gloo) and writes the one ``.npy``, ids file and record.
 
-Each ``<stem>.npy`` gets a record, ``<stem>.provenance.json`` (:func:`embeddings_record`): the checkpoint's sha256
-and step and whether its run had finished, the dataset's source (a registered name, or a path and the file's
-sha256) and the digest of its graphs, the views' settings and whether the rows are joined. The task commands read it
-(:func:`gcc_sgcl.tasks.common.check_provenance`). Every file is written through a temporary file, so a full disk
-leaves nothing half-written under a final name; an encoder that gives NaN or inf writes nothing.
+Each ``<stem>.npy`` gets a record, ``<stem>.provenance.json`` (:mod:`gcc_sgcl.engine.provenance`): the checkpoint's
+sha256 and step and whether its run had finished, the dataset's source (a registered name, or a path and the file's
+sha256) and the digest of its graphs, the views' settings (:class:`ViewOptions`) and whether the rows are joined. The
+task commands read it (:func:`~gcc_sgcl.engine.provenance.check_provenance`). Every file is written through a
+temporary file, so a full disk leaves nothing half-written under a final name; an encoder that gives NaN or inf
+writes nothing.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import functools
-import hashlib
-import json
 import resource
 import sys
 import time
 import warnings
-import zipfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy
 import torch
 from tqdm import tqdm
 
-import gcc_sgcl.sampling as sampling_package
-from gcc_sgcl.classical import STRUCTURAL, joined, structural_vector
-from gcc_sgcl.classical.structural import GRAPH_COLUMNS, NODE_COLUMNS
+from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.cli import PlainHelpParser, check_num_workers, check_writable_dir, user_errors
-from gcc_sgcl.config import (
-    NON_NEGATIVE,
-    VISIT_BUDGETS,
-    Config,
-    InputConfig,
-    SamplingConfig,
-    Settings,
-    add_arguments,
-    at_least,
-    from_args,
-    setting,
-    visit_budget_power,
-)
-from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
-from gcc_sgcl.data.graphs import graphs_digest
-from gcc_sgcl.data.kinds import DatasetKind
-from gcc_sgcl.data.paths import CACHE_ENV, resolve_cache_dir
+from gcc_sgcl.config import VISIT_BUDGETS, Config, InputConfig, SamplingConfig, visit_budget_power
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import Checkpoint, CheckpointError, load_weights, read_checkpoint
 from gcc_sgcl.engine.distributed import cleanup_distributed
+from gcc_sgcl.engine.provenance import UnfinishedRunWarning, embeddings_record, write_embeddings
 from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan, available_cores, model_threads
-from gcc_sgcl.fileio import atomic_target, folder_of, remove_stale_temporaries, sha256_of
+from gcc_sgcl.engine.views import (
+    GCC_COPIES, GRAPH_COPIES, INFERENCE_COPIES, LoadedDataset, Parts, ViewOptions, cached_views, view_sources,
+)
+from gcc_sgcl.fileio import folder_of
 from gcc_sgcl.models import GraphEncoder, build_encoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
-from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, all_views
-
-
-# GCC's generate.py averages the embeddings of a query and a key view: the results tables' protocol, whatever the
-# defaults below say.
-GCC_COPIES: int = 2
-# The default views per row of a node (generate.sh --copies on node and similarity datasets, embed_nodes(copies=...)):
-# the count the views study chose on 8 seeds (docs/results.md, "Inference views"; a test keeps the two equal).
-INFERENCE_COPIES: int = 32
-# The default for a whole graph (graph datasets, embed_graphs): GCC's, as the views study measured node columns only.
-GRAPH_COPIES: int = GCC_COPIES
-
-
-def views_per_row(per_graph: bool, copies: int | None = None, registered: bool = False) -> int:
-    """``copies``, or when not given the default of the kind of view: :data:`GRAPH_COPIES` for whole graphs
-    (``per_graph``); for a node's walks :data:`GCC_COPIES` on a ``registered`` benchmark dataset (so that GCC's
-    workflow, ``generate.sh <gpu> <run> usa_airport``, gives the tables' protocol as written) and
-    :data:`INFERENCE_COPIES` on the user's own graphs (files, the Python API), where the views study's count serves
-    best.
-
-    >>> views_per_row(per_graph=False), views_per_row(per_graph=True), views_per_row(False, copies=8)
-    (32, 2, 8)
-    >>> views_per_row(per_graph=False, registered=True)
-    2
-    """
-    if copies is not None:
-        return copies
-    return GRAPH_COPIES if per_graph else GCC_COPIES if registered else INFERENCE_COPIES
+from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, from_args, setting
 
 
 @dataclass
@@ -137,26 +91,16 @@ class GenerateConfig(Settings):
                                            "graphs): the '<method> ⊕ structural' rows of the results tables; the "
                                            "record says so and the task commands read them as they are")
 
-
-RECORD_SUFFIX = ".provenance.json"
-RECORD_FORMAT = 1  # raise when a field of :func:`embeddings_record` changes meaning
-
-
-class UnfinishedRunWarning(UserWarning):
-    """An encoder is loaded from a checkpoint taken before its run's last pre-training step."""
-
-
-LoadedDataset = NodeLabelData | GraphLabelData | SimilarityPairData
-
-Parts = list[list[ViewBatch]]
-"""A dataset's views: one entry per graph of the dataset kind (two for similarity pairs), each a list of
-``copies`` view batches of the same items."""
+    def views(self, sampling: SamplingConfig) -> ViewOptions:
+        """The options of the views of an encoder with the ``sampling`` settings (``copies`` None: each dataset's
+        default, :meth:`ViewOptions.resolved`)."""
+        return ViewOptions(sampling, self.seed, self.copies, self.visit_budget)
 
 
 def load_encoder_checkpoint(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config, Checkpoint]:
     """The query encoder (in eval mode), configuration and checkpoint of a run folder (or checkpoint file), what
     :func:`gcc_sgcl.load_encoder` wraps for users; warns
-    (:class:`UnfinishedRunWarning`) when the checkpoint is of a run whose pre-training has not reached its steps. A
+    (:class:`~gcc_sgcl.engine.provenance.UnfinishedRunWarning`) when the checkpoint is of a run whose pre-training has not reached its steps. A
     checkpoint that loads but does not fit (a field missing, weights of another architecture or shape) is a
     :class:`~gcc_sgcl.engine.checkpoint.CheckpointError` naming the file and the first mismatch."""
     checkpoint = read_checkpoint(load_path, device)
@@ -213,11 +157,13 @@ def embed_parts(model: GraphEncoder, parts: Sequence[ViewSource] | Parts | Seque
 
     Args:
         model: the encoder (eval mode).
-        parts: :class:`~gcc_sgcl.engine.stream.ViewSource` parts (:func:`view_sources`), streamed: views built chunk
-            by chunk beside the model, a running sum per row (:func:`~gcc_sgcl.engine.stream.streamed_rows`); or
-            built copies (:func:`cached_views`), or iterators of them (:func:`dataset_views`: each copy embedded as
-            it comes and dropped before the next is built), each copy's bar labelled with its number, and its part's
-            when there are several (``usa_airport view 3``, ``kdd_icdm graph 2 view 3``). Both give the same rows.
+        parts: :class:`~gcc_sgcl.engine.stream.ViewSource` parts (:func:`~gcc_sgcl.engine.views.view_sources`),
+            streamed: views built chunk by chunk beside the model, a running sum per row
+            (:func:`~gcc_sgcl.engine.stream.streamed_rows`); or built copies
+            (:func:`~gcc_sgcl.engine.views.cached_views`), or iterators of them
+            (:func:`~gcc_sgcl.engine.views.dataset_views`: each copy embedded as it comes and dropped before the next
+            is built), each copy's bar labelled with its number, and its part's when there are several
+            (``usa_airport view 3``, ``kdd_icdm graph 2 view 3``). Both give the same rows.
         batch_size: views per forward pass.
         desc: the progress bars' label.
         progress: show progress bars.
@@ -245,170 +191,6 @@ def _built_rows(model: GraphEncoder, parts: Parts | Sequence[Iterable[ViewBatch]
 
     labels = [f"{desc} graph {p + 1}" for p in range(len(parts))] if len(parts) > 1 else [desc]
     return np.concatenate([rows(copies, label) for copies, label in zip(parts, labels)]).astype(np.float32)
-
-
-def dataset_views(
-    name: str,
-    sampling: SamplingConfig,
-    data_dir: str | None = None,
-    seed: int = 0,
-    num_workers: int = 0,
-    progress: bool = True,
-    copies: int | None = None,
-    data: LoadedDataset | None = None,
-    visit_budget: str = "pretrain",
-) -> list[Iterator[ViewBatch]]:
-    """The views ``generate`` encodes for dataset ``name``: per part an iterator over its copies, each copy built
-    (batched; ``num_workers`` DataLoader workers) when the iteration reaches it, so that embedding them
-    (:func:`embed_parts`) holds one copy's views in memory at a time; each iterator can be read once (``list()`` it,
-    or use :func:`cached_views`, to reuse the views). Views depend on the sampling settings, ``seed``,
-    ``copies`` (default: :func:`views_per_row`'s for the dataset's kind) and (node views) ``visit_budget`` only, not on
-    the encoder, so a sweep over encoders can build them once (:func:`cached_views`). ``data`` is the dataset already
-    loaded (else it is loaded here)."""
-    data, kind = _embedded_data(name, data_dir, data)
-    copies = views_per_row(kind.per_graph, copies)
-    if copies < 1:
-        raise ValueError(f"copies must be >= 1, got {copies}")
-    graphs = kind.graphs(data)
-    if kind.per_graph:
-        makers = [lambda c: GraphViewDataset(graphs, sampling, seed, c)]
-    else:  # one part per graph, its rows one per node (similarity pairs: graph 1, then graph 2)
-        makers = [lambda c, g=g: NodeViewDataset(g, sampling, seed, c, visit_budget) for g in graphs]
-    labels = [f"views {name} graph {p + 1}" for p in range(len(makers))] if len(makers) > 1 else [f"views {name}"]
-    return [_copies(make, copies, num_workers, label, progress) for make, label in zip(makers, labels)]
-
-
-def view_sources(name: str, sampling: SamplingConfig, data_dir: str | None = None, seed: int = 0,
-                 copies: int | None = None, data: LoadedDataset | None = None,
-                 visit_budget: str = "pretrain") -> list[ViewSource]:
-    """The views of :func:`dataset_views` as :class:`~gcc_sgcl.engine.stream.ViewSource` parts, which
-    :func:`embed_parts` streams: nothing is built until the model asks for it, chunk by chunk.
-
-    Args:
-        name: a registered dataset or a graph file path.
-        sampling: the encoder's view settings.
-        data_dir: the data root (default ``$GCC_SGCL_DATA``).
-        seed: seed of the views.
-        copies: views per row (default :func:`views_per_row` of the dataset's kind).
-        data: the dataset already loaded (else loaded here).
-        visit_budget: the walks' budget rule of node views.
-    """
-    data, kind = _embedded_data(name, data_dir, data)
-    copies = views_per_row(kind.per_graph, copies)
-    graphs = kind.graphs(data)
-    if kind.per_graph:
-        return [ViewSource(GraphViewDataset(graphs, sampling, seed), np.arange(len(graphs)), copies)]
-    return [ViewSource(NodeViewDataset(g, sampling, seed, 0, visit_budget), np.arange(g.num_nodes()), copies)
-            for g in graphs]
-
-
-def _copies(make: Callable[[int], NodeViewDataset | GraphViewDataset], copies: int, num_workers: int, desc: str,
-            progress: bool) -> Iterator[ViewBatch]:
-    """The views of copies ``0..copies-1`` of ``make``, each built when the iteration reaches it."""
-    for c in range(copies):
-        yield all_views(make(c), num_workers, desc=f"{desc} {c + 1}/{copies}", progress=progress)
-
-
-def _check_embedded(kind: DatasetKind, name: str) -> DatasetKind:
-    if not kind.embedded:
-        raise ValueError(f"dataset {name!r} is a {kind.name} dataset; generate embeds node, graph or similarity "
-                         "datasets")
-    return kind
-
-
-def _embedded_data(name: str, data_dir: str | None, data: LoadedDataset | None) -> tuple[LoadedDataset, DatasetKind]:
-    """Dataset ``name`` (``data`` if already loaded) and its kind, refusing a kind ``generate`` does not embed (a
-    registered name before its files are read)."""
-    from gcc_sgcl.data import KINDS, dataset_kind, is_dataset_path, kind_of_data, load_any
-
-    if data is None and not is_dataset_path(name):
-        _check_embedded(KINDS[dataset_kind(name)], name)
-    data = load_any(name, data_dir) if data is None else data
-    return data, _check_embedded(kind_of_data(data), name)
-
-
-@functools.lru_cache(maxsize=None)
-def views_code_digest() -> str:
-    """SHA-256 of the code that builds views (the sampling package and this module) and of the numpy, scipy and
-    torch versions, part of the view cache's key: views cached by other code or libraries are never read back. (A
-    version number bumped by hand was once left alone when the walks' random streams changed, and rows scored on
-    2026-11-23 may have read views of older code from the cache; ``docs/reproducibility.md``.)"""
-    digest = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__} torch {torch.__version__}".encode())
-    for path in [*sorted(Path(sampling_package.__file__).parent.glob("*.py")), Path(__file__)]:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
-def cached_views(
-    name: str,
-    sampling: SamplingConfig,
-    data_dir: str | None = None,
-    seed: int = 0,
-    num_workers: int = 0,
-    progress: bool = True,
-    copies: int | None = None,
-    data: LoadedDataset | None = None,
-    visit_budget: str = "pretrain",
-) -> Parts:
-    """:func:`dataset_views`, stored as a ``.npz`` in the cache directory (``$GCC_SGCL_CACHE``) under the dataset's
-    name and a key made of its kind and graphs (:func:`~gcc_sgcl.data.graphs.graphs_digest`: a file edited, or
-    a data root holding other graphs under the same name, gets new views), the sampling settings, the seed, the
-    copies, the code that builds views (:func:`views_code_digest`) and, for node views, the visit budget, and read
-    back on later calls. ``data`` is the dataset already
-    loaded (else it is loaded here)."""
-    from gcc_sgcl.data import dataset_name
-
-    data, kind = _embedded_data(name, data_dir, data)
-    copies = views_per_row(kind.per_graph, copies)
-    fields = [kind.name, graphs_digest(kind.graphs(data)), dataclasses.asdict(sampling), seed, copies,
-              views_code_digest()]
-    if not kind.per_graph:  # whole-graph views have no walks
-        fields.append(visit_budget)
-    key = hashlib.sha256(json.dumps(fields).encode())
-    path = resolve_cache_dir() / "views" / f"{dataset_name(name)}-{key.hexdigest()[:16]}.npz"
-    if path.exists():
-        try:
-            return _read_views(path)
-        except (OSError, ValueError, EOFError, KeyError, IndexError, zipfile.BadZipFile) as error:
-            _notice(f"{path}: damaged view-cache entry ({_reason(error)}); rebuilding it")
-    parts = [list(part) for part in dataset_views(name, sampling, data_dir, seed, num_workers, progress, copies, data,
-                                                  visit_budget)]
-    try:
-        _write_views(path, parts)
-    except OSError as error:
-        _notice(f"{path}: cannot write the view cache (${CACHE_ENV}={path.parent.parent}: {_reason(error)}); going on "
-                f"without caching the views of {name}")
-    return parts
-
-
-def _read_views(path: Path) -> Parts:
-    """The views stored in the view-cache entry ``path`` (a truncated or foreign file raises)."""
-    with np.load(path) as stored:
-        arrays = dict(stored)
-    layout = arrays.pop("layout")
-    return [[ViewBatch.from_arrays(arrays, f"{p}_{c}_") for c in range(layout[p])] for p in range(len(layout))]
-
-
-def _write_views(path: Path, parts: Parts) -> None:
-    """Store ``parts`` as the view-cache entry ``path``, atomically."""
-    arrays = {f"{p}_{c}_{key}": value for p, part in enumerate(parts) for c, views in enumerate(part)
-              for key, value in views.to_arrays().items()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_target(path) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, layout=np.array([len(part) for part in parts]), **arrays)
-
-
-def _reason(error: BaseException) -> str:
-    """The first line of ``error``'s message (its OS reason when it has one)."""
-    text = getattr(error, "reason", None) or getattr(error, "strerror", None) or str(error).strip()
-    text = text or type(error).__name__
-    return text.splitlines()[0]
-
-
-def _notice(message: str) -> None:
-    """One line on stderr: a cache is an optimisation, so its trouble never stops a command."""
-    print(message, file=sys.stderr, flush=True)
 
 
 def generate(
@@ -453,35 +235,34 @@ def generate(
     for name, stem in zip(datasets, stems):
         data = loaded.pop(name, None)  # a path's data, read up front, is freed once written
         data = load_any(name, data_dir) if data is None else data
-        copies = views_per_row(kind_of_data(data).per_graph, g.copies, registered=not is_dataset_path(name))
-        emb = merged_rows(_dataset_rows(model, cfg, name, data, g, copies, progress, share), share)
+        views = g.views(cfg.sampling).resolved(kind_of_data(data).per_graph, registered=not is_dataset_path(name))
+        emb = merged_rows(_dataset_rows(model, name, data, views, g, progress, share), share)
         if emb is None:  # a rank other than 0: its rows went to rank 0, which writes them
             continue
         emb = joined_rows(emb, data) if g.with_structural else emb
         path = load_dir / f"{stem}.npy"
         check_finite_rows(emb, checkpoint.path, name, path)
-        written += write_embeddings(path, emb, getattr(data, "ids", None),
-                                    embeddings_record(checkpoint, cfg, name, data,
-                                                      dataclasses.replace(g, copies=copies)))
+        record = embeddings_record(checkpoint, cfg, name, data, views.record(), g.with_structural)
+        written += write_embeddings(path, emb, getattr(data, "ids", None), record)
     return written
 
 
-def _dataset_rows(model: GraphEncoder, cfg: Config, name: str, data: LoadedDataset, g: GenerateConfig, copies: int,
+def _dataset_rows(model: GraphEncoder, name: str, data: LoadedDataset, views: ViewOptions, g: GenerateConfig,
                   progress: bool, share: tuple[int, int]) -> np.ndarray:
-    """The encoder rows of dataset ``name`` (loaded as ``data``) with ``copies`` views per row, of this rank's
+    """The encoder rows of dataset ``name`` (loaded as ``data``) under the resolved ``views``, of this rank's
     ``share`` (:func:`~gcc_sgcl.engine.stream.share_of`): streamed, or from the view cache with ``g.cache_views``;
     with ``progress``, prints the summary line (quiet callers get none, as they get no bars)."""
     from gcc_sgcl.data import dataset_name
 
     started = clock()
-    parts = view_sources(name, cfg.sampling, None, g.seed, copies, data, g.visit_budget)
+    parts = view_sources(name, views, data=data)
     plan = stream_plan(model, parts, g.threads, g.num_workers, local_cores(share))
     if g.cache_views:  # built whole (to be stored), then embedded copy by copy
-        parts = cached_views(name, cfg.sampling, None, g.seed, plan.builders, progress, copies, data, g.visit_budget)
+        parts = cached_views(name, views, data=data, num_workers=plan.builders, progress=progress)
     emb = embed_parts(model, parts, g.batch_size, dataset_name(name), progress, plan, share)
     rank = f" (rank {share[0]} of {share[1]})" if share[1] > 1 else ""
     if progress:
-        print(summary_line(dataset_name(name) + rank, emb, copies, plan, started), file=sys.stderr, flush=True)
+        print(summary_line(dataset_name(name) + rank, emb, views.copies, plan, started), file=sys.stderr, flush=True)
     return emb
 
 
@@ -557,66 +338,6 @@ def joined_rows(emb: np.ndarray, data: LoadedDataset) -> np.ndarray:
 
     kind = kind_of_data(data)
     return joined(emb, structural_vector(kind.graphs(data), kind.per_graph))
-
-
-def write_embeddings(path: Path, emb: np.ndarray, ids: np.ndarray | None, record: dict) -> list[Path]:
-    """Write ``emb`` to ``path``, the ``ids`` of its rows (if any) to ``<stem>.ids.txt`` and ``record`` (completed
-    with the two files' sha256) to ``<stem>.provenance.json``, each through a temporary file; returns the paths.
-    The record comes last, and names the bytes of the files it describes, so a reader can tell when a file was
-    replaced without it."""
-    files = [path]
-    for output in (path, path.with_suffix(".ids.txt"), record_path(path)):
-        remove_stale_temporaries(output)  # of a killed generate
-    with atomic_target(path) as tmp, open(tmp, "wb") as f:
-        np.save(f, emb)
-    record = {**record, "embeddings": {"file": path.name, "sha256": sha256_of(path), "shape": list(emb.shape)},
-              "ids": None}
-    if ids is not None:
-        files.append(path.with_suffix(".ids.txt"))
-        with atomic_target(files[-1]) as tmp:
-            tmp.write_text("".join(f"{i}\n" for i in ids.tolist()))
-        record["ids"] = {"file": files[-1].name, "sha256": sha256_of(files[-1])}
-    files.append(record_path(path))
-    with atomic_target(files[-1]) as tmp:
-        tmp.write_text(json.dumps(record, indent=1) + "\n")
-    return files
-
-
-def record_path(embeddings: str | Path) -> Path:
-    """The record of the embeddings file ``<stem>.npy``: ``<stem>.provenance.json``.
-
-    >>> record_path("saved/run/usa_airport.npy").name
-    'usa_airport.provenance.json'
-    """
-    return Path(embeddings).with_suffix(RECORD_SUFFIX)
-
-
-def embeddings_record(checkpoint: Checkpoint, cfg: Config, name: str, data: LoadedDataset,
-                      settings: GenerateConfig) -> dict:
-    """Where the embeddings of dataset ``name`` (loaded as ``data``) come from: the encoder (checkpoint file and
-    sha256, step, steps, whether its run had finished), the dataset (``source`` ``"registered"`` with its name, or
-    ``"path"`` with the file and its sha256; the digest of its graphs, what the task commands compare) and the
-    views' settings; ``joined``: None, or for rows of ``settings.with_structural`` (:func:`joined_rows`) the vector
-    joined to the encoder's columns and the names of its columns, which follow them. :func:`write_embeddings` adds
-    the files' own digests."""
-    from gcc_sgcl.data import is_dataset_path, kind_of_data
-
-    step, steps = int(checkpoint.state["step"]), cfg.train.steps
-    source = {"source": "registered", "name": name}
-    if is_dataset_path(name):
-        file = Path(name).resolve()
-        source = {"source": "path", "path": str(file), "sha256": sha256_of(file) if file.is_file() else None}
-    kind = kind_of_data(data)
-    vector = GRAPH_COLUMNS if kind.per_graph else NODE_COLUMNS
-    return {
-        "format": RECORD_FORMAT,
-        "encoder": {"checkpoint": str(checkpoint.path.resolve()), "sha256": checkpoint.sha256, "step": step,
-                    "steps": steps, "finished": step >= steps, "method": cfg.method},
-        "dataset": {**source, "kind": kind.name, "graphs_sha256": graphs_digest(kind.graphs(data))},
-        "views": {"copies": settings.copies, "seed": settings.seed, "visit_budget": settings.visit_budget},
-        "joined": {"vector": STRUCTURAL, "encoder_columns": cfg.model.hidden_size, "vector_columns": list(vector)}
-        if settings.with_structural else None,
-    }
 
 
 def command_line() -> argparse.ArgumentParser:

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_embedding
 from gcc_sgcl.cli import check_writable_dir, user_errors
-from gcc_sgcl.config import Config, Settings, add_arguments, from_args, setting
+from gcc_sgcl.config import Config
 from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
@@ -51,8 +51,9 @@ from gcc_sgcl.engine.run_summary import PaceEstimate, pace_lines, run_summary
 from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
 from gcc_sgcl.gcc_compat import HELP as GCC_HELP, translate_pretrain
 from gcc_sgcl.models import build_encoder, to_model_input
-from gcc_sgcl.presets import config_from_args, current_name, pretrain_parser
+from gcc_sgcl.presets import PretrainParser, config_from_args, current_name
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, loader_batches, worker_init
+from gcc_sgcl.settings import Settings, from_args, setting
 
 _STEP_SEED_STRIDE = 1_000_003
 _RANK_SEED_STRIDE = 2**40  # above seed · _STEP_SEED_STRIDE + step for seeds below 10^6
@@ -89,14 +90,13 @@ def lr_factor(step: int, total: int, warmup_frac: float, decay_frac: float) -> f
 
 def build_pipeline(
     cfg: Config, graphs: list[dgl.DGLGraph], progress: bool = True
-) -> tuple[PairPipeline | None, list[np.ndarray] | None]:
-    """Pair pipeline and per-graph global embeddings E_t for ``cfg`` (``(None, None)`` for GCC's plain pairs).
+) -> tuple[PairPipeline, list[np.ndarray] | None]:
+    """Pair pipeline and per-graph global embeddings E_t for ``cfg`` (None when its pipeline needs none: GCC's
+    plain pairs are a pipeline without filter or steps).
 
     E_t has ``positional_embedding_size`` columns (alignment needs equal dimensions); it is a deterministic
     function of the graph (fixed solver seed 0) cached under ``<cache dir>/global_embeddings``.
     """
-    if not cfg.augmented():
-        return None, None
     pipeline = build_pair_pipeline(cfg.augment)
     if not pipeline.needs_global:
         return pipeline, None
@@ -439,11 +439,9 @@ class LaunchConfig(Settings):
 
 def command_parser() -> argparse.ArgumentParser:
     """Pre-training's parser with the command's own settings (:class:`LaunchConfig`) and GCC's flag spellings in its
-    help (:data:`~gcc_sgcl.gcc_compat.HELP`)."""
-    parser = pretrain_parser()
-    add_arguments(parser, LaunchConfig, title="launch")
-    parser.epilog = GCC_HELP
-    return parser
+    help (:data:`~gcc_sgcl.gcc_compat.HELP`), for every method's family (the parser rebuilt for ``--method``
+    keeps both)."""
+    return PretrainParser(extras=[(LaunchConfig, "launch")], epilog=GCC_HELP)
 
 
 def main(argv: list[str] | None = None) -> None:

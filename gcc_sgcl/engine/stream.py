@@ -27,7 +27,13 @@ from tqdm import tqdm
 from gcc_sgcl.engine.threads import ThreadPlan, model_threads, plan_threads
 from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
-from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset, sampling_threads, worker_init
+from gcc_sgcl.sampling.dataset import (
+    GraphViewDataset,
+    NodeViewDataset,
+    collate_views,
+    sampling_threads,
+    worker_init,
+)
 
 # Views per unit of work, rounded to a multiple of the batch size: large enough that a unit's fixed costs (a
 # DataLoader round trip, the batched eigh calls) stay small, small enough that a few units in flight take tens of
@@ -106,10 +112,6 @@ class UnitViews(torch.utils.data.Dataset):
         return self.sources[u.part].build(u.copy, slice(u.start, u.stop))
 
 
-def _keep(views: ViewBatch) -> ViewBatch:
-    return views
-
-
 def unit_views(sources: Sequence[ViewSource], units: Sequence[Unit], builders: int) -> Iterator[ViewBatch]:
     """The views of ``units`` in order: built by ``builders`` worker processes ahead of the caller (at most
     ``builders x PREFETCH`` units waiting), or in this process under one thread when ``builders`` is 0."""
@@ -121,7 +123,7 @@ def unit_views(sources: Sequence[ViewSource], units: Sequence[Unit], builders: i
             yield views
             del views  # before the next unit is built
         return
-    loader = torch.utils.data.DataLoader(dataset, batch_size=None, collate_fn=_keep, num_workers=builders,
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, collate_fn=collate_views, num_workers=builders,
                                          worker_init_fn=worker_init, prefetch_factor=PREFETCH)
     yield from loader
 

@@ -25,12 +25,13 @@ import dataclasses
 import sys
 
 from gcc_sgcl.cli import PlainHelpParser, user_errors
-from gcc_sgcl.config import InputConfig, add_arguments, from_args, given_flags
+from gcc_sgcl.config import InputConfig
 from gcc_sgcl.experiments.encoders import export_run, stash
 from gcc_sgcl.experiments.finetune_sweep import run_finetune
 from gcc_sgcl.experiments.frozen_sweep import run_sweep
 from gcc_sgcl.experiments.plan import Deadline, format_plan, parse_deadline, plan_finetune, plan_sweep
-from gcc_sgcl.experiments.report import build_report, chosen_sgcl
+from gcc_sgcl.experiments.report import build_report
+from gcc_sgcl.experiments.studies.selection import chosen_sgcl
 from gcc_sgcl.experiments.runtime import RuntimeConfig, run_runtime
 from gcc_sgcl.experiments.settings import (
     ChoiceConfig,
@@ -41,8 +42,8 @@ from gcc_sgcl.experiments.settings import (
     SweepConfig,
 )
 from gcc_sgcl.experiments.shipped import update_listing
-from gcc_sgcl.experiments.sweep import Sweep, expand_groups
-from gcc_sgcl.presets import derived_method
+from gcc_sgcl.experiments.sweep import Sweep, derived_method, expand_groups
+from gcc_sgcl.settings import add_arguments, from_args, given_flags
 from gcc_sgcl.tasks.finetune import FinetuneConfig
 from gcc_sgcl.tasks.graph_classification import SVC_PROTOCOLS
 

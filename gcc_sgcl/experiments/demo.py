@@ -15,22 +15,15 @@ from pathlib import Path
 import numpy as np
 
 from gcc_sgcl.cli import PlainHelpParser, user_errors
-from gcc_sgcl.config import (
-    MODES,
-    NON_NEGATIVE,
-    Settings,
-    TrainConfig,
-    add_arguments,
-    at_least,
-    default_of,
-    from_args,
-    setting,
-)
+from gcc_sgcl.config import MODES, TrainConfig
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
-from gcc_sgcl.engine.generate import GCC_COPIES, GenerateConfig, generate
+from gcc_sgcl.engine.generate import GenerateConfig, generate
+from gcc_sgcl.engine.views import GCC_COPIES
 from gcc_sgcl.engine.pretrain import pretrain
-from gcc_sgcl.tasks.common import TaskResult, append_results_csv, checked_embeddings, with_embeddings
+from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, default_of, from_args, setting
+from gcc_sgcl.tasks.embeddings import checked_embeddings
+from gcc_sgcl.tasks.records import TaskResult, append_results_csv, with_embeddings
 
 
 @dataclass

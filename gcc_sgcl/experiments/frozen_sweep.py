@@ -8,7 +8,7 @@ per-repetition scores and their summary, the per-λ2-quintile accuracy of classi
 configuration and the git commit. A combination whose rows are already in the store is skipped and a finished
 pre-training run is reused (an unfinished one resumes from its checkpoint), so an interrupted sweep picks up
 where it stopped. Views of the downstream datasets do not depend on the encoder; they are built once and
-cached (:func:`gcc_sgcl.engine.generate.cached_views`). Every encoder is evaluated on the same CV splits
+cached (:func:`gcc_sgcl.engine.views.cached_views`). Every encoder is evaluated on the same CV splits
 (``eval_seed``), so methods are compared on identical folds.
 
 With ``--with-structural`` every pre-trained encoder is also evaluated on its embedding joined to the
@@ -24,7 +24,6 @@ from typing import Any, Iterable
 import numpy as np
 from tqdm import tqdm
 
-from gcc_sgcl.config import default_of
 from gcc_sgcl.classical import STRUCTURAL, joined
 from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship
 from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
@@ -35,6 +34,7 @@ from gcc_sgcl.experiments.sweep import Admission, Job, Sweep, applicable, budget
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.connectivity import lambda2
+from gcc_sgcl.settings import default_of
 
 
 def pending(sweep: Sweep, store: RowStore, datasets: Iterable[str]) -> list[tuple[Job, dict[str, list[str]]]]:
@@ -61,7 +61,8 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
     pre-trained (if needed) and loaded once for all its datasets.
     """
     from gcc_sgcl.classical import embed_dataset
-    from gcc_sgcl.engine.generate import cached_views, embed_parts, load_encoder_checkpoint
+    from gcc_sgcl.engine.generate import embed_parts, load_encoder_checkpoint
+    from gcc_sgcl.engine.views import ViewOptions, cached_views
 
     store = RowStore(sweep.rows)
     commit, host = git_commit(), host_fingerprint()
@@ -94,8 +95,8 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
             copies = default_copies if classical else sweep.copies
             key = (name, repr(sampling), copies)  # views depend on the sampling settings (e.g. k), not the encoder
             if key not in views_of:
-                views_of[key] = cached_views(name, sampling, sweep.data_dir, 0, sweep.num_workers, progress=False,
-                                             copies=copies, data=data[name])
+                views_of[key] = cached_views(name, ViewOptions(sampling, 0, copies), sweep.data_dir, data=data[name],
+                                             num_workers=sweep.num_workers, progress=False)
             if name not in lambda2_of:
                 lambda2_of[name] = lambda2(views_of[key][0][0])
             start = time.time()

@@ -37,7 +37,7 @@ from gcc_sgcl.experiments.finetune_sweep import finetune_budget, pending_finetun
 from gcc_sgcl.experiments.frozen_sweep import pending
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.sweep import Job, Sweep
-from gcc_sgcl.tasks.common import forked_jobs
+from gcc_sgcl.tasks.cv import forked_jobs
 from gcc_sgcl.tasks.finetune import FinetuneConfig
 from gcc_sgcl.tasks.folds import CacheProgress, cache_folder, cache_progress
 

@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 from gcc_sgcl.cli import PlainHelpParser, user_errors  # noqa: E402
-from gcc_sgcl.config import Settings, add_arguments, from_args, setting  # noqa: E402
-from gcc_sgcl.experiments.render import save_figure  # noqa: E402
+from gcc_sgcl.experiments.studies.markdown import save_figure  # noqa: E402
+from gcc_sgcl.settings import Settings, add_arguments, from_args, setting
 
 
 @dataclass

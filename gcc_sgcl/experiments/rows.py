@@ -24,7 +24,7 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator
 import numpy as np
 
 from gcc_sgcl.fileio import atomic_target, sync_folder
-from gcc_sgcl.tasks.common import TaskResult
+from gcc_sgcl.tasks.records import TaskResult
 
 CLASSICAL_MODE = "none"
 """The mode of a training-free method's rows (no pre-training)."""

@@ -19,22 +19,13 @@ from datetime import datetime
 import numpy as np
 
 from gcc_sgcl.cli import PlainHelpParser, user_errors
-from gcc_sgcl.config import (
-    NON_NEGATIVE,
-    InputConfig,
-    Settings,
-    TrainConfig,
-    add_arguments,
-    at_least,
-    default_of,
-    from_args,
-    setting,
-)
+from gcc_sgcl.config import InputConfig, TrainConfig
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
 from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads
+from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, default_of, from_args, setting
 
 
 @dataclass

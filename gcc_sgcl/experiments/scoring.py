@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from gcc_sgcl.data import dataset_kind
-from gcc_sgcl.tasks.common import TaskResult
+from gcc_sgcl.tasks.records import TaskResult
 from gcc_sgcl.tasks.registry import TASKS
 from gcc_sgcl.tasks.settings import EvalConfig
 

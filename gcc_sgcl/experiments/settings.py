@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gcc_sgcl.config import MODES, NON_NEGATIVE, PROBABILITY, Settings, TrainConfig, at_least, default_of, setting
-from gcc_sgcl.engine.generate import GCC_COPIES
+from gcc_sgcl.config import MODES, TrainConfig
+from gcc_sgcl.engine.views import GCC_COPIES
+from gcc_sgcl.settings import NON_NEGATIVE, PROBABILITY, Settings, at_least, default_of, setting
 from gcc_sgcl.tasks.settings import EvalConfig
 
 

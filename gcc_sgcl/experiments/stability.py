@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import OneLineParser, Settings, add_arguments, at_least, from_args, setting
 from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.settings import OneLineParser, Settings, add_arguments, at_least, from_args, setting
 
 
 @dataclass
@@ -37,6 +37,8 @@ class StabilityConfig(Settings):
 
 
 FIELDS = ("encoder", "dataset", "copies", "nodes", "seed_distance", "numbering_distance", "seconds", "threads")
+"""The columns of ``stability.csv``; ``threads``: the embedding's model threads plus its view-building workers (its
+:attr:`~gcc_sgcl.api.Encoder.last_plan`; rows measured before streamed embedding hold the torch thread count)."""
 
 
 def relative_distance(a: np.ndarray, b: np.ndarray) -> float:
@@ -91,8 +93,10 @@ def measure(encoders: list[str], datasets: list[str], copies: list[int], data_di
             loaded[path] = load_encoder(path)
         graph = graphs[name]
         seed_d, order_d, seconds = stability(loaded[path], graph, c)
+        plan = loaded[path].last_plan  # the embedding's model threads and view builders
+        threads = plan.model + plan.builders if plan else torch.get_num_threads()
         rows = ordered(rows + [dict(zip(FIELDS, (Path(path).name, name, c, graph.num_nodes(), seed_d, order_d,
-                                                 seconds, torch.get_num_threads())))])
+                                                 seconds, threads)))])
         print(f"{Path(path).name} {name} copies={c}: seed {seed_d:.3f}, numbering {order_d:.3f}, "
               f"{seconds:.1f} s", flush=True)
         write(out, rows)

@@ -18,11 +18,11 @@ from gcc_sgcl.config import STAGES, Config
 from gcc_sgcl.classical import METHODS, STRUCTURAL
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
-from gcc_sgcl.experiments.analysis import HEATMAP_STAGES
+from gcc_sgcl.experiments.studies.pairs import HEATMAP_STAGES
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.experiments.settings import SweepConfig
-from gcc_sgcl.method import MethodSpec
-from gcc_sgcl.presets import LEAVE_ONE_OUT, canonical_name, make_config
+from gcc_sgcl.method import VARIANT_SETTINGS, MethodSpec
+from gcc_sgcl.presets import LEAVE_ONE_OUT, canonical_name, make_config, settings_read
 from gcc_sgcl.tasks.folds import cache_folder
 from gcc_sgcl.tasks.settings import EvalConfig
 
@@ -57,6 +57,24 @@ def expand_groups(bases: list[str]) -> list[str]:
             raise ValueError(f"unknown preset group {base!r}; groups: {', '.join('@' + g for g in PRESET_GROUPS)}")
         out += PRESET_GROUPS[base[1:]] if base.startswith("@") else [base]
     return out
+
+
+def derived_method(base: str, like: str, *settings: str) -> str:
+    """The canonical name of preset ``base`` with the bracketed settings of method ``like`` that ``base`` reads
+    (e.g. the tables' c for a method with SGCL's filter, nothing for one without), then ``settings`` (``name=value``):
+    how a sweep names the variants of its chosen ``sgcl`` without editing strings.
+
+    >>> derived_method("sgcl-no-crop", "sgcl[c=0.4]"), derived_method("sgcl-no-filter", "sgcl[c=0.4]")
+    ('sgcl-no-crop[c=0.4]', 'sgcl-no-filter')
+    >>> derived_method("sgcl", "sgcl[c=0.4]", "crop=random")
+    'sgcl[c=0.4,crop=random]'
+    """
+    spec = MethodSpec.parse(base)
+    reads = settings_read(spec.preset)
+    inherited = {name: value for name, value in MethodSpec.parse(like).settings
+                 if reads.get(VARIANT_SETTINGS[name][1], True)}
+    extra = MethodSpec.parse(f"{spec.preset}[{','.join(settings)}]").values if settings else {}
+    return str(MethodSpec.of(spec.preset, {**inherited, **spec.values, **extra}))
 
 
 def joined_name(method: str) -> str:

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from gcc_sgcl.config import AugmentConfig, default_of
+from gcc_sgcl.config import AugmentConfig
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.fileio import atomic_target
 from gcc_sgcl.method import MethodSpec
+from gcc_sgcl.settings import default_of
 
 BASELINE = "gcc"
 SGCL = "sgcl"
@@ -48,6 +49,17 @@ def evaluation_protocol(row: ResultRow) -> tuple:
 
 def _trained(row: ResultRow) -> bool:
     return row.mode != CLASSICAL_MODE and row.task != "runtime"
+
+
+def reads_c(method: str) -> bool:
+    """Whether ``method``'s views pass SGCL's similar/diverse filter, the one stage that reads ``c``.
+
+    >>> reads_c("sgcl"), reads_c("sgcl-crop+similar"), reads_c("sgcl-crop"), reads_c("graphcl")
+    (True, True, False, False)
+    """
+    from gcc_sgcl.presets import settings_read  # here: the presets import the augmentations (torch, DGL)
+
+    return settings_read(method)["c"]
 
 
 @dataclass(frozen=True)
@@ -99,8 +111,6 @@ class TableSpec:
         >>> [spec.label(m) for m in ("sgcl", "sgcl[c=0.4]", "sgcl[c=0.4] ⊕ structural", "sgcl-crop", "gcc")]
         ['sgcl[c=0.3]', 'sgcl', 'sgcl ⊕ structural', 'sgcl-crop', 'gcc']
         """
-        from gcc_sgcl.presets import reads_c  # here: the presets import the augmentations (torch, DGL)
-
         try:
             spec = MethodSpec.parse(method)
             filtered = reads_c(spec.preset)

@@ -9,10 +9,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gcc_sgcl.config import Config, ModelConfig, SamplingConfig, default_of
+from gcc_sgcl.config import Config, ModelConfig, SamplingConfig
 from gcc_sgcl.models.flat import FlatGraph, model_path
 from gcc_sgcl.models.gin import UnsupervisedGIN
 from gcc_sgcl.sampling.view import PE, SEED
+from gcc_sgcl.settings import default_of
 
 
 class GraphEncoder(nn.Module):

@@ -74,28 +74,13 @@ class ViewSampler:
 
 
 class PairSource(Protocol):
-    """What turns start nodes into (query, key) views: GCC's :func:`plain_pairs`, or an augmentation pipeline
-    (:class:`gcc_sgcl.augment.pipeline.PairPipeline`), which may filter walks and transform views."""
+    """What turns start nodes into (query, key) views: a pair pipeline (:class:`gcc_sgcl.augment.pipeline.PairPipeline`),
+    which may filter walks and transform views; GCC's plain pairs are ``PairPipeline()``, two independent RWR views
+    of each start node."""
 
     needs_global: bool
 
     def __call__(self, sampler: ViewSampler, starts: np.ndarray, rng: KeyedRandom) -> Pair: ...
-
-
-class _PlainPairs:
-    """GCC's pairs: two independent RWR views of each start node (the streams of an unfiltered pipeline)."""
-
-    needs_global = False
-
-    def __call__(self, sampler: ViewSampler, starts: np.ndarray, rng: KeyedRandom) -> Pair:
-        walks = rng.child("walks").child("try0")
-        return tuple(sampler.build(sampler.walk(starts, walks.child(side)), rng.child(side)) for side in ("q", "k"))
-
-    def __repr__(self) -> str:
-        return "plain_pairs"
-
-
-plain_pairs: PairSource = _PlainPairs()
 
 
 def limit_threads() -> None:
@@ -143,8 +128,8 @@ def loader_batches(loader: torch.utils.data.DataLoader) -> Iterator:
 class PretrainPairDataset(torch.utils.data.Dataset):
     """Query/key RWR views of start nodes drawn ∝ in-degree^0.75 over a corpus of graphs (GCC).
 
-    Index ``i`` is the ``i``-th sample of the whole run (step ``i // batch_size``). ``pipeline`` makes the pairs
-    (default :data:`plain_pairs`); ``global_embeddings`` (one array per graph) feed its filter and alignment.
+    Index ``i`` is the ``i``-th sample of the whole run (step ``i // batch_size``). ``pipeline`` makes the pairs;
+    ``global_embeddings`` (one array per graph) feed its filter and alignment.
     """
 
     def __init__(
@@ -153,12 +138,12 @@ class PretrainPairDataset(torch.utils.data.Dataset):
         sampling: SamplingConfig,
         seed: int,
         length: int,
-        pipeline: PairSource | None = None,
+        pipeline: PairSource,
         global_embeddings: Sequence[np.ndarray] | None = None,
     ) -> None:
         if not graphs:
             raise ValueError("pre-training corpus is empty")
-        self.pipeline = plain_pairs if pipeline is None else pipeline
+        self.pipeline = pipeline
         if self.pipeline.needs_global and global_embeddings is None:
             raise ValueError("the augmentation pipeline needs global embeddings (filter/align)")
         self.sampler = ViewSampler(graphs, sampling, global_embeddings)
@@ -251,8 +236,9 @@ def collate_pairs(pair: Pair) -> tuple[dgl.DGLGraph, dgl.DGLGraph]:
     return q.to_dgl(), k.to_dgl()
 
 
-def _keep(batch: ViewBatch) -> ViewBatch:
-    return batch
+def collate_views(views: ViewBatch) -> ViewBatch:
+    """DataLoader collate of a view dataset's batch: the views its ``__getitems__`` built, as they are."""
+    return views
 
 
 def all_views(
@@ -265,7 +251,7 @@ def all_views(
     """Every view of a view dataset, built ``chunk`` items at a time by ``num_workers`` DataLoader workers (in
     this process, single-threaded, when 0), with a progress bar."""
     loader = torch.utils.data.DataLoader(
-        dataset, batch_size=chunk, collate_fn=_keep, num_workers=num_workers, worker_init_fn=worker_init
+        dataset, batch_size=chunk, collate_fn=collate_views, num_workers=num_workers, worker_init_fn=worker_init
     )
     bar = tqdm(loader_batches(loader), total=len(loader), desc=desc, disable=not progress, unit="chunk")
     return concat(list(bar))

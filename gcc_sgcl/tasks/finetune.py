@@ -29,43 +29,25 @@ from typing import Sequence
 import dgl
 import numpy as np
 import torch
-from sklearn.metrics import accuracy_score, f1_score
 from torch import nn
 from tqdm import tqdm
 
 from gcc_sgcl.cli import PlainHelpParser, check_writable_dir, user_errors
-from gcc_sgcl.config import (
-    NON_NEGATIVE,
-    POSITIVE,
-    Config,
-    InputConfig,
-    Settings,
-    add_arguments,
-    at_least,
-    default_of,
-    from_args,
-    setting,
-)
+from gcc_sgcl.config import Config, InputConfig
 from gcc_sgcl.data.load import check_dataset_names, dataset_name
-from gcc_sgcl.engine.generate import cached_views, embed, load_encoder_checkpoint
+from gcc_sgcl.engine.generate import embed, load_encoder_checkpoint
+from gcc_sgcl.engine.views import ViewOptions, cached_views
 from gcc_sgcl.engine.threads import processes_line
 from gcc_sgcl.fileio import folder_of
 from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import copy_keys, limit_threads
 from gcc_sgcl.sampling.views import flip_signs, sign_draws
-from gcc_sgcl.tasks.common import (
-    RESULTS_FILE,
-    TaskResult,
-    append_results_csv,
-    check_results_csv,
-    class_labels,
-    cv_jobs,
-    fold_predictions,
-    forked_jobs,
-    repeated_stratified_folds,
-)
+from gcc_sgcl.settings import NON_NEGATIVE, POSITIVE, Settings, add_arguments, at_least, default_of, from_args, setting
+from gcc_sgcl.tasks.cv import class_labels, cv_jobs, fold_predictions, forked_jobs, repeated_stratified_folds
 from gcc_sgcl.tasks.folds import cache_folder, cache_meta
+from gcc_sgcl.tasks.records import RESULTS_FILE, TaskResult, append_results_csv, check_results_csv
+from gcc_sgcl.tasks.registry import FINETUNED_KINDS, TASKS
 from gcc_sgcl.tasks.settings import EvalConfig
 
 
@@ -98,11 +80,6 @@ class FinetuneConfig(Settings):
 
 FOLD_CACHE = "finetune-folds"  # the folder under a run's that keeps a fine-tuning's finished folds while it runs
 VERSION = 1  # raise when fine-tuning changes in a way its settings do not show (stored folds are then refitted)
-# dataset kind → (task name, metric name, sklearn scorer of (y_true, y_pred))
-TASKS = {
-    "node": ("node_classification_finetuned", "micro_f1", lambda y, p: f1_score(y, p, average="micro")),
-    "graph": ("graph_classification_finetuned", "accuracy", accuracy_score),
-}
 
 
 def finetune_lr(
@@ -147,7 +124,7 @@ def labelled_kind(name: str) -> str:
     from gcc_sgcl.data import dataset_kind
 
     kind = dataset_kind(name)
-    if kind not in TASKS:
+    if kind not in FINETUNED_KINDS:
         raise ValueError(f"dataset {name!r} is a {kind} dataset; fine-tuning needs labels (a node or graph dataset)")
     return kind
 
@@ -199,7 +176,7 @@ def build_views(
                          f"{kind}_classification task takes --labels)")
     limit_threads()
     built = 1 if kind == "graph" else copies
-    (views,) = cached_views(name, cfg.sampling, data_dir, seed, progress=progress, copies=built, data=data)
+    (views,) = cached_views(name, ViewOptions(cfg.sampling, seed, built), data_dir, data=data, progress=progress)
     return SignCopies(views[0], copies, seed) if kind == "graph" else views, class_labels(data.labels), kind
 
 
@@ -284,20 +261,20 @@ def finetune_cv(
     ``encoder`` (with its configuration ``cfg``) is never modified: each fold trains a deep copy plus a
     fresh ``nn.Linear(hidden, n_classes)`` head. Fold ``f``'s head initialisation, dropout and batch order
     derive from ``(settings.seed, f)`` only, so a fold's score does not depend on the folds run before it nor
-    on ``settings.jobs``, the processes fitting folds side by side (:func:`~gcc_sgcl.tasks.common.forked_map`).
+    on ``settings.jobs``, the processes fitting folds side by side (:func:`~gcc_sgcl.tasks.cv.forked_map`).
     With a ``cache`` folder, each fold's test predictions are kept in its sub-folder named by the dataset and a
-    digest of the settings until every fold is in (:func:`~gcc_sgcl.tasks.common.fold_predictions`), so a run
+    digest of the settings until every fold is in (:func:`~gcc_sgcl.tasks.cv.fold_predictions`), so a run
     killed part-way resumes at its missing folds, and runs at other settings go side by side. The stored folds
     are reused only for the same settings, training configuration, labels and splits, device kind, torch version
     and :data:`VERSION`, and the same frozen embeddings of the test views (the encoder's weights and the views).
     """
     ft = settings or FinetuneConfig()
     labels = class_labels(labels)
-    if kind not in TASKS:
-        raise ValueError(f"kind must be one of {sorted(TASKS)}, got {kind!r}")
+    if kind not in FINETUNED_KINDS:
+        raise ValueError(f"kind must be one of {sorted(FINETUNED_KINDS)}, got {kind!r}")
     if not len(views) or len(views[0]) != len(labels):
         raise ValueError(f"{len(views[0]) if len(views) else 0} views but {len(labels)} labels")
-    task, metric, score = TASKS[kind]
+    task = TASKS[kind]
     limit_threads()  # as pre-training and generate: batches of small graphs gain little from threads, lose a lot shared
     targets = np.unique(labels, return_inverse=True)[1]
     splits = repeated_stratified_folds(labels, ft.folds, 1, ft.seed)[0][:ft.max_folds]
@@ -328,11 +305,11 @@ def finetune_cv(
 
     fitted = fold_predictions(fold_predict, [len(test) for _, test in splits], jobs, folder, features, meta,
                               f"finetune {dataset}" if ft.progress else None)
-    scores = np.array([score(targets[test], f.predictions) for (_, test), f in zip(splits, fitted)])
+    scores = np.array([task.finetuned_score(targets[test], f.predictions) for (_, test), f in zip(splits, fitted)])
     return TaskResult(
-        task=task,
+        task=task.finetuned,
         dataset=dataset,
-        metric=metric,
+        metric=task.finetuned_metric,
         scores=scores,
         mean=float(scores.mean()),
         std=float(scores.std(ddof=1)) if len(scores) > 1 else 0.0,
@@ -385,7 +362,7 @@ def main(argv: list[str] | None = None) -> list[TaskResult]:
     where = from_args(InputConfig, a)
     with user_errors():
         settings = from_args(FinetuneConfig, a)
-        check_dataset_names(where.dataset, tuple(TASKS), "--dataset")
+        check_dataset_names(where.dataset, FINETUNED_KINDS, "--dataset")
         load_dir = check_writable_dir(folder_of(where.load_path), "--load-path")
         check_results_csv(load_dir / RESULTS_FILE)
         print(f"finetune  load_path={where.load_path}  {processes_line(cv_jobs(settings.jobs), settings.jobs)}")

@@ -1,5 +1,5 @@
 """Graph classification on frozen embeddings: RBF SVC, accuracy (GCC's ``svc_classify``), under the paper's
-protocol of repeated stratified k-fold CV with bootstrapped test folds (``common.cross_validated``).
+protocol of repeated stratified k-fold CV with bootstrapped test folds (``cv.cross_validated``).
 
     python -m gcc_sgcl.tasks.graph_classification --load-path saved/run --hidden 64 --dataset imdb-binary
 """
@@ -17,27 +17,13 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
-from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import InputConfig, from_args
 from gcc_sgcl.registry import Registry
-from gcc_sgcl.tasks.common import (
-    FitPredict,
-    TaskResult,
-    check_classes,
-    check_features,
-    check_rows,
-    checked_embeddings,
-    class_labels,
-    cross_validated,
-    labelled_rows,
-    labels_by_dataset,
-    load_embeddings,
-    run_datasets,
-    task_parser,
-    with_embeddings,
-)
+from gcc_sgcl.tasks.commands import classification_main, task_parser
+from gcc_sgcl.tasks.cv import FitPredict, check_features, class_labels, cross_validated
+from gcc_sgcl.tasks.embeddings import labelled_rows
 from gcc_sgcl.tasks.folds import cache_folder
-from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
+from gcc_sgcl.tasks.records import TaskResult
+from gcc_sgcl.tasks.settings import EvalConfig
 
 TASK = "graph_classification"
 C_GRID = (0.001, 0.01, 0.1, 1, 10, 100, 1000)
@@ -67,7 +53,7 @@ SVC_PROTOCOLS: Registry[SVCProtocol] = Registry("SVC protocol", {
 
 
 def svc_fit_predict(emb: np.ndarray, labels: np.ndarray, svc: str = "gcc", seed: int = 0) -> FitPredict:
-    """A :data:`~gcc_sgcl.tasks.common.FitPredict` of the RBF SVC protocol ``svc`` (:data:`SVC_PROTOCOLS`).
+    """A :data:`~gcc_sgcl.tasks.cv.FitPredict` of the RBF SVC protocol ``svc`` (:data:`SVC_PROTOCOLS`).
 
     The squared distances between all examples are computed once; each call builds the fold's RBF Gram
     matrix from them once and fits ``SVC(kernel="precomputed")``, so a C grid search reuses it for every C
@@ -106,7 +92,7 @@ def evaluate_graph_classification(
 ) -> TaskResult:
     """Accuracy of an RBF SVC (protocol ``svc`` of :data:`SVC_PROTOCOLS`, default GCC's C=100000 and gamma =
     1 / n_features), ``repeats`` x stratified ``folds``-fold CV with bootstrapped test folds (see
-    ``common.cross_validated``; ``scores`` holds one value per repetition). With a ``cache`` folder the
+    ``cv.cross_validated``; ``scores`` holds one value per repetition). With a ``cache`` folder the
     fold predictions are kept there until every fold is in, so a killed evaluation resumes at its missing folds.
 
     >>> rng = np.random.default_rng(0)
@@ -126,7 +112,7 @@ def evaluate_graph_classification(
 
 def graph_classification_under(emb: np.ndarray, labels: np.ndarray, dataset: str, p: EvalConfig) -> TaskResult:
     """:func:`evaluate_graph_classification` of ``dataset``'s labelled graphs (a ``-1`` label is unlabelled, see
-    :func:`~gcc_sgcl.tasks.common.labelled_rows`) under the protocol ``p``, its folds cached in the dataset's
+    :func:`~gcc_sgcl.tasks.embeddings.labelled_rows`) under the protocol ``p``, its folds cached in the dataset's
     sub-folder of ``p.fold_cache``."""
     emb, labels = labelled_rows(emb, labels, f"graphs of {dataset}")
     return evaluate_graph_classification(emb, labels, folds=p.folds, seed=p.seed, svc=p.svc, dataset=dataset,
@@ -135,34 +121,18 @@ def graph_classification_under(emb: np.ndarray, labels: np.ndarray, dataset: str
 
 
 def command_line() -> argparse.ArgumentParser:
-    """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
+    """The command line (:func:`~gcc_sgcl.tasks.commands.task_parser`)."""
     return task_parser(TASK, "Graph classification on saved embeddings (SVC, accuracy).", ("labels",),
                        ("folds", "repeats", "bootstrap", "seed", "svc", "jobs", "fold_cache"),
                        {"svc": SVC_PROTOCOLS})
 
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
-    """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset; ``loader`` defaults to the data layer's
-    ``load_graph_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graphs`` and
-    ``.labels``, ``-1`` for unlabelled graphs, which are not evaluated)."""
-    parser = command_line()
-    args = parser.parse_args(argv)
-    where, task, p = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args)
-    labels = labels_by_dataset(parser, where.dataset, task.labels)
-    kinds = ("graph",) if loader is None else ()  # a registered name of another kind is refused before any work
-    if loader is None:
-        from gcc_sgcl.data import load_graph_dataset as loader
-
-    def evaluate(name: str) -> list[TaskResult]:
-        emb = load_embeddings(where.load_path, name, task.hidden)
-        data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
-        check_classes(data.labels, labels.get(name, {}).get("labels", name))  # a --labels file by its name
-        check_rows(emb, where.load_path, name, len(data.graphs), f"graphs in {name}")
-        source = checked_embeddings(where.load_path, [(name, data.graphs)])
-        return with_embeddings([graph_classification_under(emb, data.labels, data.name, p)], source)
-
-    with user_errors():
-        return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds, p.jobs)
+    """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset
+    (:func:`~gcc_sgcl.tasks.commands.classification_main`); ``loader`` defaults to the data layer's
+    ``load_graph_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graphs`` and ``.labels``,
+    ``-1`` for unlabelled graphs, which are not evaluated)."""
+    return classification_main(command_line(), TASK, "graph", graph_classification_under, argv, loader)
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,5 @@
 """Node classification on frozen embeddings: logistic regression, micro-F1 (as GCC), under the paper's
-protocol of repeated stratified k-fold CV with bootstrapped test folds (``common.cross_validated``).
+protocol of repeated stratified k-fold CV with bootstrapped test folds (``cv.cross_validated``).
 
     python -m gcc_sgcl.tasks.node_classification --load-path saved/run --hidden 64 --dataset usa_airport
     python -m gcc_sgcl.tasks.node_classification --load-path saved/run --hidden 64 --dataset my.edgelist \
@@ -8,8 +8,6 @@ protocol of repeated stratified k-fold CV with bootstrapped test folds (``common
 from __future__ import annotations
 
 import argparse
-
-from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -18,28 +16,23 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 from sklearn.multiclass import OneVsRestClassifier
 
-from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import InputConfig, from_args
-from gcc_sgcl.tasks.common import (
-    TaskResult,
-    check_classes,
-    check_ids,
-    check_rows,
-    checked_embeddings,
-    class_labels,
-    cross_validated,
-    estimator_fit_predict,
-    labelled_rows,
-    labels_by_dataset,
-    load_embeddings,
-    run_datasets,
-    task_parser,
-    with_embeddings,
-)
+from gcc_sgcl.tasks.commands import classification_main, task_parser
+from gcc_sgcl.tasks.cv import class_labels, cross_validated, estimator_fit_predict
+from gcc_sgcl.tasks.embeddings import labelled_rows
 from gcc_sgcl.tasks.folds import cache_folder
-from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
+from gcc_sgcl.tasks.records import TaskResult
+from gcc_sgcl.tasks.settings import EvalConfig
 
 TASK = "node_classification"
+
+
+def micro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Micro-averaged F1 of the predictions ``y_pred`` of ``y_true`` (GCC's metric; accuracy for single-label data).
+
+    >>> float(micro_f1(np.array([0, 1, 1, 2]), np.array([0, 1, 2, 2])))
+    0.75
+    """
+    return f1_score(y_true, y_pred, average="micro")
 
 
 def evaluate_node_classification(
@@ -55,7 +48,7 @@ def evaluate_node_classification(
     cache: str | Path | None = None,
 ) -> TaskResult:
     """Micro-F1 of one-vs-rest logistic regression, ``repeats`` x stratified ``folds``-fold CV with
-    bootstrapped test folds (see ``common.cross_validated``; ``scores`` holds one value per repetition). With a
+    bootstrapped test folds (see ``cv.cross_validated``; ``scores`` holds one value per repetition). With a
     ``cache`` folder the fold predictions are kept there until every fold is in (a killed evaluation resumes).
 
     ``C=1000`` and one-vs-rest follow GCC (its ``TopKRanker`` predicts the top-1 class for single-label
@@ -72,14 +65,14 @@ def evaluate_node_classification(
     labels = class_labels(labels)
     return cross_validated(
         TASK, dataset, "micro_f1", estimator_fit_predict(estimator, np.asarray(emb), labels),
-        partial(f1_score, average="micro"), labels, f"one-vs-rest logistic regression C={C:g}",
+        micro_f1, labels, f"one-vs-rest logistic regression C={C:g}",
         folds=folds, repeats=repeats, bootstrap=bootstrap, seed=seed, jobs=jobs, cache=cache, features=emb,
     )
 
 
 def node_classification_under(emb: np.ndarray, labels: np.ndarray, dataset: str, p: EvalConfig) -> TaskResult:
     """:func:`evaluate_node_classification` of ``dataset``'s labelled nodes (a ``-1`` label is unlabelled, see
-    :func:`~gcc_sgcl.tasks.common.labelled_rows`) under the protocol ``p``, its folds cached in the dataset's
+    :func:`~gcc_sgcl.tasks.embeddings.labelled_rows`) under the protocol ``p``, its folds cached in the dataset's
     sub-folder of ``p.fold_cache``."""
     emb, labels = labelled_rows(emb, labels, f"nodes of {dataset}")
     return evaluate_node_classification(emb, labels, folds=p.folds, seed=p.seed, dataset=dataset, repeats=p.repeats,
@@ -87,34 +80,17 @@ def node_classification_under(emb: np.ndarray, labels: np.ndarray, dataset: str,
 
 
 def command_line() -> argparse.ArgumentParser:
-    """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
+    """The command line (:func:`~gcc_sgcl.tasks.commands.task_parser`)."""
     return task_parser(TASK, "Node classification on saved embeddings (logistic regression, micro-F1).",
                        ("labels",), ("folds", "repeats", "bootstrap", "seed", "jobs", "fold_cache"))
 
 
 def main(argv: Sequence[str] | None = None, loader: Callable | None = None) -> list[TaskResult]:
-    """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset; ``loader`` defaults to the data layer's
-    ``load_node_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graph``, ``.labels``,
-    ``-1`` for unlabelled nodes, which are not evaluated, and ``.ids`` or None)."""
-    parser = command_line()
-    args = parser.parse_args(argv)
-    where, task, p = from_args(InputConfig, args), from_args(TaskConfig, args), from_args(EvalConfig, args)
-    labels = labels_by_dataset(parser, where.dataset, task.labels)
-    kinds = ("node",) if loader is None else ()  # a registered name of another kind is refused before any work
-    if loader is None:
-        from gcc_sgcl.data import load_node_dataset as loader
-
-    def evaluate(name: str) -> list[TaskResult]:
-        emb = load_embeddings(where.load_path, name, task.hidden)
-        data = loader(name, data_dir=where.data_dir, **labels.get(name, {}))
-        check_classes(data.labels, labels.get(name, {}).get("labels", name))  # a --labels file by its name
-        check_rows(emb, where.load_path, name, data.graph.num_nodes(), f"nodes in {name}")
-        check_ids(where.load_path, name, getattr(data, "ids", None))
-        source = checked_embeddings(where.load_path, [(name, [data.graph])])
-        return with_embeddings([node_classification_under(emb, data.labels, data.name, p)], source)
-
-    with user_errors():
-        return run_datasets(TASK, where.load_path, where.dataset, evaluate, kinds, p.jobs)
+    """CLI: evaluate ``<load_path>/<dataset>.npy`` for each dataset
+    (:func:`~gcc_sgcl.tasks.commands.classification_main`); ``loader`` defaults to the data layer's
+    ``load_node_dataset(name, data_dir[, labels])`` (returns an object with ``.name``, ``.graph``, ``.labels``, ``-1``
+    for unlabelled nodes, which are not evaluated, and ``.ids`` or None)."""
+    return classification_main(command_line(), TASK, "node", node_classification_under, argv, loader)
 
 
 if __name__ == "__main__":

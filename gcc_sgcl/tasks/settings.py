@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gcc_sgcl.config import NON_NEGATIVE, Settings, at_least, setting
+from gcc_sgcl.settings import NON_NEGATIVE, Settings, at_least, setting
 
 
 @dataclass(frozen=True)

@@ -16,17 +16,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from gcc_sgcl.cli import user_errors
-from gcc_sgcl.config import InputConfig, from_args
-from gcc_sgcl.tasks.common import (
-    TaskResult,
-    check_ids,
-    check_rows,
-    checked_embeddings,
-    load_embeddings,
-    run_datasets,
-    task_parser,
-    with_embeddings,
-)
+from gcc_sgcl.config import InputConfig
+from gcc_sgcl.settings import from_args
+from gcc_sgcl.tasks.commands import run_datasets, task_parser
+from gcc_sgcl.tasks.embeddings import check_ids, check_rows, checked_embeddings, load_embeddings
+from gcc_sgcl.tasks.records import TaskResult, with_embeddings
 from gcc_sgcl.tasks.settings import EvalConfig, TaskConfig
 
 TASK = "similarity_search"
@@ -132,7 +126,7 @@ def evaluate_similarity_search(
 
 
 def command_line() -> argparse.ArgumentParser:
-    """The command line (:func:`~gcc_sgcl.tasks.common.task_parser`)."""
+    """The command line (:func:`~gcc_sgcl.tasks.commands.task_parser`)."""
     return task_parser(TASK, "Top-k similarity search on saved embeddings (HITS@k).", ("pairs", "ks"), ("seed",))
 
 

@@ -1,0 +1,167 @@
+"""SGCL − GCC against the pre-training budget: does a longer budget change a verdict of the tables?
+
+``bash scripts/reproduce.sh long`` pre-trains ``gcc`` and the tables' ``sgcl`` (E2E, the tables' batch and corpus)
+at 2× and 4× the table budget for seeds 0–2, each a complete schedule of its own (the learning rate's warm-up and
+decay depend on the total steps, so a checkpoint half-way through a long run is not the encoder a run of that
+length gives), and stores their rows apart (``long_budget.jsonl.gz`` beside the tables' rows). Per frozen column
+and budget: the mean SGCL − GCC over paired seeds with its 90 % Student-t interval, the table budget read on the
+same seeds as the longer ones.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from gcc_sgcl.experiments.rows import ResultRow, RowStore
+from gcc_sgcl.experiments.studies.cells import (
+    CLASSIFICATION, SIMILARITY, Column, Rows, SeedDifferences, seed_differences,
+)
+from gcc_sgcl.experiments.studies.markdown import (
+    READINGS, _pyplot, and_joined, count, interval_side, label, markdown_table, save_figure, write_csv,
+)
+from gcc_sgcl.experiments.tables import SGCL, TableSpec
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
+
+MODE = "e2e"
+
+
+def long_store(rows_path: Path) -> Path:
+    """The long-budget row store beside the tables' (``long_budget.jsonl.gz`` beside ``rows.jsonl.gz``)."""
+    return rows_path.with_name("long_budget.jsonl" + "".join(rows_path.suffixes[1:]))
+
+
+@dataclass(frozen=True)
+class BudgetDifference:
+    """SGCL − GCC on one frozen ``column`` at each pre-training budget (steps → seed differences)."""
+
+    column: Column
+    by_steps: dict[int, SeedDifferences]
+
+    def reading(self, steps: int) -> str | None:
+        """The verdict at ``steps`` (:data:`~gcc_sgcl.experiments.studies.markdown.READINGS`), ``None`` without rows."""
+        d = self.by_steps.get(steps)
+        return READINGS[interval_side(d.summary)] if d else None
+
+
+def budget_differences(table: Sequence[ResultRow], long: Sequence[ResultRow], spec: TableSpec,
+                       tasks: Sequence[str] = CLASSIFICATION + SIMILARITY) -> list[BudgetDifference]:
+    """SGCL − GCC per column of ``tasks`` at the table budget (``table``: the tables' rows) and at every budget of
+    the ``long`` rows (read by ``spec`` at their steps); the table budget keeps the seeds the longer budgets have.
+
+    >>> from gcc_sgcl.experiments.rows import ResultRow
+    >>> def row(method, steps, seed, mean):
+    ...     return ResultRow(method=method, mode="e2e", dataset="imdb-binary", task="graph_classification",
+    ...                      metric="accuracy", seed=seed, mean=mean, std=0.0, std_kind="cv", n=1, protocol="p",
+    ...                      steps=steps, batch_size=256, corpus="snap")
+    >>> spec = TableSpec(100, "snap", {"e2e": 256}, default_c=0.3, sgcl_c=0.4)
+    >>> table = [row(m, 100, s, v) for s in range(4) for m, v in (("gcc", 0.70), ("sgcl", 0.69 + 0.001 * s))]
+    >>> long = [row(m, 400, s, v) for s in range(3) for m, v in (("gcc", 0.70), ("sgcl[c=0.4]", 0.72 + 0.001 * s))]
+    >>> [(d.column.dataset, sorted(d.by_steps), d.reading(100), d.reading(400))
+    ...  for d in budget_differences(table, long, spec)]
+    [('imdb-binary', [100, 400], 'GCC ahead', 'SGCL ahead')]
+    """
+    steps = sorted({r.steps for r in long if r.mode == MODE and r.steps != spec.steps})
+    at = {s: Rows(dataclasses.replace(spec, steps=s).select(long)) for s in steps}
+    seeds = {r.seed for rows in at.values() for r in rows.rows if r.mode == MODE}
+    at[spec.steps] = Rows([r for r in table if not seeds or r.seed in seeds])
+    found: dict[Column, dict[int, SeedDifferences]] = {}
+    for s in sorted(at):
+        for d in seed_differences(at[s], SGCL, [MODE], tasks):
+            found.setdefault(d.column, {})[s] = d
+    return [BudgetDifference(c, by) for c, by in found.items() if len(by) > 1]
+
+
+def changes(items: Sequence[BudgetDifference], base: int, longest: int) -> tuple[list[str], list[str]]:
+    """The columns (labels) whose mean SGCL − GCC changes sign between ``base`` and ``longest`` steps, and those whose
+    verdict (interval above 0, below 0 or containing it) changes."""
+    both = [d for d in items if base in d.by_steps and longest in d.by_steps]
+    sign = [_name(d.column) for d in both
+            if (d.by_steps[base].summary.mean > 0) != (d.by_steps[longest].summary.mean > 0)]
+    verdict = [_name(d.column) for d in both if d.reading(base) != d.reading(longest)]
+    return sign, verdict
+
+
+def _name(c: Column) -> str:
+    return label(c.dataset) + ("" if c.metric == "accuracy" else f" {c.metric}")
+
+
+def budget_sentence(items: Sequence[BudgetDifference], base: int) -> str:
+    """One sentence: at the longest budget against ``base``, the columns whose sign and verdict change ('' without
+    longer budgets)."""
+    longest = max((s for d in items for s in d.by_steps), default=base)
+    if longest == base:
+        return ""
+    seeds = max((len(d.by_steps[longest].seeds) for d in items if longest in d.by_steps), default=0)
+    sign, verdict = changes(items, base, longest)
+    return (f"At {longest // base}× the table budget ({longest:,} steps, {count(seeds, 'paired seed')}), SGCL − GCC "
+            f"changes sign on {and_joined(sign) or 'no column'} and its verdict on {and_joined(verdict) or 'no column'}"
+            " against the table budget on the same seeds.")
+
+
+def _cell(d: SeedDifferences | None) -> str:
+    if d is None:
+        return "–"
+    s = d.summary
+    return f"{100 * s.mean:+.2f} [{100 * s.ci_low:+.2f}, {100 * s.ci_high:+.2f}] ({len(d.seeds)})"
+
+
+def budget_table(items: Sequence[BudgetDifference], csv_path: Path) -> str:
+    """The Markdown table (column × budget, mean SGCL − GCC in pp with its interval and seeds) and its CSV."""
+    steps = sorted({s for d in items for s in d.by_steps})
+    write_csv(csv_path, ["dataset", "task", "metric", "steps", "seeds", "mean", "ci_low", "ci_high"],
+              [[d.column.dataset, d.column.task, d.column.metric, s, len(x.seeds), x.summary.mean, x.summary.ci_low,
+                x.summary.ci_high] for d in items for s, x in sorted(d.by_steps.items())])
+    body = [[_name(d.column), *(_cell(d.by_steps.get(s)) for s in steps), d.reading(steps[-1]) or "–"] for d in items]
+    return markdown_table(["column", *(f"{s:,} steps" for s in steps), f"verdict at {steps[-1]:,}"], body)
+
+
+def plot_budgets(items: Sequence[BudgetDifference], png: Path) -> None:
+    """One panel per column: mean SGCL − GCC (pp) with its 90 % interval against the steps."""
+    plt = _pyplot()
+    cols = min(5, len(items))
+    rows = -(-len(items) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.2 * rows), squeeze=False, sharex=True)
+    for ax, d in zip(axes.flat, items):
+        steps = sorted(d.by_steps)
+        means = [100 * d.by_steps[s].summary.mean for s in steps]
+        low = [m - 100 * d.by_steps[s].summary.ci_low for m, s in zip(means, steps)]
+        high = [100 * d.by_steps[s].summary.ci_high - m for m, s in zip(means, steps)]
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.errorbar(steps, means, yerr=[low, high], fmt="o-", color="tab:blue", markersize=3, capsize=3)
+        ax.set_xscale("log", base=2)
+        ax.set_title(_name(d.column), fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(items):]:
+        ax.axis("off")
+    fig.supxlabel("pre-training steps", fontsize=8)
+    fig.supylabel("SGCL − GCC (pp)", fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, png)
+
+
+def read(t: Tables) -> list[BudgetDifference]:
+    """The study's differences for the tables ``t`` (none without a spec or long-budget rows)."""
+    long = RowStore(long_store(t.rows_path)).load()
+    return budget_differences(t.rows.rows, long, t.spec) if t.spec is not None and long else []
+
+
+def sections(t: Tables) -> list[str]:
+    """SGCL − GCC against the pre-training budget (E2E, frozen): figure, table and what changes."""
+    items = read(t)
+    head = ["## Longer budgets: SGCL − GCC against the pre-training steps (E2E, frozen)",
+            "Rows of `bash scripts/reproduce.sh long` (`docs/results/long_budget.jsonl.gz`): `gcc` and the tables' "
+            "`sgcl` pre-trained at 2× and 4× the table budget (same batch, corpus and evaluation), each budget a "
+            "complete schedule of its own, since the learning rate's warm-up and decay are set by the total steps. "
+            "Cells: mean SGCL − GCC in pp over the paired seeds, its 90 % Student-t interval and the seed count; "
+            "the table budget is read on the seeds the longer budgets have."]
+    if not items:
+        return head + ["_no long-budget rows yet_"]
+    png = t.folder / "long_budget.png"
+    plot_budgets(items, png)
+    return head + [f"![SGCL − GCC against the budget]({t.link(png)})",
+                   budget_table(items, t.folder / "long_budget.csv"),
+                   budget_sentence(items, t.spec.steps)]
