@@ -16,19 +16,10 @@ import numpy as np
 
 from gcc_sgcl.classical import METHODS, embed_dataset
 from gcc_sgcl.cli import PlainHelpParser, check_writable_dir, user_errors
-from gcc_sgcl.config import (
-    NON_NEGATIVE,
-    InputConfig,
-    ModelConfig,
-    Settings,
-    add_arguments,
-    at_least,
-    default_of,
-    from_args,
-    setting,
-)
+from gcc_sgcl.config import InputConfig, ModelConfig
 from gcc_sgcl.data import check_dataset_names, dataset_kind, dataset_name
 from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, default_of, from_args, setting
 
 
 @dataclass
