@@ -173,7 +173,7 @@ for stage in $stages; do
                names=$(variants "$sgcl" @singles @pairs) || exit 1  # the heat-map's cells at the tables' c
                mapfile -t heat <<< "$names"
                run run --methods "${heat[@]}" --seeds "${SEEDS2[@]}" --datasets "$HEAT" ;;
-    classical) run run --methods structural spectral prone graphwave wl-kernel graph2vec rolx panther random --seeds 0 \
+    classical) run run --methods structural spectral prone graphwave wl-kernel graph2vec rolx panther struc2vec random --seeds 0 \
                  --datasets "${ALL[@]}" ;;
     finetune)  sgcl=$(sgcl_method) || exit 1
                finetune gcc "$sgcl" --seeds "${SEEDS8[@]}" ;;

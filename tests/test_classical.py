@@ -184,7 +184,7 @@ def test_graphwave_rejects_hidden_not_a_multiple_of_four():
         graphwave.graphwave_embedding(_dgl(nx.path_graph(5)), 30)
 
 
-@pytest.mark.parametrize("method", ["prone", "graphwave", "rolx", "panther"])
+@pytest.mark.parametrize("method", ["prone", "graphwave", "rolx", "panther", "struc2vec"])
 def test_node_level_methods_reject_graph_datasets_naming_both(method):
     with pytest.raises(ValueError, match=f"'{method}'.*'synthetic-graphs'"):
         embed_dataset(method, "synthetic-graphs")
@@ -222,7 +222,7 @@ def test_cli_writes_one_row_per_node_graph_or_node_pair(tmp_path, capsys):
 
 def test_registry_names_the_methods_and_their_levels():
     assert set(METHODS) == {"structural", "spectral", "prone", "graphwave", "wl-kernel", "graph2vec", "rolx",
-                            "panther", "random"}
+                            "panther", "struc2vec", "random"}
     assert {name for name, m in METHODS.items() if m.graphs is not None} == {"structural", "spectral", "wl-kernel",
                                                                             "graph2vec", "random"}
     assert {name for name, m in METHODS.items() if m.nodes is None} == {"wl-kernel", "graph2vec"}

@@ -1,11 +1,12 @@
-"""The SGCL paper's task-specific baselines as training-free rows: WL subtree kernel, graph2vec, RolX, Panther++
-and Random, on small graphs whose right answers are known, and through embed_dataset on the synthetic datasets."""
+"""The SGCL paper's task-specific baselines as training-free rows: WL subtree kernel, graph2vec, RolX, Panther++,
+struc2vec and Random, on small graphs whose right answers are known, and through embed_dataset on the synthetic
+datasets."""
 import networkx as nx
 import numpy as np
 import pytest
 
 from gcc_sgcl.classical.common import adjacency
-from gcc_sgcl.classical import embed_dataset, graph2vec, panther, random_vectors, rolx, wl_kernel
+from gcc_sgcl.classical import embed_dataset, graph2vec, panther, random_vectors, rolx, struc2vec, wl_kernel
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset, load_similarity_dataset, simple_undirected_graph
 
 
@@ -95,6 +96,90 @@ def test_panther_vectors_hold_each_nodes_largest_similarities_in_decreasing_orde
     np.testing.assert_allclose(v[0], np.sort(s[0])[::-1][:8])
 
 
+def _reference_dtw(a, count_a, b, count_b):
+    d = np.full((len(a) + 1, len(b) + 1), np.inf)
+    d[0, 0] = 0.0
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = (max(a[i - 1], b[j - 1]) / min(a[i - 1], b[j - 1]) - 1) * max(count_a[i - 1], count_b[j - 1])
+            d[i, j] = cost + min(d[i - 1, j], d[i, j - 1], d[i - 1, j - 1])
+    return d[-1, -1]
+
+
+def test_struc2vec_batched_dtw_equals_the_plain_dynamic_programme_on_random_sequences():
+    rng = np.random.default_rng(0)
+    seqs = [(rng.integers(1, 30, size=m), rng.integers(1, 5, size=m)) for m in rng.integers(1, 12, size=24)]
+    ptr = np.concatenate([[0], np.cumsum([len(d) for d, _ in seqs])])
+    ring = (ptr, np.concatenate([d for d, _ in seqs]), np.concatenate([c for _, c in seqs]))
+    u, v = np.arange(0, 24, 2), np.arange(1, 24, 2)
+    got = struc2vec.ring_dtw(ring, u, v)
+    want = [_reference_dtw(*seqs[i], *seqs[j]) for i, j in zip(u, v)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_struc2vec_compressed_cost_weighs_the_degree_ratio_by_the_larger_count():
+    # (2, 3) against (6, 1): (6 / 2 - 1) * 3; a sequence against itself costs nothing
+    assert struc2vec.element_cost(np.array([2]), np.array([3]), np.array([6]), np.array([1])).tolist() == [6.0]
+    ring = (np.array([0, 2, 3]), np.array([1, 3, 2]), np.array([2, 1, 5]))  # node 0: 1 x2, 3 x1; node 1: 2 x5
+    # DTW matches (1, 2) and (3, 1) both with (2, 5): (2/1 - 1) * 5 + (3/2 - 1) * 5
+    assert struc2vec.ring_dtw(ring, np.array([0]), np.array([1])).tolist() == [7.5]
+
+
+def test_struc2vec_rings_hold_the_degrees_at_each_hop_distance():
+    g = nx.path_graph(5)  # degrees 1 2 2 2 1
+    ptr, degrees, counts = struc2vec.rings(adjacency(_dgl(g)), 3)[2]
+    assert degrees[ptr[0]:ptr[1]].tolist() == [2] and counts[ptr[0]:ptr[1]].tolist() == [1]
+    assert degrees[ptr[2]:ptr[3]].tolist() == [1] and counts[ptr[2]:ptr[3]].tolist() == [2]
+
+
+def test_struc2vec_candidates_are_the_nearest_in_degree_order():
+    deg = np.array([5, 1, 3, 1, 2, 4, 1, 1, 2])
+    pairs = struc2vec.candidate_pairs(deg)
+    order = np.lexsort((np.arange(9), deg))
+    rank = np.argsort(order)
+    gaps = np.abs(rank[pairs[:, 0]] - rank[pairs[:, 1]])
+    assert len(pairs) == sum(9 - j for j in range(1, 5)) and gaps.min() == 1 and gaps.max() == 4  # ⌈log2 9⌉
+
+
+def test_struc2vec_gives_equivalent_nodes_distance_zero_at_every_layer_and_a_hub_and_leaf_a_positive_one():
+    pairs, f = struc2vec.structural_distances(adjacency(_dgl(nx.star_graph(6))), 3)  # hub 0, leaves 1 … 6
+    leaves, hub = (pairs > 0).all(axis=1), (pairs == 0).any(axis=1)
+    assert leaves.any() and (f[leaves, :3] == 0).all() and np.isnan(f[:, 3]).all()  # no node sees 3 hops
+    assert hub.any() and (f[hub, 0] > 0).all() and (f[hub, 1] > f[hub, 0]).all() and np.isnan(f[hub, 2]).all()
+
+
+def test_struc2vec_puts_a_node_and_its_copy_in_another_graph_at_distance_zero():
+    g, order = nx.karate_club_graph(), np.random.default_rng(1).permutation(34)
+    union = nx.Graph(list(g.edges) + [(34 + int(order[a]), 34 + int(order[b])) for a, b in g.edges])
+    pairs, f = struc2vec.structural_distances(adjacency(_dgl(union)), 3)
+    twins = (pairs[:, 0] < 34) & (order[pairs[:, 0] % 34] + 34 == pairs[:, 1])  # v's copy: 34 + order[v]
+    twins |= (pairs[:, 1] < 34) & (order[pairs[:, 1] % 34] + 34 == pairs[:, 0])
+    assert twins.sum() >= 5 and not np.isnan(f[twins, 0]).any()
+    defined = ~np.isnan(f[twins])
+    assert (f[twins][defined] == 0).all() and (f[~twins][~np.isnan(f[~twins])] > 0).any()
+
+
+def _cosine(x, a, b):
+    return float(x[a] @ x[b] / np.linalg.norm(x[a]) / np.linalg.norm(x[b]))
+
+
+def test_struc2vec_rows_are_finite_reproducible_and_put_mirror_nodes_of_a_barbell_together():
+    g = nx.barbell_graph(8, 6)  # cliques 0-7 and 14-21 (7 and 14 hold the path 8-13); mirror: v <-> 21 - v
+    adj = adjacency(_dgl(g))
+    rows = struc2vec.struc2vec(adj, 16, np.random.default_rng(0), walks_per_node=40)
+    assert rows.shape == (22, 16) and rows.dtype == np.float32 and np.isfinite(rows).all()
+    np.testing.assert_array_equal(rows, struc2vec.struc2vec(adj, 16, np.random.default_rng(0), walks_per_node=40))
+    mirror = [_cosine(rows, v, 21 - v) for v in (8, 9, 10, 7)]  # path nodes and a bridge clique node
+    other = [_cosine(rows, 8, 10), _cosine(rows, 9, 0), _cosine(rows, 7, 10), _cosine(rows, 0, 9)]
+    assert min(mirror) > max(other) + 0.1
+
+
+def test_struc2vec_embeds_the_graphs_of_a_pair_together():
+    graphs = [_dgl(nx.karate_club_graph()), _dgl(nx.path_graph(6))]
+    rows = struc2vec.embed_nodes(graphs, 8, np.random.default_rng(0))
+    assert rows.shape == (40, 8) and np.isfinite(rows).all()
+
+
 def test_random_rows_depend_on_the_seed_only():
     graphs = [_dgl(nx.path_graph(4)), _dgl(nx.cycle_graph(5))]
     a = random_vectors.embed_nodes(graphs, 6, np.random.default_rng(1))
@@ -129,4 +214,6 @@ def test_the_sweep_skips_the_datasets_a_training_free_method_does_not_cover():
     assert not applicable("wl-kernel", "none", "synthetic-roles")
     assert not applicable("graph2vec", "none", "synthetic-similarity")
     assert applicable("rolx", "none", "synthetic-similarity") and not applicable("rolx", "none", "synthetic-graphs")
+    assert applicable("struc2vec", "none", "synthetic-similarity")
+    assert not applicable("struc2vec", "none", "synthetic-graphs")
     assert applicable("random", "none", "synthetic-roles") and applicable("random", "none", "synthetic-graphs")

@@ -11,9 +11,11 @@ Methods (:data:`METHODS`), one module each:
 - ``graph2vec`` — graph2vec (gensim's Doc2Vec on WL words), ``hidden`` columns, graphs only
 - ``rolx`` — RolX (Henderson et al. 2012) role memberships, as many columns as roles, nodes only
 - ``panther`` — Panther++ (Zhang et al. 2015) vectors, ``hidden`` columns, nodes only
+- ``struc2vec`` — struc2vec (Ribeiro et al. 2017) skip-gram vectors of structural walks, ``hidden`` columns, nodes
+  only
 - ``random`` — standard-normal rows, ``hidden`` columns, nodes and graphs
 
-The last five are the SGCL paper's task-specific baselines; their sources and parameters: ``docs/baselines.md``.
+The last six are the SGCL paper's task-specific baselines; their sources and parameters: ``docs/baselines.md``.
 
 Rows follow :mod:`gcc_sgcl.engine.generate`: one per node (node datasets), one per graph (graph datasets),
 graph_1's nodes then graph_2's (similarity datasets), so the task CLIs evaluate ``<dir>/<dataset>.npy``
@@ -33,7 +35,7 @@ import dgl
 import numpy as np
 
 from gcc_sgcl.classical import (
-    graph2vec, graphwave, panther, prone, random_vectors, rolx, spectral, structural, wl_kernel,
+    graph2vec, graphwave, panther, prone, random_vectors, rolx, spectral, struc2vec, structural, wl_kernel,
 )
 from gcc_sgcl.data import KINDS, dataset_kind, load_any
 from gcc_sgcl.registry import Registry
@@ -66,6 +68,7 @@ METHODS: Registry[Method] = Registry("training-free method", {
     "graph2vec": Method(None, graph2vec.embed_graphs, sized=True),
     "rolx": Method(rolx.embed_nodes),
     "panther": Method(panther.embed_nodes, sized=True),
+    "struc2vec": Method(struc2vec.embed_nodes, sized=True),
     "random": Method(random_vectors.embed_nodes, random_vectors.embed_graphs, sized=True),
 })
 

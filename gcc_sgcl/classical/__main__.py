@@ -29,8 +29,8 @@ class ClassicalConfig(Settings):
     method: str = setting(help="training-free method")
     out_dir: str = setting(help="folder to write <dataset>.npy (a path: <stem>.npy) to (created if missing)")
     hidden: int = setting(default_of(ModelConfig, "hidden_size"), "embedding size of the sized methods (prone, "
-                                                                  "graphwave, graph2vec, panther, random; the others "
-                                                                  "have fixed or data-chosen sizes)",
+                                                                  "graphwave, graph2vec, panther, struc2vec, random; "
+                                                                  "the others have fixed or data-chosen sizes)",
                                                                   valid=at_least(1))
     seed: int = setting(0, "seed of the numpy Generator of randomized methods", valid=NON_NEGATIVE)
 

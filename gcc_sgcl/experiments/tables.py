@@ -5,7 +5,7 @@ steps). The stored rows are never renamed: :meth:`TableSpec.select` returns the 
 of the table's budget evaluated under another protocol is an error, not outvoted.
 
 The budget comes from the learning curve (its last step count: the sweep trains the table encoders there, see
-:mod:`gcc_sgcl.experiments.budget`) or, without a curve, is the one budget of the trained rows; the spec is
+:mod:`gcc_sgcl.experiments.studies.budget`) or, without a curve, is the one budget of the trained rows; the spec is
 written beside the rows (``tables.json``) and printed in the report's provenance.
 """
 from __future__ import annotations
