@@ -29,7 +29,7 @@ _ROLES = re.compile(r":(?:class|func|meth|mod|data|attr|exc):`~?([^`]+)`")
 def plain_text(text: str) -> str:
     """Docstring markup as plain text for ``--help``: roles become their last name part, literals lose their quotes.
 
-    >>> plain_text("Embed with :func:`~gcc_sgcl.api.embed_nodes` (``--copies 2``); see :mod:`gcc_sgcl.tasks`.")
+    >>> plain_text("Embed with :meth:`~gcc_sgcl.api.Encoder.embed_nodes` (``--copies 2``); see :mod:`gcc_sgcl.tasks`.")
     'Embed with embed_nodes (--copies 2); see gcc_sgcl.tasks.'
     """
     text = _ROLES.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if "~" in m.group(0) else m.group(1), text)

@@ -3,7 +3,7 @@
 - ``memory``: peak RSS/PSS of the whole process tree while pre-training ``gcc`` with DataLoader workers on a
   generated 1 M-node power-law graph (:mod:`gcc_sgcl.data.powerlaw`), and the time to generate + train;
 - ``pe``: positional embeddings of RWR subgraphs — GCC's ARPACK reference vs the default per-view path vs the
-  batched path (:func:`gcc_sgcl.sampling.spectral.batched_eigen_features`);
+  batched path (:func:`gcc_sgcl.sampling.spectral.eigen_arrays`);
 - ``sampler``: pairs per second of ``PretrainPairDataset`` through a DataLoader per method and worker count;
 - ``runtime``: seconds per mini-batch per method (:mod:`gcc_sgcl.experiments.runtime`);
 - ``scaling``: positional-embedding and sampler cost for several ``rw_hops``;
