@@ -248,10 +248,6 @@ class AugmentConfig(Settings):
         """Probability that a view is cropped (the appendix's ``c_1 + ... + c_4``)."""
         return sum(p for _, p in self.crop_table)
 
-    def augments(self) -> bool:
-        """Whether a stage is on (GCC has none)."""
-        return any(getattr(self, f"use_{stage}") for stage in STAGES)
-
     @classmethod
     def only(cls, *stages: str, **overrides: Any) -> AugmentConfig:
         """Config with just ``stages`` (names from :data:`STAGES`) enabled.
@@ -445,10 +441,6 @@ class Config:
                 values["crop_table"] = tuple((tuple(box), float(p)) for box, p in values["crop_table"])
             groups[name] = klass(**values)
         return cls(method=d["method"], **groups)
-
-    def augmented(self) -> bool:
-        """Whether any augmentation is enabled: an SGCL stage or a baseline's (``gcc`` has none)."""
-        return not isinstance(self.augment, AugmentConfig) or self.augment.augments()
 
 
 # ---- the input settings every tool shares (each tool's own settings live beside it) ----

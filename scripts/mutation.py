@@ -148,18 +148,14 @@ MUTANTS = [
       "for t in range(1, self.t_max - 1):", AUGMENT),
     m("filter.tries-not-counted", "augment/filter.py", "            tries[pending] += 1\n", "", AUGMENT),
     m("pipeline.no-identity-share", PIPE, "rest = max(0.0, 1.0 - sum(p for _, p in choices))", "rest = 0.0", AUGMENT),
+    # GCC's plain pairs are this pipeline without filter or steps (PairPipeline()): the sampling tests read it too
     m("pipeline.same-walk-for-q-and-k", PIPE, 'child("try0").child(side)) for side in ("q", "k"))',
-      'child("try0").child("q")) for side in ("q", "k"))', AUGMENT),
+      'child("try0").child("q")) for side in ("q", "k"))', AUGMENT + SAMPLING),
     m("pipeline.same-signs-for-q-and-k", PIPE, 'k = sampler.build(sets_k, rng.child("k"), self.needs_global_rows)',
-      'k = sampler.build(sets_k, rng.child("q"), self.needs_global_rows)', AUGMENT),
+      'k = sampler.build(sets_k, rng.child("q"), self.needs_global_rows)', AUGMENT + SAMPLING),
     # sampling/: starts, walks, node sets, eigen-features, signs, keyed streams
     m("starts.degree-power-1", "sampling/dataset.py", "in_degree.astype(np.float64) ** 0.75",
       "in_degree.astype(np.float64) ** 1.0", SAMPLING),
-    # GCC's plain pairs are the pipeline without filter or steps (PairPipeline()): the sampling tests' view of it
-    m("plain.same-walk-for-q-and-k", PIPE, 'child("try0").child(side)) for side in ("q", "k"))',
-      'child("try0").child("q")) for side in ("q", "k"))', SAMPLING),
-    m("plain.same-signs-for-q-and-k", PIPE, 'k = sampler.build(sets_k, rng.child("k"), self.needs_global_rows)',
-      'k = sampler.build(sets_k, rng.child("q"), self.needs_global_rows)', SAMPLING),
     m("rwr.restart-complement", "sampling/rwr.py", "going_on = draws[:, 1] >= restart_prob",
       "going_on = draws[:, 1] < restart_prob", SAMPLING),
     m("rwr.first-neighbour-only", "sampling/rwr.py", "cur = indices[indptr[cur] + (draws[:, 0] * d).astype(np.int64)]",

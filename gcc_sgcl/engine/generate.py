@@ -2,18 +2,18 @@
 
 ``python -m gcc_sgcl.engine.generate --load-path saved/RUN --dataset usa_airport imdb-binary`` (flags:
 :class:`~gcc_sgcl.config.InputConfig`, :class:`GenerateConfig`); wrapped by
-``scripts/generate.sh <gpu> <load_path> <dataset...> [flags...]``. Node datasets get one row per node (the
-node's RWR view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes
-followed by graph 2's. A row is the mean of the embeddings of several views (``--copies``): independent walks for
-a node, by default GCC's 2 on a registered benchmark dataset (GCC's ``generate.py`` and the results tables average
-two: GCC's workflow gives the tables' protocol as written) and 32 on a graph file (:data:`INFERENCE_COPIES`, the
-count the views study of ``docs/results.md`` chose; :meth:`ViewOptions.resolved`); copies of the graph with
-independently drawn eigenvector signs for a whole graph, 2 by default (:data:`GRAPH_COPIES`). A dataset
-given by path (a graph file, see :mod:`gcc_sgcl.data.files`) is written as ``<stem>.npy``, a single graph's with
-``<stem>.ids.txt``: the original node id of each row, one per line. With ``--with-structural`` each row is joined to
-the training-free structural vector of its node or graph (:func:`joined_rows`), as the results tables'
-``<method> ⊕ structural`` rows: wider rows, which the record marks (its ``joined`` entry) and the task commands read
-as they are.
+``scripts/generate.sh <gpu> <load_path> <dataset...> [flags...]``. Node datasets get one row per node (the node's RWR
+view), graph datasets one row per graph (the whole graph), similarity datasets the rows of graph 1's nodes followed by
+graph 2's. A row is the mean of the embeddings of several views (``--copies``): independent walks for a node, by
+default GCC's 2 on a registered benchmark dataset (GCC's ``generate.py`` and the results tables average two: GCC's
+workflow gives the tables' protocol as written) and 32 on a graph file
+(:data:`~gcc_sgcl.engine.views.INFERENCE_COPIES`, the count the views study of ``docs/results.md`` chose;
+:meth:`~gcc_sgcl.engine.views.ViewOptions.resolved`); copies of the graph with independently drawn eigenvector signs
+for a whole graph, 2 by default (:data:`~gcc_sgcl.engine.views.GRAPH_COPIES`). A dataset given by path (a graph file,
+see :mod:`gcc_sgcl.data.files`) is written as ``<stem>.npy``, a single graph's with ``<stem>.ids.txt``: the original
+node id of each row, one per line. With ``--with-structural`` each row is joined to the training-free structural
+vector of its node or graph (:func:`joined_rows`), as the results tables' ``<method> ⊕ structural`` rows: wider rows,
+which the record marks (its ``joined`` entry) and the task commands read as they are.
 
 Views are streamed (:mod:`gcc_sgcl.engine.stream`): worker processes (``--num-workers``) build them chunk by chunk
 while the model (``--threads`` torch threads) encodes the previous chunk, and each row is a running sum over its
@@ -25,10 +25,10 @@ alone) and rank 0 gathers them (gloo) and writes the one ``.npy``, ids file and 
 
 Each ``<stem>.npy`` gets a record, ``<stem>.provenance.json`` (:mod:`gcc_sgcl.engine.provenance`): the checkpoint's
 sha256 and step and whether its run had finished, the dataset's source (a registered name, or a path and the file's
-sha256) and the digest of its graphs, the views' settings (:class:`ViewOptions`) and whether the rows are joined. The
-task commands read it (:func:`~gcc_sgcl.engine.provenance.check_provenance`). Every file is written through a
-temporary file, so a full disk leaves nothing half-written under a final name; an encoder that gives NaN or inf
-writes nothing.
+sha256) and the digest of its graphs, the views' settings (:class:`~gcc_sgcl.engine.views.ViewOptions`) and whether
+the rows are joined. The task commands read it (:func:`~gcc_sgcl.engine.provenance.check_provenance`). Every file is
+written through a temporary file, so a full disk leaves nothing half-written under a final name; an encoder that gives
+NaN or inf writes nothing.
 """
 from __future__ import annotations
 
@@ -93,15 +93,15 @@ class GenerateConfig(Settings):
 
     def views(self, sampling: SamplingConfig) -> ViewOptions:
         """The options of the views of an encoder with the ``sampling`` settings (``copies`` None: each dataset's
-        default, :meth:`ViewOptions.resolved`)."""
+        default, :meth:`~gcc_sgcl.engine.views.ViewOptions.resolved`)."""
         return ViewOptions(sampling, self.seed, self.copies, self.visit_budget)
 
 
 def load_encoder_checkpoint(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config, Checkpoint]:
     """The query encoder (in eval mode), configuration and checkpoint of a run folder (or checkpoint file), what
-    :func:`gcc_sgcl.load_encoder` wraps for users; warns
-    (:class:`~gcc_sgcl.engine.provenance.UnfinishedRunWarning`) when the checkpoint is of a run whose pre-training has not reached its steps. A
-    checkpoint that loads but does not fit (a field missing, weights of another architecture or shape) is a
+    :func:`gcc_sgcl.load_encoder` wraps for users; warns (:class:`~gcc_sgcl.engine.provenance.UnfinishedRunWarning`)
+    when the checkpoint is of a run whose pre-training has not reached its steps. A checkpoint that loads but does not
+    fit (a field missing, weights of another architecture or shape) is a
     :class:`~gcc_sgcl.engine.checkpoint.CheckpointError` naming the file and the first mismatch."""
     checkpoint = read_checkpoint(load_path, device)
     state = checkpoint.state
@@ -207,10 +207,10 @@ def generate(
     ``settings`` (default :class:`~gcc_sgcl.engine.generate.GenerateConfig`) sets the views' seed, copies, workers and
     visit budget, the batch size and whether the rows are joined to the structural vector (``with_structural``:
     :func:`joined_rows`); with ``cache_views`` the views are read from (or written to) the view cache
-    (:func:`cached_views`). Names, worker count, batch size, checkpoint (its fields, its weights' shapes, and that
-    they are finite) and output folder are checked, and datasets given by path read, before anything is embedded,
-    so a malformed file stops the run with nothing written. A dataset whose embedding holds NaN or inf stops the run
-    before its files are written (those of the datasets before it stay).
+    (:func:`~gcc_sgcl.engine.views.cached_views`). Names, worker count, batch size, checkpoint (its fields, its
+    weights' shapes, and that they are finite) and output folder are checked, and datasets given by path read, before
+    anything is embedded, so a malformed file stops the run with nothing written. A dataset whose embedding holds NaN
+    or inf stops the run before its files are written (those of the datasets before it stay).
     """
     from gcc_sgcl.data import dataset_name, is_dataset_path, kind_of_data, load_any
 

@@ -4,13 +4,8 @@ random analogue.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from gcc_sgcl.experiments.stats import min_wilcoxon_p
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, SWAPPED, Rows, score_grid, statistics
@@ -18,6 +13,9 @@ from gcc_sgcl.experiments.studies.markdown import grid_section, statistics_secti
 from gcc_sgcl.experiments.studies.pairs import CONTROLS, HEATMAP_STAGES
 from gcc_sgcl.experiments.tables import BASELINE, SGCL
 from gcc_sgcl.method import MethodSpec
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 ABLATION_METHODS = ("sgcl", *SWAPPED)
 
@@ -28,7 +26,7 @@ def sections(t: Tables) -> list[str]:
     rows, folder = t.rows, t.folder
     trained = rows.methods(classical=False)
     ablation = [BASELINE] + [m for m in ABLATION_METHODS + tuple(f"sgcl-{s}" for s in HEATMAP_STAGES + CONTROLS)
-                                if m in trained]
+                             if m in trained]
     return [
         "## Ablation: spectral crop / reorder against random analogues (E2E)",
         "As the appendix's ablation table: `sgcl[crop=random]` is `sgcl` (the tables' c) with its spectral crop "

@@ -7,22 +7,20 @@ family with the most distinct step counts, unless given); 0 steps is the untrain
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, Rows, cv_settings, seed_means
-from gcc_sgcl.experiments.studies.markdown import _pyplot, _save_panels, count, label, markdown_table, write_csv
+from gcc_sgcl.experiments.studies.markdown import pyplot, save_panels, count, label, markdown_table, write_csv
 from gcc_sgcl.experiments.tables import BASELINE, Budget, table_budget
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 
 def curves_section(curves: list[Curve], png: Path, csv_path: Path) -> str:
@@ -42,7 +40,7 @@ def curves_section(curves: list[Curve], png: Path, csv_path: Path) -> str:
 def plot_curves(curves: list[Curve], png: Path) -> None:
     """Score against pre-training steps (symmetric-log x axis, so 0 steps shows), one panel per column; bars are
     the curves' spreads (std over seeds, or one seed's std over its CV repetitions)."""
-    plt = _pyplot()
+    plt = pyplot()
     columns = list(dict.fromkeys((c.dataset, c.metric) for c in curves))
     fig, axes = plt.subplots(1, len(columns), figsize=(3.2 * len(columns), 3.2), squeeze=False)
     for ax, (dataset, metric) in zip(axes[0], columns):
@@ -53,7 +51,7 @@ def plot_curves(curves: list[Curve], png: Path) -> None:
         ax.set_xscale("symlog", linthresh=max(1, min((s for c in curves for s in c.steps if s > 0), default=1)))
         ax.set_title(f"{label(dataset)} {metric}", fontsize=9)
         ax.set_xlabel("pre-training steps")
-    _save_panels(plt, fig, axes, png)
+    save_panels(fig, axes, png)
 
 
 def budget_text(choice: BudgetChoice, changes: dict[int, Sequence[tuple[Curve, float]]], method: str = "gcc") -> str:
@@ -127,8 +125,9 @@ def fidelity_section(table: list[Fidelity], csv_path: Path, corpus: str, cv: lis
 
 
 def sections(t: Tables) -> list[str]:
-    """The sections of :func:`budget_study`'s ``study`` (learning curve, the rule's verdict, fidelity of
-    ``table``, the rows at the tables' budget); empty without a curve. Its ``sgcl`` is the plain preset (``default_c``)."""
+    """The budget study of ``t.study`` (:func:`budget_study`: learning curve, the rule's verdict) and the fidelity of
+    ``t.table`` (the rows at the tables' budget) to GCC's published numbers; empty without a curve. SGCL's curve is
+    the plain preset's, at ``t.default_c``."""
     study, table, folder, default_c = t.study, t.table, t.folder, t.default_c
     family, curves, choice, _ = study
     if choice is None or family is None:
@@ -148,8 +147,7 @@ def sections(t: Tables) -> list[str]:
     checked = fidelity(rows)
     if any(f.measured is not None for f in checked):
         parts += ["### Fidelity: GCC E2E at the table budget against GCC's published E2E numbers",
-                  fidelity_section(checked, folder / "fidelity.csv", family[1],
-                                      cv_settings(rows, CLASSIFICATION))]
+                  fidelity_section(checked, folder / "fidelity.csv", family[1], cv_settings(rows, CLASSIFICATION))]
     return parts
 
 

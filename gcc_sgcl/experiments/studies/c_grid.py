@@ -3,19 +3,17 @@ the tables' c from them (:func:`choose_c`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, Rows, c_of, c_variant, score_grid
 from gcc_sgcl.experiments.studies.markdown import grid_section
 from gcc_sgcl.experiments.tables import BASELINE, SGCL
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 
 @dataclass(frozen=True)
@@ -88,14 +86,14 @@ def c_choice_text(choice: CChoice, missing: Sequence[float] = ()) -> str:
 
 
 def sections(t: Tables) -> list[str]:
-    """The grid over SGCL's filter threshold ``c`` (the ``stored`` rows of the table the choice used: its seed, its columns,
-    every point named by its c) and which ``c`` the tables use (the default while the grid points ``missing`` lack
-    rows)."""
+    """The grid over SGCL's filter threshold ``c`` (the stored rows of the seed and columns ``t.choice`` used, every
+    point named by its c) and which ``c`` the tables use (the default while the grid points ``t.missing`` lack
+    rows); empty without a choice."""
     stored, spec, choice, folder, missing = t.stored, t.spec, t.choice, t.folder, t.missing
     if choice is None:
         return []
     used = Rows([r for r in spec.at_sgcl_c(None).select(stored)
-                    if r.seed == choice.seed and f"{r.dataset} {r.metric}" in choice.columns])
+                 if r.seed == choice.seed and f"{r.dataset} {r.metric}" in choice.columns])
     methods = [c_variant(c) for c in choice.scores]
     return ["## SGCL's filter threshold c (grid, E2E)",
             grid_section(*score_grid(used, ["e2e"], CLASSIFICATION, methods), folder / "c_grid.csv"),

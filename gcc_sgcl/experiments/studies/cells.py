@@ -75,12 +75,12 @@ class Rows:
     def datasets(self, tasks: Sequence[str]) -> list[str]:
         """Datasets that have rows of any of ``tasks``, in the papers' order (:data:`DATASET_LABELS`), then the
         others in first-seen order."""
-        return _paper_order(dict.fromkeys(r.dataset for r in self.rows if r.task in tasks), lambda d: d)
+        return paper_order(dict.fromkeys(r.dataset for r in self.rows if r.task in tasks), lambda d: d)
 
     def columns(self, tasks: Sequence[str]) -> list[tuple[str, str, str]]:
         """Every (dataset, task, metric) of ``tasks``, datasets in the papers' order (:meth:`datasets`), metrics
         in first-seen order."""
-        return _paper_order(dict.fromkeys((r.dataset, r.task, r.metric) for r in self.rows if r.task in tasks),
+        return paper_order(dict.fromkeys((r.dataset, r.task, r.metric) for r in self.rows if r.task in tasks),
                             lambda c: c[0])
 
     def methods(self, classical: bool | None = None) -> list[str]:
@@ -89,7 +89,7 @@ class Rows:
                                   if classical is None or (r.mode == CLASSICAL_MODE) == classical))
 
 
-def _paper_order(items: Iterable[T], dataset: Callable[[T], str]) -> list[T]:
+def paper_order(items: Iterable[T], dataset: Callable[[T], str]) -> list[T]:
     """``items`` stably sorted by their dataset's place in :data:`DATASET_LABELS` (unlisted datasets last)."""
     place = {name: i for i, name in enumerate(DATASET_LABELS)}
     return sorted(items, key=lambda item: place.get(dataset(item), len(place)))

@@ -4,13 +4,8 @@ SGCL against GCC (the headline per mode, seed by seed, the paper's three tests a
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -21,11 +16,14 @@ from gcc_sgcl.experiments.studies.cells import (
     paired, pooled, score_grid, seed_differences, seed_differences_of, seed_means, statistics,
 )
 from gcc_sgcl.experiments.studies.markdown import (
-    _p, count, grid_section, interval_side, label, seed_difference_parts, statistics_section,
+    p_text, count, grid_section, interval_side, label, seed_difference_parts, statistics_section,
 )
 from gcc_sgcl.experiments.studies.pairs import CONTROLS, HEATMAP_STAGES
 from gcc_sgcl.experiments.tables import BASELINE, SGCL
 from gcc_sgcl.method import MethodSpec
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 FLOOR_MIN_SEEDS = 3  # seeds a pre-trained method needs to stand against the training-free floor
 
@@ -193,7 +191,7 @@ def floor_lines(verdicts: list[FloorVerdict], floor: str = "the best training-fr
         f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}): best pre-trained `{v.best}` "
         f"({count(v.seeds, 'seed')}) {100 * v.score:.2f} {v.verdict} {floor} `{v.floor}` "
         f"{100 * v.floor_score:.2f}"
-        + (f" (Mann–Whitney p {_p(v.comparison.p_mannwhitney)}, Welch t p {_p(v.comparison.p_ttest)})."
+        + (f" (Mann–Whitney p {p_text(v.comparison.p_mannwhitney)}, Welch t p {p_text(v.comparison.p_ttest)})."
            if v.comparison is not None else " (one score on a side: untested).") for v in verdicts)
 
 
@@ -280,8 +278,7 @@ def sections(t: Tables) -> list[str]:
         "### SGCL against GCC",
         "\n\n".join(h for h in headlines if h),
         *seed_difference_parts(t),
-        statistics_section(statistics(rows, "sgcl", modes, CLASSIFICATION), "sgcl",
-                              t.folder / "statistics.csv"),
+        statistics_section(statistics(rows, "sgcl", modes, CLASSIFICATION), "sgcl", t.folder / "statistics.csv"),
         "Per-augmentation evidence (E2E, seed-paired mean differences to GCC, pp; the similar and diverse presets "
         "run at the `sgcl` row's c), on the datasets where a single-stage preset shares a seed with `gcc` "
         "(`scripts/reproduce.sh` evaluates them on the heat-map's dataset only):",

@@ -3,14 +3,9 @@ adds) and against ``gcc``, as a heat-map and a table, with a reading in words.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -19,11 +14,14 @@ from gcc_sgcl.experiments.studies.cells import (
     CLASSIFICATION, SIMILARITY, Column, Rows, SeedDifferences, seed_differences,
 )
 from gcc_sgcl.experiments.studies.markdown import (
-    _column_name, _interval_cell, count, interval_side, markdown_table, write_csv,
+    column_name, interval_cell, count, interval_side, markdown_table, write_csv,
 )
 from gcc_sgcl.experiments.studies.pairs import plot_heatmap
 from gcc_sgcl.experiments.tables import SGCL
 from gcc_sgcl.presets import LEAVE_ONE_OUT
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 
 @dataclass(frozen=True)
@@ -82,7 +80,7 @@ def leave_one_out_section(items: list[LeftOut], csv_path: Path) -> str:
     if not items:
         return "_no leave-one-out rows yet (`bash scripts/reproduce.sh loo`)_"
     modes = {_item_column_of(i).mode for i in items}
-    body = [[i.stage, _column_name(_item_column_of(i), modes), _interval_cell(i.adds), _interval_cell(i.against_gcc)]
+    body = [[i.stage, column_name(_item_column_of(i), modes), interval_cell(i.adds), interval_cell(i.against_gcc)]
             for i in items]
     return markdown_table(["left out", "column", "what the stage adds: sgcl − sgcl-no-<stage> (pp, seeds)",
                            "sgcl-no-<stage> − gcc (pp, seeds)"], body)
@@ -116,18 +114,18 @@ def leave_one_out_reading(items: list[LeftOut], sgcl_vs_gcc: list[SeedDifference
         found: dict[str, list[str]] = {}
         for i in items:
             if read(i.adds) == side:
-                found.setdefault(i.stage, []).append(f"{_column_name(i.adds.column, modes)} "
+                found.setdefault(i.stage, []).append(f"{column_name(i.adds.column, modes)} "
                                                      f"({100 * i.adds.summary.mean:+.2f})")
         return "; ".join(f"{stage}: {', '.join(columns)}" for stage, columns in found.items()) or "none"
 
     vs_gcc = {"interval above 0": "ahead of GCC", "interval contains 0": "no difference shown"}
     behind = [d.column for d in sgcl_vs_gcc if read(d) == "interval below 0"]
-    lifted = [f"sgcl-no-{i.stage} on {_column_name(i.against_gcc.column, modes)} "
+    lifted = [f"sgcl-no-{i.stage} on {column_name(i.against_gcc.column, modes)} "
               f"({100 * i.against_gcc.summary.mean:+.2f}, {vs_gcc[read(i.against_gcc)]})"
               for column in behind for i in items
               if i.against_gcc is not None and i.against_gcc.column == column and read(i.against_gcc) in vs_gcc]
     read_count = sum(bool(read(d)) for i in items for d in (i.adds, i.against_gcc))
-    where_behind = (f" Where `sgcl` is behind GCC ({', '.join(_column_name(c, modes) for c in behind)}), these "
+    where_behind = (f" Where `sgcl` is behind GCC ({', '.join(column_name(c, modes) for c in behind)}), these "
                     f"variants are not shown behind it: {'; '.join(lifted) or 'none'}." if behind else "")
     return (f"Read from the table (intervals over 2 or more paired seeds): a stage helps `sgcl` where its interval lies "
             f"above 0 — {stages_where('interval above 0')}; it costs `sgcl` where the interval lies below 0 — "
@@ -150,13 +148,13 @@ def plot_leave_one_out(items: list[LeftOut], png: Path) -> None:
     whose 90 % t-interval over its paired seeds excludes 0."""
     modes = {_item_column_of(i).mode for i in items}
     stages = list(dict.fromkeys(i.stage for i in items))
-    columns = list(dict.fromkeys(_column_name(_item_column_of(i), modes) for i in items))
+    columns = list(dict.fromkeys(column_name(_item_column_of(i), modes) for i in items))
     gain = np.full((len(stages), len(columns)), np.nan)
     marks = np.full(gain.shape, "", dtype=object)
     for i in items:
         if i.adds is None:
             continue
-        r, c = stages.index(i.stage), columns.index(_column_name(_item_column_of(i), modes))
+        r, c = stages.index(i.stage), columns.index(column_name(_item_column_of(i), modes))
         gain[r, c] = 100 * i.adds.summary.mean
         marks[r, c] = "*" if interval_side(i.adds.summary) in ("interval above 0", "interval below 0") else ""
     plot_heatmap(gain, marks, "what each stage adds: sgcl − sgcl-no-<stage> (* : 90 % interval excludes 0)", png,
@@ -188,6 +186,5 @@ def sections(t: Tables) -> list[str]:
             "(the same columns the c grid and the stages were judged on), so it explains the tables rather than "
             "predicting an unseen dataset; with 3 seeds only a large, consistent change excludes 0.",
             *picture, leave_one_out_section(items, folder / "leave_one_out.csv"),
-            *([leave_one_out_reading(items, seed_differences(rows, SGCL, ("e2e",),
-                                                                 CLASSIFICATION + SIMILARITY))] if items
-              else [])]
+            *([leave_one_out_reading(items, seed_differences(rows, SGCL, ("e2e",), CLASSIFICATION + SIMILARITY))]
+              if items else [])]

@@ -19,7 +19,7 @@ from gcc_sgcl.experiments.studies.cells import (
     CLASSIFICATION, SIMILARITY, Column, Rows, SeedDifferences, seed_differences,
 )
 from gcc_sgcl.experiments.studies.markdown import (
-    READINGS, _pyplot, and_joined, count, interval_side, label, markdown_table, save_figure, write_csv,
+    READINGS, pyplot, and_joined, count, interval_side, label, markdown_table, save_figure, write_csv,
 )
 from gcc_sgcl.experiments.tables import SGCL, TableSpec
 
@@ -121,7 +121,7 @@ def budget_table(items: Sequence[BudgetDifference], csv_path: Path) -> str:
 
 def plot_budgets(items: Sequence[BudgetDifference], png: Path) -> None:
     """One panel per column: mean SGCL − GCC (pp) with its 90 % interval against the steps."""
-    plt = _pyplot()
+    plt = pyplot()
     cols = min(5, len(items))
     rows = -(-len(items) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.2 * rows), squeeze=False, sharex=True)

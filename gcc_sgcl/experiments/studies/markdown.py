@@ -1,17 +1,13 @@
 """How the report's tables are written: Markdown tables and CSV files, figures, dataset labels, cells, score grids,
-the paper's statistics and the seed-by-seed SGCL − GCC section shared by several studies. They only format; no number
-is computed here beyond unit changes. A ``*_section``-style function writes its CSV and returns its Markdown.
+the paper's statistics and the seed-by-seed SGCL − GCC section shared by several studies. They format numbers the
+studies and :mod:`~gcc_sgcl.experiments.studies.cells` compute (``seed_difference_parts`` asks ``cells`` for
+them). A ``*_section``-style function writes its CSV and returns its Markdown.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 import csv
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -22,6 +18,9 @@ from gcc_sgcl.experiments.studies.cells import (
 )
 from gcc_sgcl.experiments.tables import FINETUNED, SGCL
 from gcc_sgcl.fileio import atomic_target
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 
 def label(dataset: str) -> str:
@@ -59,7 +58,7 @@ def save_figure(fig: Any, png: Path, dpi: int = 120) -> None:
     png.parent.mkdir(parents=True, exist_ok=True)
     with atomic_target(png) as tmp:
         fig.savefig(tmp, dpi=dpi, format="png")
-    _pyplot().close(fig)
+    pyplot().close(fig)
 
 
 def format_cell(c: Cell | None) -> str:
@@ -89,7 +88,12 @@ def grid_section(columns: list[Column], grid: list[GridRow], csv_path: Path, wit
     return markdown_table(["method", "max seeds"] + [column_title(c, with_metric) for c in columns], body)
 
 
-def _p(value: float | None) -> str:
+def p_text(value: float | None) -> str:
+    """A p-value as the tables print it (three significant digits; ``–`` when undefined).
+
+    >>> p_text(0.012345), p_text(None)
+    ('0.0123', '–')
+    """
     return "–" if value is None or not np.isfinite(value) else f"{value:.3g}"
 
 
@@ -106,8 +110,8 @@ def statistics_section(stats: list[Statistic], method: str, csv_path: Path, agai
         p = [c.p_wilcoxon, c.p_mannwhitney, c.p_ttest]
         body.append([label(s.column.dataset), s.column.mode, s.seeds, s.samples, f"{100 * s.mean:.2f}",
                      f"{100 * s.baseline:.2f}", f"{100 * (s.mean - s.baseline):+.2f}",
-                     f"[{100 * s.ci_low:.2f}, {100 * s.ci_high:.2f}]", *map(_p, p),
-                     marker(c, PAPER_ALPHA) or "no", loose_mark(c) or "no", _p(s.p_seed_means)])
+                     f"[{100 * s.ci_low:.2f}, {100 * s.ci_high:.2f}]", *map(p_text, p),
+                     marker(c, PAPER_ALPHA) or "no", loose_mark(c) or "no", p_text(s.p_seed_means)])
         flat.append([s.column.dataset, s.column.mode, s.column.metric, s.seeds, s.samples, s.mean, s.baseline,
                      s.mean - s.baseline, s.ci_low, s.ci_high, *p, s.p_seed_means])
     write_csv(csv_path, ["dataset", "mode", "metric", "seeds", "samples", method, against, "difference", "ci5",
@@ -135,7 +139,9 @@ def interval_side(summary: Summary) -> str:
     return "interval below 0" if summary.ci_high < 0 else "interval contains 0"
 
 
-def _column_name(c: Column, modes: set[str]) -> str:
+def column_name(c: Column, modes: set[str]) -> str:
+    """A column's label in running text: the dataset, its mode when ``modes`` holds several, its metric for
+    similarity search."""
     return (label(c.dataset) + (f" {c.mode.upper()}" if len(modes) > 1 else "")
             + (f" {c.metric}" if c.task in SIMILARITY else ""))
 
@@ -154,8 +160,8 @@ def seed_differences_section(items: list[SeedDifferences], method: str, png: Pat
     if not items:
         return "_no paired seeds_"
     modes = {d.column.mode for d in items}
-    plot_seed_differences(items, [_column_name(d.column, modes) for d in items], f"{method.upper()} − GCC", png)
-    body = [[_column_name(d.column, modes), len(d.seeds),
+    plot_seed_differences(items, [column_name(d.column, modes) for d in items], f"{method.upper()} − GCC", png)
+    body = [[column_name(d.column, modes), len(d.seeds),
              " ".join(f"{round(100 * v, 2) + 0.0:+.2f}" for v in d.differences),
              f"{100 * d.summary.mean:+.2f}",
              f"[{100 * d.summary.ci_low:+.2f}, {100 * d.summary.ci_high:+.2f}]" if len(d.seeds) > 1 else "–",
@@ -165,7 +171,7 @@ def seed_differences_section(items: list[SeedDifferences], method: str, png: Pat
                            "t-test p (seeds)"], body)
 
 
-def _interval_cell(d: SeedDifferences | None) -> str:
+def interval_cell(d: SeedDifferences | None) -> str:
     """``+0.52 [−0.31, +1.35] (3)`` in pp: the mean over paired seeds, its 90 % t-interval and the seed count."""
     if d is None:
         return "–"
@@ -175,7 +181,7 @@ def _interval_cell(d: SeedDifferences | None) -> str:
 
 def plot_seed_differences(items: list[SeedDifferences], names: list[str], title: str, png: Path) -> None:
     """One column per item: its seeds' differences as dots, their mean with its t-interval as a bar."""
-    plt = _pyplot()
+    plt = pyplot()
     png.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(items)), 3.4))
     ax.axhline(0.0, color="grey", linewidth=0.8)
@@ -193,7 +199,8 @@ def plot_seed_differences(items: list[SeedDifferences], names: list[str], title:
     save_figure(fig, png, dpi=120)
 
 
-def _pyplot():
+def pyplot():
+    """``matplotlib.pyplot`` on the file-only Agg backend (imported on first use: the report's tables need no plots)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -202,7 +209,7 @@ def _pyplot():
     return plt
 
 
-def _save_panels(plt: Any, fig: Any, axes: Any, png: Path) -> None:
+def save_panels(fig: Any, axes: Any, png: Path) -> None:
     """Finish a row of score panels (y label and legend on the first) and write it to ``png``."""
     axes[0][0].set_ylabel("score (%)")
     axes[0][0].legend(fontsize=8)

@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, Rows, paired, significance
-from gcc_sgcl.experiments.studies.markdown import _pyplot, markdown_table, save_figure, write_csv
+from gcc_sgcl.experiments.studies.markdown import pyplot, markdown_table, save_figure, write_csv
 from gcc_sgcl.experiments.tables import BASELINE
 from gcc_sgcl.presets import SINGLE_STAGES as PRESET_STAGES
 
@@ -83,7 +83,7 @@ def plot_heatmap(gain: np.ndarray, marks: np.ndarray, title: str, png: Path, row
                  size: tuple[float, float] = (6.4, 5.2)) -> None:
     """A diverging heat-map of ``gain`` (``rows`` × ``columns``, NaN cells blank) with the values and ``marks``
     written in; the colour bar reads ``unit``."""
-    plt = _pyplot()
+    plt = pyplot()
     png.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=size)
     bound = max(float(np.nanmax(np.abs(gain))) if np.isfinite(gain).any() else 1.0, 1e-9)

@@ -3,20 +3,18 @@ one of them has.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, SIMILARITY, Rows
 from gcc_sgcl.experiments.studies.markdown import markdown_table, write_csv
 from gcc_sgcl.experiments.tables import BASELINE, FINETUNED, RANDOM_INIT, SGCL
 from gcc_sgcl.method import MethodSpec
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Where the rows come from: the commits, machines and dates behind them, the tables' spec, and the
+"""Where the rows come from: the commits behind them, their budgets and recorded times, the tables' spec, and the
 evaluation protocols recorded in the rows.
 """
 from __future__ import annotations
@@ -93,7 +93,7 @@ def table_spec_line(spec: TableSpec | None) -> str:
 
 
 def sections(t: Tables) -> list[str]:
-    """Where the rows come from: commits, machines and dates, the tables' spec and the evaluation protocols."""
+    """Where the rows come from: commits, budgets and times, the tables' spec and the evaluation protocols."""
     return ["## Provenance", provenance_lines(provenance(t.stored)),
             table_spec_line(t.spec),
             "Evaluation protocols recorded in the rows:",

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +13,9 @@ import numpy as np
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, Rows
 from gcc_sgcl.experiments.studies.markdown import label, markdown_table, write_csv
 from gcc_sgcl.experiments.tables import BASELINE
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 
 @dataclass(frozen=True)

@@ -3,22 +3,19 @@ as a figure and a table with the seeds behind every rank.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, SIMILARITY, Rows
-from gcc_sgcl.experiments.studies.markdown import _pyplot, label, markdown_table, save_figure, write_csv
-from gcc_sgcl.method import MethodSpec
+from gcc_sgcl.experiments.studies.markdown import pyplot, label, markdown_table, save_figure, write_csv
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 RANK_MIN_SEEDS = 3  # seeds a pre-trained method needs on a column to be ranked there
 
@@ -130,7 +127,7 @@ def rank_section(test: RankTest, png: Path, csv_path: Path) -> str:
             for e in test.entrants for (d, t, m) in test.columns if (d, t, m) in e.ranks]
     flat += [[e.method, e.mode, "mean over datasets", "", "", "", e.mean_rank] for e in test.entrants]
     write_csv(csv_path, ["method", "mode", "dataset", "metric", "seeds", "mean_score", "rank"], flat)
-    plot_ranks(test, titles, png)
+    plot_ranks(test, png)
     body = []
     for e in test.entrants:
         cells = [f"{e.ranks[c][0]:g} ({e.ranks[c][1]})" if c in e.ranks else "–" for c in test.columns]
@@ -139,10 +136,10 @@ def rank_section(test: RankTest, png: Path, csv_path: Path) -> str:
     return markdown_table(["method", "mean rank", "datasets", *titles], body)
 
 
-def plot_ranks(test: RankTest, titles: Sequence[str], png: Path) -> None:
+def plot_ranks(test: RankTest, png: Path) -> None:
     """Each entrant's rank on every column (dots, coloured by task) and its mean rank (diamond), entrants top to
     bottom in the table's order; hollow diamonds: entrants ranked on some datasets only."""
-    plt = _pyplot()
+    plt = pyplot()
     names = [entrant_name(e.method, e.mode) for e in test.entrants]
     fig, ax = plt.subplots(figsize=(9.0, 0.34 * len(names) + 1.6))
     colours = {"node_classification": "tab:blue", "graph_classification": "tab:orange",
@@ -173,11 +170,11 @@ def plot_ranks(test: RankTest, titles: Sequence[str], png: Path) -> None:
 
 
 def sections(t: Tables) -> list[str]:
-    """The paper's rank test (its Fig. 3) on every frozen column: ``rank_test.png`` and its table; ``methods`` are
-    the tables' pre-trained rows (only the presets, unjoined, enter)."""
-    rows, modes, methods, folder = t.rows, t.modes, t.methods, t.folder
-    entrants = [m for m in methods if not MethodSpec.parse(m).joined and not MethodSpec.parse(m).settings]
-    test = rank_test(rows, modes, CLASSIFICATION + SIMILARITY, entrants)
+    """The paper's rank test (its Fig. 3) on every frozen column: ``rank_test.png`` and its table; the pre-trained
+    entrants are the tables' presets (:attr:`~gcc_sgcl.experiments.studies.selection.Tables.presets`: unjoined, no
+    bracketed settings)."""
+    rows, modes, folder = t.rows, t.modes, t.folder
+    test = rank_test(rows, modes, CLASSIFICATION + SIMILARITY, t.presets)
     png = folder / "rank_test.png"
     text = rank_section(test, png, folder / "rank_test.csv")
     return ["## Rank test (frozen encoders, every column)",

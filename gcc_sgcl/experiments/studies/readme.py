@@ -100,9 +100,9 @@ def stability_block(folder: Path) -> str:
     return f"{STABILITY_START}{stability_sentence(read_stability(folder / 'stability.csv'))}{STABILITY_END}"
 
 
-def update_readme(readme: str | Path, headline_block: str, stability: str) -> None:
+def update_readme(readme: str | Path, headline: str, stability: str) -> None:
     """Rewrite the README's generated blocks (:data:`HEADLINE_START` … :data:`HEADLINE_END`, :data:`STABILITY_START`
     … :data:`STABILITY_END`) by the given ones, through a temporary file; a README without a block's markers is an
     error naming it."""
-    replace_marked_blocks(readme, {(HEADLINE_START, HEADLINE_END): headline_block,
+    replace_marked_blocks(readme, {(HEADLINE_START, HEADLINE_END): headline,
                                    (STABILITY_START, STABILITY_END): stability})

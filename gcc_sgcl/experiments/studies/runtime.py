@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 from dataclasses import dataclass
 from pathlib import Path
 
 from gcc_sgcl.experiments.studies.cells import Rows
 from gcc_sgcl.experiments.studies.markdown import markdown_table, write_csv
 from gcc_sgcl.experiments.tables import BASELINE
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 
 @dataclass(frozen=True)

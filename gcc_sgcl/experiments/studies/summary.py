@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 from gcc_sgcl.experiments.stats import fdr_adjusted
 from gcc_sgcl.experiments.studies.cells import SeedDifferences
-from gcc_sgcl.experiments.studies.markdown import _column_name, count, interval_side
+from gcc_sgcl.experiments.studies.markdown import column_name, count, interval_side
 
 FDR_Q = 0.10  # the false discovery rate of the opening verdict's multiplicity-adjusted columns (the intervals' 90 %)
 
@@ -39,7 +39,7 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
         modes = {d.column.mode for d in items}
 
         def listed(found: list[SeedDifferences]) -> str:
-            return ", ".join(f"{_column_name(d.column, modes)} ({100 * d.summary.mean:+.2f} pp)"
+            return ", ".join(f"{column_name(d.column, modes)} ({100 * d.summary.mean:+.2f} pp)"
                              for d in found) or "no column"
 
         sides = [interval_side(d.summary) for d in items]
@@ -48,7 +48,7 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
             return [d for d, s in zip(items, sides) if s == side]
 
         ahead, behind, within = on("interval above 0"), on("interval below 0"), on("interval contains 0")
-        single = [_column_name(d.column, modes) for d in on("one seed, no interval")]
+        single = [column_name(d.column, modes) for d in on("one seed, no interval")]
         seeds = sorted({len(d.seeds) for d in items})
         span = f"{seeds[0]}–{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
         adjusted = fdr_adjusted([d.p for d in items])

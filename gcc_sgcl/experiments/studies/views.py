@@ -3,28 +3,26 @@ views averaged per embedding row, the rule choosing the default, and how re-scor
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gcc_sgcl.experiments.studies.selection import Tables
-
 import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from gcc_sgcl.engine.views import INFERENCE_COPIES
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.experiments.stats import Summary, summarize
-from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, SIMILARITY, _paper_order, seed_differences_of
+from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, SIMILARITY, paper_order, seed_differences_of
 from gcc_sgcl.experiments.studies.markdown import (
-    READINGS, _pyplot, _save_panels, and_joined, interval_side, label, markdown_table, write_csv,
+    READINGS, pyplot, save_panels, and_joined, interval_side, label, markdown_table, write_csv,
 )
 from gcc_sgcl.experiments.tables import BASELINE, SGCL
 from gcc_sgcl.method import MethodSpec
+
+if TYPE_CHECKING:
+    from gcc_sgcl.experiments.studies.selection import Tables
 
 
 @dataclass(frozen=True)
@@ -63,7 +61,7 @@ def views_study(rows: Sequence[ResultRow], method: str = SGCL) -> list[ViewsPoin
         points.append(ViewsPoint(dataset, metric, copies, {m: float(np.mean(list(s.values()))) for m, s in
                                                           scores.items()}, {m: len(s) for m, s in scores.items()},
                                  summarize(list(diffs.values()), interval="t") if diffs else None))
-    return _paper_order(points, lambda p: p.dataset)
+    return paper_order(points, lambda p: p.dataset)
 
 
 VIEWS_MIN_SEEDS = 8  # paired seeds every point of the choosing columns needs before the rule decides
@@ -231,7 +229,7 @@ def views_choice_lines(choice: ViewsChoice, default: int, method: str = "sgcl") 
 
 def plot_views(points: list[ViewsPoint], png: Path, method: str = "sgcl") -> None:
     """Mean score over seeds against the inference views averaged per row, one panel per column."""
-    plt = _pyplot()
+    plt = pyplot()
     columns = list(dict.fromkeys((p.dataset, p.metric) for p in points))
     fig, axes = plt.subplots(1, len(columns), figsize=(3.0 * len(columns), 3.0), squeeze=False)
     for ax, (dataset, metric) in zip(axes[0], columns):
@@ -241,7 +239,7 @@ def plot_views(points: list[ViewsPoint], png: Path, method: str = "sgcl") -> Non
         ax.set_xscale("log", base=2)
         ax.set_title(f"{label(dataset)} {metric}", fontsize=9)
         ax.set_xlabel("inference views")
-    _save_panels(plt, fig, axes, png)
+    save_panels(fig, axes, png)
 
 
 def rescored_lines(pairs: list[tuple[ResultRow, ResultRow]]) -> str:

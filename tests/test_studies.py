@@ -1,5 +1,5 @@
-"""The report's analysis and budget functions on hand-made rows whose right answers are known, and the
-report's new sections rendered from them."""
+"""The report's studies (:mod:`gcc_sgcl.experiments.studies`) on hand-made rows whose right answers are known: their
+numbers, and their sections rendered through the whole report."""
 import dataclasses
 import gzip
 import json
