@@ -39,14 +39,9 @@ from gcc_sgcl.experiments.studies.cells import (
     significance,
     statistics,
 )
-from gcc_sgcl.experiments.studies.classification import (
-    evidence,
-    evidence_lines,
-    floor_lines,
-    floor_verdicts,
-    headline,
-    join_verdicts,
-)
+from gcc_sgcl.experiments.studies.cells import floor_verdicts
+from gcc_sgcl.experiments.studies.classification import evidence, evidence_lines, headline, join_verdicts
+from gcc_sgcl.experiments.studies.markdown import floor_lines
 from gcc_sgcl.experiments.studies.finetuned import PUBLISHED_FINETUNED_E2E, finetune_intro, published_finetuned
 from gcc_sgcl.experiments.studies.leave_one_out import (
     leave_one_out,

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE
-from gcc_sgcl.experiments.stats import DOWN, PAPER_ALPHA, UP, Comparison, Summary, compare, marker, min_wilcoxon_p
+from gcc_sgcl.experiments.stats import PAPER_ALPHA, Summary, compare, marker, min_wilcoxon_p
 from gcc_sgcl.experiments.studies.cells import (
-    CLASSIFICATION, DATASET_LABELS, LOOSE_ALPHA, SIMILARITY, Column, Rows, all_scores, cv_settings, loose_mark,
-    paired, pooled, score_grid, seed_differences, seed_differences_of, seed_means, statistics,
+    CLASSIFICATION, DATASET_LABELS, FLOOR_MIN_SEEDS, SIMILARITY, Column, Rows, cv_settings, floor_verdicts,
+    loose_mark, paired, pooled, score_grid, seed_differences, seed_differences_of, statistics,
 )
 from gcc_sgcl.experiments.studies.markdown import (
-    p_text, count, grid_section, interval_side, label, seed_difference_parts, statistics_section,
+    count, floor_lines, grid_section, interval_side, label, seed_difference_parts, statistics_section,
 )
 from gcc_sgcl.experiments.studies.pairs import CONTROLS, HEATMAP_STAGES
 from gcc_sgcl.experiments.tables import BASELINE, SGCL
@@ -24,58 +24,6 @@ from gcc_sgcl.method import MethodSpec
 
 if TYPE_CHECKING:
     from gcc_sgcl.experiments.studies.selection import Tables
-
-FLOOR_MIN_SEEDS = 3  # seeds a pre-trained method needs to stand against the training-free floor
-
-
-@dataclass(frozen=True)
-class FloorVerdict:
-    """On one column: the best pre-trained seed-mean (over ``seeds`` seeds) against the best training-free one
-    (or another floor, such as random init), and the unpaired tests of their scores (every CV repetition or fold
-    of every seed; ``None`` with fewer than two on a side)."""
-
-    column: Column
-    best: str
-    score: float
-    floor: str
-    floor_score: float
-    comparison: Comparison | None = None
-    seeds: int = 1
-
-    @property
-    def verdict(self) -> str:
-        """``"beats"`` / ``"does NOT beat"`` when every test gives p < 0.05 (higher / lower), else ``"is level
-        with"``: a difference the tests cannot tell from the CV noise is no verdict; without a test (one score
-        on a side) ``"is above"`` / ``"is not above"``, untested."""
-        if self.comparison is None:
-            return "is above" if self.score > self.floor_score else "is not above"
-        return {UP: "beats", DOWN: "does NOT beat"}.get(marker(self.comparison, LOOSE_ALPHA), "is level with")
-
-
-def floor_verdicts(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: Sequence[str],
-                   min_seeds: int = FLOOR_MIN_SEEDS, floor: str | None = None) -> list[FloorVerdict]:
-    """Per column: the best seed-mean of ``methods`` (pre-trained) against the best training-free mean (or, with
-    ``floor``, that method's mean in the same mode, e.g. random init), with Mann–Whitney and Welch's t-test on
-    their scores. Only methods with at least ``min_seeds`` seeds on the column compete (fewer when no method has
-    that many: those with the most), so that a one-seed row's luck does not stand for pre-training."""
-    out = []
-    for d, task, metric in rows.columns(tasks):
-        classical = seed_means(rows, rows.methods(classical=True), CLASSICAL_MODE, d, task, metric)
-        for mode in modes:
-            floor_mode = CLASSICAL_MODE if floor is None else mode
-            floors = classical if floor is None else seed_means(rows, [floor], mode, d, task, metric)
-            trained = seed_means(rows, [m for m in methods if m != floor], mode, d, task, metric)
-            counts = {m: len(rows.seeds(m, mode, d, task, metric)) for m in trained}
-            need = min(min_seeds, max(counts.values(), default=0))
-            trained = {m: v for m, v in trained.items() if counts[m] >= need}
-            if floors and trained:
-                best, lowest = max(trained, key=trained.get), max(floors, key=floors.get)
-                a = all_scores(rows, best, mode, d, task, metric)
-                b = all_scores(rows, lowest, floor_mode, d, task, metric)
-                c = compare(a, b, paired=False) if min(len(a), len(b)) >= 2 else None
-                out.append(FloorVerdict(Column(d, task, metric, mode), best, trained[best], lowest, floors[lowest],
-                                        c, counts[best]))
-    return out
 
 
 @dataclass(frozen=True)
@@ -182,17 +130,6 @@ def evidence(rows: Rows, mode: str) -> list[Evidence]:
                     sgcl_on[common] = float(np.mean([by_seed[s] for s in common]))
         out.append(Evidence(d, sgcl.summary, stages, sgcl_on))
     return out
-
-
-def floor_lines(verdicts: list[FloorVerdict], floor: str = "the best training-free row") -> str:
-    """One sentence per floor verdict (``floor`` names what was beaten): "beats" / "does NOT beat" only when
-    every test gives p < 0.05, "is above" / "is not above" where no test can run."""
-    return "\n".join(
-        f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}): best pre-trained `{v.best}` "
-        f"({count(v.seeds, 'seed')}) {100 * v.score:.2f} {v.verdict} {floor} `{v.floor}` "
-        f"{100 * v.floor_score:.2f}"
-        + (f" (Mann–Whitney p {p_text(v.comparison.p_mannwhitney)}, Welch t p {p_text(v.comparison.p_ttest)})."
-           if v.comparison is not None else " (one score on a side: untested).") for v in verdicts)
 
 
 def join_lines(verdicts: list[JoinVerdict]) -> str:

@@ -13,7 +13,8 @@ import numpy as np
 
 from gcc_sgcl.experiments.stats import PAPER_ALPHA, Summary, marker
 from gcc_sgcl.experiments.studies.cells import (
-    CLASSIFICATION, DATASET_LABELS, LOOSE_ALPHA, SIMILARITY, Cell, Column, GridRow, SeedDifferences, Statistic,
+    CLASSIFICATION, DATASET_LABELS, LOOSE_ALPHA, SIMILARITY, Cell, Column, FloorVerdict, GridRow, SeedDifferences,
+    Statistic,
     baseline_of, loose_mark, seed_differences,
 )
 from gcc_sgcl.experiments.tables import FINETUNED, SGCL
@@ -244,3 +245,14 @@ def seed_difference_parts(t: Tables, tasks: Sequence[str] = CLASSIFICATION, stem
     return [f"Seed by seed (`sgcl` and `gcc` encoders of the same seed; {score}), the mean difference with its 90 % "
             "Student-t interval over seeds:",
             f"![SGCL − GCC per seed]({t.link(png)})", text]
+
+
+def floor_lines(verdicts: list[FloorVerdict], floor: str = "the best training-free row") -> str:
+    """One sentence per floor verdict (``floor`` names what was beaten): "beats" / "does NOT beat" only when
+    every test gives p < 0.05, "is above" / "is not above" where no test can run."""
+    return "\n".join(
+        f"- {label(v.column.dataset)} {v.column.metric} ({v.column.mode.upper()}): best pre-trained `{v.best}` "
+        f"({count(v.seeds, 'seed')}) {100 * v.score:.2f} {v.verdict} {floor} `{v.floor}` "
+        f"{100 * v.floor_score:.2f}"
+        + (f" (Mann–Whitney p {p_text(v.comparison.p_mannwhitney)}, Welch t p {p_text(v.comparison.p_ttest)})."
+           if v.comparison is not None else " (one score on a side: untested).") for v in verdicts)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gcc_sgcl.experiments.studies.cells import SIMILARITY, score_grid
-from gcc_sgcl.experiments.studies.classification import floor_lines, floor_verdicts
+from gcc_sgcl.experiments.studies.cells import floor_verdicts
+from gcc_sgcl.experiments.studies.markdown import floor_lines
 from gcc_sgcl.experiments.studies.markdown import grid_section, seed_difference_parts
 
 if TYPE_CHECKING:
