@@ -29,7 +29,7 @@ from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.config import Config, visit_budget_power
 from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
 from gcc_sgcl.data.readers import MAX_NODES, SPARE_NODES, node_count_limit
-from gcc_sgcl.engine import generate, views
+from gcc_sgcl.engine import checkpoint, views
 from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan
@@ -255,4 +255,4 @@ def load_encoder(path: str | Path, device: str = "cpu") -> Encoder:
         torch.device(device)
     except (RuntimeError, TypeError):
         raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda:0', got {device!r}") from None
-    return Encoder(*generate.load_encoder_checkpoint(path, device)[:2])
+    return Encoder(*checkpoint.load_encoder_checkpoint(path, device)[:2])

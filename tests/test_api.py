@@ -207,7 +207,7 @@ def test_with_structural_rows_equal_the_runners_joined_rows(run):
     from gcc_sgcl.data import load_any
     from gcc_sgcl.engine.generate import embed_parts
     from gcc_sgcl.engine.views import ViewOptions, dataset_views
-    from gcc_sgcl.engine.generate import load_encoder_checkpoint
+    from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 
     model, cfg, _ = load_encoder_checkpoint(run)
     runner = joined(embed_parts(model, dataset_views("synthetic-roles", ViewOptions(cfg.sampling), progress=False), 256),

@@ -13,7 +13,7 @@ from gcc_sgcl.contrastive import e2e_logits
 from gcc_sgcl.data import load_pretrain_corpus
 from gcc_sgcl.engine import pretrain as pretrain_module
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.engine.generate import load_encoder_checkpoint
+from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 from gcc_sgcl.engine.distributed import (
     GlobalBatchNorm,
     cleanup_distributed,

@@ -16,7 +16,7 @@ import torch
 from gcc_sgcl.presets import make_config
 import gcc_sgcl.tasks.finetune as finetune_module
 from gcc_sgcl.tasks.finetune import FinetuneConfig, SignCopies, finetune, finetune_cv, finetune_fold, finetune_lr, main
-from gcc_sgcl.engine.generate import load_encoder_checkpoint
+from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.sampling.dataset import GraphViewDataset
 

@@ -9,7 +9,7 @@ from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
 from gcc_sgcl.engine.checkpoint import save_checkpoint
-from gcc_sgcl.engine.generate import load_encoder_checkpoint
+from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 from gcc_sgcl.models import GraphEncoder, UnsupervisedGIN, build_encoder
 from gcc_sgcl.sampling.dataset import GraphViewDataset
 

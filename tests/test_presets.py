@@ -9,7 +9,7 @@ import pytest
 from gcc_sgcl.augment import PairPipeline, Split
 from gcc_sgcl.config import AUGMENT_FAMILIES, STAGES
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.engine.generate import load_encoder_checkpoint
+from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 from gcc_sgcl.engine.pretrain import build_pipeline, pretrain
 from gcc_sgcl.method import MethodSpec
 from gcc_sgcl.presets import FILTER_C, PRESETS, SINGLE_STAGES, canonical_name, make_config, method_names

@@ -26,11 +26,12 @@ from gcc_sgcl.data import (
     load_node_dataset,
     load_pretrain_corpus,
 )
+from gcc_sgcl.engine import checkpoint as checkpoint_module
 from gcc_sgcl.engine import generate as generate_module
 from gcc_sgcl.engine import pretrain as pretrain_module
 from gcc_sgcl.engine.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from gcc_sgcl.engine.pretrain import pretrain
-from gcc_sgcl.engine.provenance import UnfinishedRunWarning
+from gcc_sgcl.engine.checkpoint import UnfinishedRunWarning
 from gcc_sgcl.engine.run_lock import LOCK_NAME, RunFolderLockedError, run_folder_lock
 from gcc_sgcl.experiments.plot_training import read_scalars
 from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
@@ -211,12 +212,12 @@ def test_a_truncated_checkpoint_is_an_error_naming_it(tmp_path, tiny_run):
 def test_an_encoder_of_an_unfinished_run_loads_with_a_warning_naming_its_step(tmp_path, tiny_run):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        generate_module.load_encoder_checkpoint(tiny_run)  # finished: no warning
+        checkpoint_module.load_encoder_checkpoint(tiny_run)  # finished: no warning
     state = load_checkpoint(tiny_run)
     state["config"]["train"]["steps"] = 5
     save_checkpoint(state, tmp_path / "checkpoint.pt")
     with pytest.warns(UnfinishedRunWarning, match=f"{tmp_path}: the encoder is at step 1 of 5"):
-        generate_module.load_encoder_checkpoint(tmp_path)
+        checkpoint_module.load_encoder_checkpoint(tmp_path)
 
 
 def test_a_file_that_is_not_a_project_checkpoint_is_an_error_naming_it(tmp_path):

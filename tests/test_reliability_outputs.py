@@ -36,7 +36,7 @@ from gcc_sgcl.engine.checkpoint import (
 )
 from gcc_sgcl.engine.generate import GenerateConfig
 from gcc_sgcl.engine.pretrain import pretrain
-from gcc_sgcl.engine.provenance import UnfinishedRunWarning
+from gcc_sgcl.engine.checkpoint import UnfinishedRunWarning
 from gcc_sgcl.fileio import WriteError, sha256_of
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.tasks import graph_classification, node_classification, similarity_search

@@ -67,7 +67,7 @@ def bench_encoder(load_path: str | None = None, seed: int = 0) -> GraphEncoder:
     """A checkpoint's encoder, or the default configuration's freshly initialised (the cost depends on the
     architecture only)."""
     if load_path:
-        from gcc_sgcl.engine.generate import load_encoder_checkpoint
+        from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 
         return load_encoder_checkpoint(load_path)[0]
     torch.manual_seed(seed)

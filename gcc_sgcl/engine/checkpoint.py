@@ -4,7 +4,9 @@ does not fit this code (a field missing, a configuration key unknown, a weight o
 A checkpoint is data, never code: it is read with ``torch.load(..., weights_only=True)``, which refuses any pickled
 object but tensors and plain values *before* building it, and then every field is checked to be tensors, numbers,
 strings, booleans, ``None`` and lists, tuples or dicts of those (:func:`check_plain`). An encoder file received from
-anyone can therefore be loaded without running anything it carries."""
+anyone can therefore be loaded without running anything it carries. :func:`load_encoder_checkpoint` gives the
+encoder a checkpoint holds, ready to embed (what ``generate``, the API, fine-tuning and the sweeps load), with an
+:class:`UnfinishedRunWarning` when its run had not reached its steps."""
 from __future__ import annotations
 
 import hashlib
@@ -25,6 +27,7 @@ import torch
 from gcc_sgcl.config import CONFIG_KEYS, Config
 from gcc_sgcl.engine.device import check_torch_device
 from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.models import GraphEncoder, build_encoder
 
 CHECKPOINT_NAME = "checkpoint.pt"
 PLAIN_TYPES = (str, int, float, bool, type(None))  # with tensors, the only leaves a checkpoint of this project holds
@@ -235,3 +238,40 @@ def export_encoder(run: str | os.PathLike, dest: str | os.PathLike) -> Path:
     with atomic_target(dest / "config.json") as tmp:
         tmp.write_text(json.dumps({"step": state["step"], **state["config"]}, indent=2, sort_keys=True) + "\n")
     return dest
+
+
+class UnfinishedRunWarning(UserWarning):
+    """An encoder is loaded from a checkpoint taken before its run's last pre-training step."""
+
+
+def load_encoder_checkpoint(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config, Checkpoint]:
+    """The query encoder (in eval mode), configuration and checkpoint of a run folder (or checkpoint file), what
+    :func:`gcc_sgcl.load_encoder` wraps for users; warns (:class:`~gcc_sgcl.engine.checkpoint.UnfinishedRunWarning`)
+    when the checkpoint is of a run whose pre-training has not reached its steps. A checkpoint that loads but does not
+    fit (a field missing, weights of another architecture or shape) is a
+    :class:`~gcc_sgcl.engine.checkpoint.CheckpointError` naming the file and the first mismatch."""
+    checkpoint = read_checkpoint(load_path, device)
+    state = checkpoint.state
+    cfg = Config.from_dict(state["config"])
+    step = state["step"]
+    if step < cfg.train.steps:
+        warnings.warn(f"{load_path}: the encoder is at step {step} of {cfg.train.steps}, its pre-training is "
+                      "unfinished (a run still training, or stopped: its pretrain command with --resume finishes it)",
+                      UnfinishedRunWarning, stacklevel=3)
+    try:
+        model = build_encoder(cfg).to(device)
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"{checkpoint.path}: its config builds no encoder ({error})") from None
+    load_weights(model, state["model"], checkpoint.path)
+    model.eval()
+    return model, cfg, checkpoint
+
+
+def check_finite_weights(model: GraphEncoder, checkpoint: Path, datasets: list[str]) -> None:
+    """Refuse to embed ``datasets`` with an encoder whose weights hold NaN or inf (a diverged run): a ValueError
+    naming the ``checkpoint`` and the first such tensor, before any view is built."""
+    for name, tensor in model.state_dict().items():
+        bad = int(tensor.numel() - torch.isfinite(tensor).sum()) if tensor.is_floating_point() else 0
+        if bad:
+            raise ValueError(f"{checkpoint}: {bad} non-finite weights (NaN/inf) in {name!r}, its training diverged; "
+                             f"nothing written for {', '.join(datasets)}")

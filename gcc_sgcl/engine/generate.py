@@ -36,7 +36,6 @@ import argparse
 import resource
 import sys
 import time
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,18 +46,18 @@ from tqdm import tqdm
 
 from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.cli import PlainHelpParser, check_num_workers, check_writable_dir, user_errors
-from gcc_sgcl.config import VISIT_BUDGETS, Config, InputConfig, SamplingConfig, visit_budget_power
+from gcc_sgcl.config import VISIT_BUDGETS, InputConfig, SamplingConfig, visit_budget_power
 from gcc_sgcl.data.load import check_dataset_names
-from gcc_sgcl.engine.checkpoint import Checkpoint, CheckpointError, load_weights, read_checkpoint
+from gcc_sgcl.engine.checkpoint import check_finite_weights, load_encoder_checkpoint
 from gcc_sgcl.engine.distributed import cleanup_distributed
-from gcc_sgcl.engine.provenance import UnfinishedRunWarning, embeddings_record, write_embeddings
+from gcc_sgcl.engine.provenance import embeddings_record, write_embeddings
 from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan, available_cores, model_threads
 from gcc_sgcl.engine.views import (
     GCC_COPIES, GRAPH_COPIES, INFERENCE_COPIES, LoadedDataset, Parts, ViewOptions, cached_views, view_sources,
 )
 from gcc_sgcl.fileio import folder_of
-from gcc_sgcl.models import GraphEncoder, build_encoder, to_model_input
+from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, from_args, setting
 
@@ -95,39 +94,6 @@ class GenerateConfig(Settings):
         """The options of the views of an encoder with the ``sampling`` settings (``copies`` None: each dataset's
         default, :meth:`~gcc_sgcl.engine.views.ViewOptions.resolved`)."""
         return ViewOptions(sampling, self.seed, self.copies, self.visit_budget)
-
-
-def load_encoder_checkpoint(load_path: str | Path, device: str = "cpu") -> tuple[GraphEncoder, Config, Checkpoint]:
-    """The query encoder (in eval mode), configuration and checkpoint of a run folder (or checkpoint file), what
-    :func:`gcc_sgcl.load_encoder` wraps for users; warns (:class:`~gcc_sgcl.engine.provenance.UnfinishedRunWarning`)
-    when the checkpoint is of a run whose pre-training has not reached its steps. A checkpoint that loads but does not
-    fit (a field missing, weights of another architecture or shape) is a
-    :class:`~gcc_sgcl.engine.checkpoint.CheckpointError` naming the file and the first mismatch."""
-    checkpoint = read_checkpoint(load_path, device)
-    state = checkpoint.state
-    cfg = Config.from_dict(state["config"])
-    step = state["step"]
-    if step < cfg.train.steps:
-        warnings.warn(f"{load_path}: the encoder is at step {step} of {cfg.train.steps}, its pre-training is "
-                      "unfinished (a run still training, or stopped: its pretrain command with --resume finishes it)",
-                      UnfinishedRunWarning, stacklevel=3)
-    try:
-        model = build_encoder(cfg).to(device)
-    except (ValueError, TypeError) as error:
-        raise CheckpointError(f"{checkpoint.path}: its config builds no encoder ({error})") from None
-    load_weights(model, state["model"], checkpoint.path)
-    model.eval()
-    return model, cfg, checkpoint
-
-
-def check_finite_weights(model: GraphEncoder, checkpoint: Path, datasets: list[str]) -> None:
-    """Refuse to embed ``datasets`` with an encoder whose weights hold NaN or inf (a diverged run): a ValueError
-    naming the ``checkpoint`` and the first such tensor, before any view is built."""
-    for name, tensor in model.state_dict().items():
-        bad = int(tensor.numel() - torch.isfinite(tensor).sum()) if tensor.is_floating_point() else 0
-        if bad:
-            raise ValueError(f"{checkpoint}: {bad} non-finite weights (NaN/inf) in {name!r}, its training diverged; "
-                             f"nothing written for {', '.join(datasets)}")
 
 
 def check_finite_rows(emb: np.ndarray, checkpoint: Path, dataset: str, path: Path) -> None:

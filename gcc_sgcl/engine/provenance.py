@@ -6,7 +6,7 @@ A record names the checkpoint that wrote the rows (its sha256 and step, and whet
 dataset's source (a registered name, or a path and the file's sha256) and the digest of its graphs, the views'
 settings, whether the rows are joined to the structural vector, and the sha256 of the files it describes. Embeddings of
 another graph than the one evaluated are refused; those of an unfinished run are scored with a one-line
-:class:`UnfinishedRunWarning`.
+:class:`~gcc_sgcl.engine.checkpoint.UnfinishedRunWarning`.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from gcc_sgcl.classical import STRUCTURAL
 from gcc_sgcl.classical.structural import GRAPH_COLUMNS, NODE_COLUMNS
 from gcc_sgcl.config import Config
 from gcc_sgcl.data.graphs import graphs_digest
-from gcc_sgcl.engine.checkpoint import Checkpoint
+from gcc_sgcl.engine.checkpoint import Checkpoint, UnfinishedRunWarning
 from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries, sha256_of
 
 RECORD_SUFFIX = ".provenance.json"
@@ -29,10 +29,6 @@ RECORD_FORMAT = 1  # raise when a field of :func:`embeddings_record` changes mea
 _RECORD_FIELDS = (("embeddings", "sha256"), ("encoder", "sha256"), ("encoder", "step"), ("encoder", "steps"),
                   ("encoder", "finished"), ("dataset", "source"), ("dataset", "graphs_sha256"))
 """The fields of an embeddings record (:func:`embeddings_record`) that :func:`check_provenance` reads."""
-
-
-class UnfinishedRunWarning(UserWarning):
-    """An encoder is loaded from a checkpoint taken before its run's last pre-training step."""
 
 
 def record_path(embeddings: str | Path) -> Path:

@@ -7,7 +7,7 @@ goes by its file's stem (``<load_path>/<stem>.npy``, with ``<stem>.ids.txt`` hol
 (:func:`checked_embeddings`, :func:`~gcc_sgcl.engine.provenance.check_provenance`): embeddings of another graph than
 the one evaluated (a file given by path under a registered dataset's name, an edited file, another data root) are
 refused; embeddings of an unfinished run are scored with a one-line warning
-(:class:`~gcc_sgcl.engine.provenance.UnfinishedRunWarning`), and what the record says of the rows
+(:class:`~gcc_sgcl.engine.checkpoint.UnfinishedRunWarning`), and what the record says of the rows
 (:class:`Embeddings`) goes into every row of ``results.csv``. Rows written by ``generate --with-structural`` (the
 encoder's embedding joined to the structural vector, the tables' ``<method> ⊕ structural`` rows) are wider rows, read
 as any others: ``--hidden`` is then the encoder's size or the rows' whole width

@@ -35,7 +35,8 @@ from tqdm import tqdm
 from gcc_sgcl.cli import PlainHelpParser, check_writable_dir, user_errors
 from gcc_sgcl.config import Config, InputConfig
 from gcc_sgcl.data.load import check_dataset_names, dataset_name
-from gcc_sgcl.engine.generate import embed, load_encoder_checkpoint
+from gcc_sgcl.engine.generate import embed
+from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 from gcc_sgcl.engine.views import ViewOptions, cached_views
 from gcc_sgcl.engine.threads import processes_line
 from gcc_sgcl.fileio import folder_of
