@@ -24,8 +24,9 @@ import argparse
 import dataclasses
 import sys
 
-from gcc_sgcl.cli import PlainHelpParser, user_errors
+from gcc_sgcl.cli import INTERRUPTED_EXIT, PlainHelpParser, user_errors
 from gcc_sgcl.config import InputConfig
+from gcc_sgcl.engine.pretrain import Interrupted
 from gcc_sgcl.experiments.encoders import export_run, stash
 from gcc_sgcl.experiments.finetune_sweep import run_finetune
 from gcc_sgcl.experiments.frozen_sweep import run_sweep
@@ -96,7 +97,17 @@ def deadline(sweep: Sweep, finetune: FinetuneConfig | None = None) -> Deadline |
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command-line entry point."""
+    """Command-line entry point. A sweep whose pre-training is stopped by Ctrl-C or SIGTERM (the checkpoint written
+    after the step in progress) ends with one line and exit status 130; the same command resumes it."""
+    try:
+        dispatch(argv)
+    except Interrupted as stop:
+        print(f"[gcc_sgcl] interrupted: {stop}; the same command resumes it", file=sys.stderr)
+        raise SystemExit(INTERRUPTED_EXIT) from None
+
+
+def dispatch(argv: list[str] | None = None) -> None:
+    """Run the subcommand of ``argv``."""
     a = command_line().parse_args(argv)
     with user_errors():
         if a.command in ("run", "finetune") and (from_args(Sweep, a).plan or from_args(Sweep, a).stash):
