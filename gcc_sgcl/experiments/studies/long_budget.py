@@ -19,7 +19,7 @@ from gcc_sgcl.experiments.studies.cells import (
     CLASSIFICATION, SIMILARITY, Column, Rows, SeedDifferences, seed_differences,
 )
 from gcc_sgcl.experiments.studies.markdown import (
-    READINGS, pyplot, and_joined, count, interval_side, label, markdown_table, save_figure, write_csv,
+    READINGS, pyplot, and_joined, count, interval_cell, interval_side, label, markdown_table, save_figure, write_csv,
 )
 from gcc_sgcl.experiments.tables import SGCL, TableSpec
 
@@ -102,20 +102,13 @@ def budget_sentence(items: Sequence[BudgetDifference], base: int) -> str:
             " against the table budget on the same seeds.")
 
 
-def _cell(d: SeedDifferences | None) -> str:
-    if d is None:
-        return "–"
-    s = d.summary
-    return f"{100 * s.mean:+.2f} [{100 * s.ci_low:+.2f}, {100 * s.ci_high:+.2f}] ({len(d.seeds)})"
-
-
 def budget_table(items: Sequence[BudgetDifference], csv_path: Path) -> str:
     """The Markdown table (column × budget, mean SGCL − GCC in pp with its interval and seeds) and its CSV."""
     steps = sorted({s for d in items for s in d.by_steps})
     write_csv(csv_path, ["dataset", "task", "metric", "steps", "seeds", "mean", "ci_low", "ci_high"],
               [[d.column.dataset, d.column.task, d.column.metric, s, len(x.seeds), x.summary.mean, x.summary.ci_low,
                 x.summary.ci_high] for d in items for s, x in sorted(d.by_steps.items())])
-    body = [[_name(d.column), *(_cell(d.by_steps.get(s)) for s in steps), d.reading(steps[-1]) or "–"] for d in items]
+    body = [[_name(d.column), *(interval_cell(d.by_steps.get(s)) for s in steps), d.reading(steps[-1]) or "–"] for d in items]
     return markdown_table(["column", *(f"{s:,} steps" for s in steps), f"verdict at {steps[-1]:,}"], body)
 
 
