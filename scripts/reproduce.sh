@@ -161,8 +161,8 @@ for stage in $stages; do
     moco)      sgcl=$(sgcl_method) || exit 1
                run run --methods gcc "$sgcl" --modes moco --seeds "${SEEDS8[@]}" --datasets "${ALL[@]}" \
                  "${MOCO[@]}" ;;
-    long)      sgcl=$(sgcl_method) || exit 1  # seed by seed, 4x first: a sweep cut off leaves whole 4x pairs
-               for seed in "${SEEDS3[@]}"; do for steps in "${LONG_STEPS[@]}"; do
+    long)      sgcl=$(sgcl_method) || exit 1  # 4x for every seed before 2x, pair by pair: a cut-off sweep
+               for steps in "${LONG_STEPS[@]}"; do for seed in "${SEEDS3[@]}"; do  # leaves whole 4x pairs
                  run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --steps "$steps" --rows "$LONG_ROWS"
                done; done ;;
     ablation)  sgcl=$(sgcl_method) || exit 1
