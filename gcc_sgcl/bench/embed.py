@@ -102,7 +102,7 @@ def bare_eigh_seconds(views: ViewBatch) -> float:
     for rows, size in _bucket_chunks(sizes, dense):
         edges = ranges(edge_ptr, rows)
         lap = torch.from_numpy(padded_laplacians(views.num_nodes[rows], views.num_edges[rows], views.src[edges],
-                                                 views.dst[edges], size).astype(np.float32))
+                                                 views.dst[edges], size))
         start = time.thread_time()
         torch.linalg.eigh(lap)
         seconds += time.thread_time() - start

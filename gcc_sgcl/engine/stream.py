@@ -62,10 +62,10 @@ class ViewSource:
         return len(self.items)
 
     def build(self, copy: int, rows: slice) -> ViewBatch:
-        """Views of copy ``copy`` of ``items[rows]``."""
+        """Views of copy ``copy`` of ``items[rows]``, with what the encoder reads (:meth:`ViewBatch.encoder_part`)."""
         dataset = copying.copy(self.dataset)  # shallow: the sampler and its graph index are shared
         dataset.copy = copy
-        return dataset.__getitems__(self.items[rows])
+        return dataset.__getitems__(self.items[rows]).encoder_part()
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def encode(model: GraphEncoder, views: ViewBatch, batch_size: int, path: str | N
     """``(len(views), hidden)`` float32 CPU embeddings of ``views``, ``batch_size`` views per forward, by the
     encoder path ``path`` (default :func:`~gcc_sgcl.models.flat.model_path` of the model's device)."""
     device = next(model.parameters()).device
-    out = [model(to_model_input(views.select(np.arange(a, min(a + batch_size, len(views)))), device, path)).cpu()
+    out = [model(to_model_input(views.span(a, min(a + batch_size, len(views))), device, path)).cpu()
            for a in range(0, len(views), batch_size)]
     return torch.cat(out)
 

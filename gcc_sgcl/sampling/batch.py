@@ -139,6 +139,28 @@ class ViewBatch:
             global_rows=None if self.global_rows is None else self.global_rows[node_idx], pe_sign=self.pe_sign,
         )
 
+    def span(self, start: int, stop: int) -> ViewBatch:
+        """Views ``start:stop`` as slices of these arrays, not copies (the views of ``select(arange(start, stop))``).
+
+        >>> views = ViewBatch(np.array([2, 1, 3]), np.array([2, 0, 2]), np.array([0, 1, 0, 2]), np.array([1, 0, 2, 0]),
+        ...                   np.arange(6), np.zeros(3, np.int64), np.zeros((6, 1)), np.zeros((6, 1)), np.zeros((3, 1)))
+        >>> part = views.span(1, 3)
+        >>> part.num_nodes.tolist(), part.nid.tolist(), part.src.tolist()
+        ([1, 3], [2, 3, 4, 5], [0, 2])
+        """
+        (a, b), (c, d) = self.node_ptr[[start, stop]], self.edge_ptr[[start, stop]]
+        return ViewBatch(
+            num_nodes=self.num_nodes[start:stop], num_edges=self.num_edges[start:stop], src=self.src[c:d],
+            dst=self.dst[c:d], nid=self.nid[a:b], seed_pos=self.seed_pos[start:stop], pe=self.pe[a:b],
+            eigvec=self.eigvec[a:b], eigval=self.eigval[start:stop],
+            global_rows=None if self.global_rows is None else self.global_rows[a:b], pe_sign=self.pe_sign,
+        )
+
+    def encoder_part(self) -> ViewBatch:
+        """These views with only what an encoder reads (structure, ``pe``, centres): the raw eigenvectors have no
+        columns left. For views that are only embedded: a third less to copy between processes."""
+        return self.replace(eigvec=self.eigvec[:, :0])
+
     def update(self, rows: np.ndarray, part: ViewBatch) -> ViewBatch:
         """This batch with views ``rows`` replaced by the views of ``part`` (same order)."""
         return self.update_many([(rows, part)])

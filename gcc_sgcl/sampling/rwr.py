@@ -67,23 +67,29 @@ def rwr_visits(
         walker_row = np.repeat(rows, walks)
         walker = np.repeat(next_walk[rows], walks) + positions(walks)
         next_walk[rows] += walks
+        walkers = KeyedRandom(rng.keys[walker_row])
         cur = starts[walker_row]
         for t in range(walk_length):
-            draws = KeyedRandom(rng.keys[walker_row]).at(
-                (walker * walk_length + t)[:, None] * 2 + np.array([0, 1]))
+            if not len(cur):
+                break
+            draws = walkers.at((walker * walk_length + t)[:, None] * 2 + np.array([0, 1]))
             d = degree[cur]
             moving = d > 0
-            walker_row, walker, cur, draws, d = (a[moving] for a in (walker_row, walker, cur, draws, d))
+            if not moving.all():  # a walk reaching a node without out-neighbours ends there
+                walker_row, walker, cur, draws, d = (a[moving] for a in (walker_row, walker, cur, draws, d))
+                walkers = walkers.take(moving)
             cur = indices[indptr[cur] + (draws[:, 0] * d).astype(np.int64)]
             found.append((walker_row, walker * walk_length + t, cur))
+            have += np.bincount(walker_row, minlength=len(starts))
             going_on = draws[:, 1] >= restart_prob
             walker_row, walker, cur = walker_row[going_on], walker[going_on], cur[going_on]
-        have = np.bincount(np.concatenate([f[0] for f in found]), minlength=len(starts))
+            walkers = walkers.take(going_on)
         rows = np.flatnonzero(counts > have)
     if not found:
         return counts, np.zeros(0, dtype=np.int64)
     row, order_key, node = (np.concatenate(parts) for parts in zip(*found))
-    order = np.lexsort((order_key, row))
+    # by row, then walk and step: one stable sort of a combined key (the steps' arrays are sorted runs)
+    order = np.argsort(row * (int(order_key.max()) + 1) + order_key, kind="stable")
     row, node = row[order], node[order]
     keep = positions(np.bincount(row, minlength=len(starts))) < counts[row]
     return counts, node[keep]

@@ -53,18 +53,32 @@ def sparse_normalized_adjacency(src: np.ndarray, dst: np.ndarray, n: int) -> sp.
 def padded_laplacians(
     num_nodes: np.ndarray, num_edges: np.ndarray, src: np.ndarray, dst: np.ndarray, size: int
 ) -> np.ndarray:
-    """``(B, size, size)`` normalised Laplacians of the graphs, each in its top-left block, ``PAD_EIGENVALUE``
-    on the rest of the diagonal (an isolated padding node whose eigenpair sorts after the real ones)."""
+    """``(B, size, size)`` float32 normalised Laplacians of the graphs, each in its top-left block,
+    ``PAD_EIGENVALUE`` on the rest of the diagonal (an isolated padding node whose eigenpair sorts after the real
+    ones).
+
+    Entry ``(i, j)`` is ``-(a_ij d_i^-1/2) d_j^-1/2`` (``+ 1`` on the diagonal of real nodes) in float64, rounded
+    to float32; entries without an edge are ``-0.0``, as that product is. Only the edges' entries are computed
+    (one per distinct ``(graph, i, j)``), then scattered into the float32 array: a view's matrix is mostly empty.
+
+    >>> lap = padded_laplacians(np.array([2]), np.array([2]), np.array([0, 1]), np.array([1, 0]), 4)
+    >>> lap[0].tolist()
+    [[1.0, -1.0, -0.0, -0.0], [-1.0, 1.0, -0.0, -0.0], [-0.0, -0.0, 3.0, -0.0], [-0.0, -0.0, -0.0, 3.0]]
+    """
     b = len(num_nodes)
     if b == 0 or num_nodes.max() > size:
         raise ValueError(f"size ({size}) must be at least the largest graph's node count and the batch non-empty")
     graph = segment_ids(num_edges)
-    adj = np.bincount((graph * size + src) * size + dst, minlength=b * size * size).reshape(b, size, size)
-    degree = np.bincount(graph * size + dst, minlength=b * size).reshape(b, size)
-    inv_sqrt = degree.astype(np.float64).clip(1.0) ** -0.5
-    lap = -(adj * inv_sqrt[:, :, None] * inv_sqrt[:, None, :])
+    inv_sqrt = np.bincount(graph * size + dst, minlength=b * size).astype(np.float64).clip(1.0) ** -0.5
+    cell, count = np.unique((graph * size + src) * size + dst, return_counts=True)
+    row, col = cell // size, (cell // (size * size)) * size + cell % size  # (graph, i) and (graph, j)
+    value = -(count * inv_sqrt[row] * inv_sqrt[col])
     diag = np.arange(size)
-    lap[:, diag, diag] += np.where(diag[None, :] < num_nodes[:, None], 1.0, PAD_EIGENVALUE)
+    lap = np.full((b, size, size), -0.0, dtype=np.float32)
+    lap[:, diag, diag] = np.where(diag[None, :] < num_nodes[:, None], 1.0, PAD_EIGENVALUE)
+    loop = row == col
+    value[loop] += 1.0  # self-loops of real nodes (a graph's nodes are below its node count)
+    lap.reshape(-1)[cell] = value  # float64 -> float32, the rounding of the whole dense matrix's cast
     return lap
 
 
@@ -115,31 +129,52 @@ def eigen_arrays(
     b, total = len(num_nodes), int(num_nodes.sum())
     node_ptr, edge_ptr = offsets(num_nodes), offsets(num_edges)
     valid = valid_columns(num_nodes, k)
-    eigvec = np.zeros((total, k), dtype=np.float64)
-    eigval = np.full((b, k), np.nan, dtype=np.float64)
+    eigvec = np.zeros((total, k), dtype=np.float32)
+    eigval = np.full((b, k), np.nan, dtype=np.float32)
     sizes = -(-num_nodes // bucket) * bucket
     dense = (valid > 0) & (num_nodes <= DENSE_MAX_NODES)
     signs = None if signs is None else _check_signs(signs, b, k)
-    for rows, size in _bucket_chunks(sizes, dense):
+    for rows, size in _bucket_chunks(sizes, dense):  # float32 throughout: eigh's output, signs are exact
         lam, vec = _bucket_eigh(num_nodes, num_edges, src, dst, edge_ptr, rows, size, min(k, size))
-        keep = np.arange(lam.shape[1])[None, :] < valid[rows][:, None]
-        vec = np.where(keep[:, None, :], vec, 0.0)
-        vec *= _canonical_signs(vec)[:, None, :]
+        cols = lam.shape[1]
+        keep = np.arange(cols)[None, :] < valid[rows][:, None]
+        if not keep.all():
+            vec = np.where(keep[:, None, :], vec, np.float32(0.0))
+        factor = _canonical_signs(vec)  # then the drawn signs: each column's sign is their product
         if signs is not None:
-            vec *= signs[rows, None, : lam.shape[1]]
-        eigval[rows, : lam.shape[1]] = np.where(keep, lam, np.nan)
+            factor *= signs[rows, :cols].astype(np.float32)
+        eigval[rows, :cols] = np.where(keep, lam, np.float32(np.nan))
         member_nodes = num_nodes[rows]
-        pos = positions(member_nodes)
-        eigvec[np.repeat(node_ptr[rows], member_nodes) + pos, : lam.shape[1]] = vec[segment_ids(member_nodes), pos]
-    for row in np.flatnonzero((valid > 0) & ~dense):
+        member, pos = segment_ids(member_nodes), positions(member_nodes)
+        eigvec[np.repeat(node_ptr[rows], member_nodes) + pos, :cols] = vec[member, pos] * factor[member]
+    sparse = np.flatnonzero((valid > 0) & ~dense)
+    exact = {}  # sparse rows' float64 vectors: pe is normalised in float64
+    for row in sparse:
         lo, hi = edge_ptr[row], edge_ptr[row + 1]
         lam, vec = _sparse_eigenpairs(src[lo:hi], dst[lo:hi], int(num_nodes[row]), int(valid[row]))
         vec = vec * _canonical_signs(vec[None])[0] * (1.0 if signs is None else signs[row, : len(lam)])
         eigval[row, : len(lam)] = lam
         eigvec[node_ptr[row]:node_ptr[row + 1], : len(lam)] = vec
-    norms = np.linalg.norm(eigvec, axis=1, keepdims=True)
-    pe = eigvec / np.where(norms > 0, norms, 1.0)
-    return pe.astype(np.float32), eigvec.astype(np.float32), eigval.astype(np.float32)
+        exact[row] = vec
+    return _normalised_rows(eigvec, node_ptr, exact), eigvec, eigval
+
+
+def _normalised_rows(eigvec: np.ndarray, node_ptr: np.ndarray, exact: dict[int, np.ndarray],
+                     block: int = 4096) -> np.ndarray:
+    """``eigvec``'s rows divided by their L2 norms (zero rows kept), in float64 then rounded to float32; graph
+    ``g``'s rows from ``exact[g]`` (float64, wider than ``eigvec``'s columns may be) where given. Blocks of
+    ``block`` rows keep the float64 temporaries in cache."""
+    pe = np.empty_like(eigvec)
+    for a in range(0, len(eigvec), block):
+        rows = eigvec[a:a + block].astype(np.float64)
+        for g, vec in exact.items():
+            lo, hi = max(node_ptr[g], a), min(node_ptr[g + 1], a + block)
+            if lo < hi:
+                rows[lo - a:hi - a] = 0.0
+                rows[lo - a:hi - a, : vec.shape[1]] = vec[lo - node_ptr[g]:hi - node_ptr[g]]
+        norms = np.sqrt(np.add.reduce(rows * rows, axis=1, keepdims=True))  # np.linalg.norm's sum, 5x faster
+        pe[a:a + block] = rows / np.where(norms > 0, norms, 1.0)
+    return pe
 
 
 def _bucket_chunks(sizes: np.ndarray, dense: np.ndarray,
@@ -160,8 +195,8 @@ def _bucket_eigh(num_nodes, num_edges, src, dst, edge_ptr, rows, size, cols):
     """
     edge_idx = ranges(edge_ptr, rows)
     lap = padded_laplacians(num_nodes[rows], num_edges[rows], src[edge_idx], dst[edge_idx], size)
-    lam, vec = torch.linalg.eigh(torch.from_numpy(lap.astype(np.float32)))
-    return lam[:, :cols].double().numpy(), vec[:, :, :cols].double().numpy()
+    lam, vec = torch.linalg.eigh(torch.from_numpy(lap))
+    return lam[:, :cols].numpy(), vec[:, :, :cols].numpy()
 
 
 def _check_signs(signs: np.ndarray, b: int, k: int) -> np.ndarray:
@@ -174,7 +209,7 @@ def _check_signs(signs: np.ndarray, b: int, k: int) -> np.ndarray:
 def _canonical_signs(vec: np.ndarray) -> np.ndarray:
     """``(R, c)`` signs making each column's largest-magnitude entry positive (``vec`` is ``(R, n, c)``)."""
     top = np.take_along_axis(vec, np.abs(vec).argmax(axis=1)[:, None, :], axis=1)[:, 0, :]
-    return np.where(top < 0, -1.0, 1.0)
+    return np.where(top < 0, -1.0, 1.0).astype(vec.dtype)
 
 
 def random_signs(u: np.ndarray) -> np.ndarray:

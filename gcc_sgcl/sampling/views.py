@@ -12,6 +12,7 @@ from typing import Sequence
 
 import dgl
 import numpy as np
+import scipy.sparse as sp
 
 from gcc_sgcl.config import PE_SIGNS, VISIT_BUDGETS
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, offsets, positions, ranges, runs, segment_ids
@@ -23,7 +24,7 @@ from gcc_sgcl.sampling.spectral import eigen_arrays, random_signs
 # Members with more out-neighbours than this are probed for the view's other members instead of having all
 # their edges scanned: a hub's thousands of edges would otherwise dominate the cost of its views.
 HUB_DEGREE = 64
-PROBE_RATIO = 4  # probing a member costs about this many scanned edges (two binary searches)
+PROBE_RATIO = 8  # probing a member costs about this many scanned edges (a binary search; measured: 4 and 16 slower)
 # cells of the (view, node) lookup table of one chunk of views: 2**22 (8 MiB of int16, ~100 MiB less transient memory
 # than 2**24 on a 1 M-node graph's views, no slower; issue 66)
 MAX_TABLE_ENTRIES = 2**22
@@ -32,13 +33,16 @@ MAX_TABLE_ENTRIES = 2**22
 @dataclass(frozen=True)
 class GraphIndex:
     """Out-edge CSR of a parent graph (or of the disjoint union of several), heads sorted within each row, with
-    in-degrees and the sorted codes ``u * num_nodes + v`` of the out-edges of hubs (``HUB_DEGREE``)."""
+    in-degrees and the sorted codes ``u * num_nodes + v`` of the out-edges of hubs (``HUB_DEGREE``); ``rows`` is
+    the same CSR as a scipy array (sharing ``indptr`` and ``indices``; one byte per edge more), whose row indexing
+    gathers the out-edges of many nodes in one compiled loop."""
 
     indptr: np.ndarray
     indices: np.ndarray
     in_degree: np.ndarray
     node_offsets: np.ndarray  # first union id of each member graph (``[0]`` for one graph)
     hub_codes: np.ndarray
+    rows: sp.csr_array
 
     @classmethod
     def of(cls, graphs: dgl.DGLGraph | Sequence[dgl.DGLGraph]) -> GraphIndex:
@@ -64,7 +68,8 @@ class GraphIndex:
         degree = np.diff(indptr)
         hubs = np.flatnonzero(degree > HUB_DEGREE)
         hub_codes = np.repeat(hubs, degree[hubs]) * n + indices[ranges(indptr, hubs)]  # sorted: row, then head
-        return cls(indptr, indices, np.bincount(indices, minlength=n), node_off[:-1], hub_codes)
+        rows = sp.csr_array((np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n, n))
+        return cls(indptr, indices, np.bincount(indices, minlength=n), node_off[:-1], hub_codes, rows)
 
     @property
     def num_nodes(self) -> int:
@@ -108,19 +113,18 @@ def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nd
     degree = index.indptr[nodes + 1] - index.indptr[nodes]
     hub = (degree > HUB_DEGREE) & (degree > PROBE_RATIO * num_nodes[view])
     # ordinary members: scan their out-edges, look each head up in the chunk's flat (view, node) -> local id + 1
-    # table, whose last column (0) answers for nodes of no view
-    scan_degree = np.where(hub, 0, degree)
-    heads = index.indices[runs(index.indptr[nodes], scan_degree)]
-    member = np.repeat(np.arange(len(nodes)), scan_degree)
-    distinct, column = np.unique(nodes, return_inverse=True)
+    # table, whose column 0 (0) answers for nodes of no view
+    scanned = np.flatnonzero(~hub)
+    out_edges = index.rows[nodes[scanned]]  # the members' CSR rows, one after the other
+    distinct = np.unique(nodes)
     width = len(distinct) + 1
-    slot = np.full(n, len(distinct), dtype=np.int64)
-    slot[distinct] = np.arange(len(distinct))
+    slot = np.zeros(n, dtype=np.int32)
+    slot[distinct] = np.arange(1, width)
     table = np.zeros(len(num_nodes) * width, dtype=np.int16 if num_nodes.max(initial=0) < 2**15 else np.int32)
-    table[view * width + column] = local + 1
-    found = table[view[member] * width + slot[heads]]
+    table[view * width + slot[nodes]] = local + 1
+    found = table[np.repeat(view[scanned] * width, np.diff(out_edges.indptr)) + slot[out_edges.indices]]
     inside = np.flatnonzero(found)
-    member = member[inside]
+    member = scanned[np.searchsorted(out_edges.indptr, inside, side="right") - 1]
     scan = (view[member], local[member], found[inside].astype(np.int64) - 1)
     # hub members: probe every member of the view
     hubs = np.flatnonzero(hub)
@@ -128,9 +132,10 @@ def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nd
     pair_src = np.repeat(hubs, size)
     pair_dst = runs(offsets(num_nodes)[view[hubs]], size)
     codes = nodes[pair_src] * n + nodes[pair_dst]
-    multiplicity = (np.searchsorted(index.hub_codes, codes, side="right")
-                    - np.searchsorted(index.hub_codes, codes, side="left"))
-    pair_src, pair_dst = np.repeat(pair_src, multiplicity), np.repeat(pair_dst, multiplicity)
+    first = np.searchsorted(index.hub_codes, codes, side="left")
+    hit = np.flatnonzero(index.hub_codes[np.minimum(first, len(index.hub_codes) - 1)] == codes)  # one search;
+    multiplicity = np.searchsorted(index.hub_codes, codes[hit], side="right") - first[hit]  # repeats: hits only
+    pair_src, pair_dst = np.repeat(pair_src[hit], multiplicity), np.repeat(pair_dst[hit], multiplicity)
     order = np.lexsort((nodes[pair_dst], pair_src))  # by member, then head id: the CSR order
     pair_src, pair_dst = pair_src[order], pair_dst[order]
     probed = (view[pair_src], local[pair_src], local[pair_dst])
