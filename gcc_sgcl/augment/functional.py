@@ -11,7 +11,7 @@ import scipy.linalg
 import torch
 
 from gcc_sgcl.config import Box
-from gcc_sgcl.sampling.batch import ViewBatch, offsets, positions, segment_ids
+from gcc_sgcl.sampling.batch import ViewBatch, distinct, offsets, positions, segment_ids
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.views import with_eigen_features
 
@@ -270,7 +270,7 @@ def undirected_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.n
     u, v = np.minimum(src, dst), np.maximum(src, dst)
     keep = u != v
     n = int(v.max()) + 1 if v.size else 1
-    codes = np.unique(u[keep] * n + v[keep])
+    codes = distinct(u[keep] * n + v[keep])
     return codes // n, codes % n
 
 

@@ -112,20 +112,38 @@ class UnitViews(torch.utils.data.Dataset):
         return self.sources[u.part].build(u.copy, slice(u.start, u.stop))
 
 
+class SharedUnitViews(UnitViews):
+    """Item ``i`` is unit ``i``'s views as torch tensors (:meth:`ViewBatch.to_arrays`): DataLoader workers hand
+    tensors over in shared memory, where numpy arrays go pickled through a pipe (measured on a 1 024-view unit of
+    12 MB: 7 + 2 ms of CPU in the worker and the caller instead of 23-40 + 15-19)."""
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor | np.ndarray]:
+        return {name: torch.from_numpy(a) if a.ndim else a for name, a in super().__getitem__(i).to_arrays().items()}
+
+
+def from_shared(arrays: dict[str, torch.Tensor | np.ndarray]) -> ViewBatch:
+    """The views of a :class:`SharedUnitViews` item (numpy arrays over the tensors' memory, not copies)."""
+    return ViewBatch.from_arrays({name: a.numpy() if isinstance(a, torch.Tensor) else a for name, a in arrays.items()})
+
+
 def unit_views(sources: Sequence[ViewSource], units: Sequence[Unit], builders: int) -> Iterator[ViewBatch]:
     """The views of ``units`` in order: built by ``builders`` worker processes ahead of the caller (at most
     ``builders x PREFETCH`` units waiting), or in this process under one thread when ``builders`` is 0."""
-    dataset = UnitViews(sources, units)
     if not builders:
+        dataset = UnitViews(sources, units)
         for i in range(len(dataset)):
             with sampling_threads():
                 views = dataset[i]
             yield views
             del views  # before the next unit is built
         return
-    loader = torch.utils.data.DataLoader(dataset, batch_size=None, collate_fn=collate_views, num_workers=builders,
-                                         worker_init_fn=worker_init, prefetch_factor=PREFETCH)
-    yield from loader
+    loader = torch.utils.data.DataLoader(SharedUnitViews(sources, units), batch_size=None, collate_fn=collate_views,
+                                         num_workers=builders, worker_init_fn=worker_init, prefetch_factor=PREFETCH)
+    for arrays in loader:
+        views = from_shared(arrays)
+        del arrays
+        yield views
+        del views  # before the next unit is taken from the loader
 
 
 @torch.no_grad()

@@ -49,6 +49,20 @@ def runs(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.cumsum(step)
 
 
+def distinct(values: np.ndarray, return_counts: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """``np.unique`` of a 1-d integer array (its sorted distinct values, and how often each occurs when asked), by
+    one sort: numpy 2's hash-based ``unique`` is ~8x slower on the views' codes.
+
+    >>> distinct(np.array([5, 2, 5, 7]), return_counts=True)
+    (array([2, 5, 7]), array([1, 2, 1]))
+    """
+    ordered = np.sort(values)
+    first = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, np.int64)
+    if not return_counts:
+        return ordered[first]
+    return ordered[first], np.diff(np.append(first, len(ordered)))
+
+
 def positions(counts: np.ndarray) -> np.ndarray:
     """Position of every element inside its segment (``0 .. counts[b]-1`` for segment ``b``)."""
     return runs(np.zeros(len(counts), dtype=np.int64), counts)
@@ -159,7 +173,7 @@ class ViewBatch:
     def encoder_part(self) -> ViewBatch:
         """These views with only what an encoder reads (structure, ``pe``, centres): the raw eigenvectors have no
         columns left. For views that are only embedded: a third less to copy between processes."""
-        return self.replace(eigvec=self.eigvec[:, :0])
+        return self.replace(eigvec=np.empty((len(self.eigvec), 0), dtype=self.eigvec.dtype))  # no view of the old
 
     def update(self, rows: np.ndarray, part: ViewBatch) -> ViewBatch:
         """This batch with views ``rows`` replaced by the views of ``part`` (same order)."""

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from gcc_sgcl.config import VISIT_BUDGETS
-from gcc_sgcl.sampling.batch import offsets, positions
+from gcc_sgcl.sampling.batch import distinct, offsets, positions
 from gcc_sgcl.sampling.keys import KeyedRandom
 
 
@@ -103,7 +103,7 @@ def view_node_sets(starts: np.ndarray, counts: np.ndarray, visits: np.ndarray,
     (array([2, 3]), array([5, 2, 1, 0, 4]))
     """
     row = np.repeat(np.arange(len(starts)), counts)
-    code = np.unique(row * num_parent_nodes + visits)
+    code = distinct(row * num_parent_nodes + visits)
     row, node = code // num_parent_nodes, code % num_parent_nodes
     others = node != np.asarray(starts)[row]
     row, node = row[others], node[others]

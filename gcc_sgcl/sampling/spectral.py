@@ -21,7 +21,7 @@ import scipy.sparse as sp
 import torch
 from scipy.sparse.linalg import lobpcg
 
-from gcc_sgcl.sampling.batch import offsets, positions, ranges, segment_ids
+from gcc_sgcl.sampling.batch import distinct, offsets, positions, ranges, segment_ids
 
 # Above this many nodes the eigenvectors come from block LOBPCG (sparse, k of them) instead of a dense ``eigh``
 # (O(n^3)): whole graphs of REDDIT/COLLAB reach thousands of nodes, RWR subgraphs stay far below.
@@ -70,7 +70,7 @@ def padded_laplacians(
         raise ValueError(f"size ({size}) must be at least the largest graph's node count and the batch non-empty")
     graph = segment_ids(num_edges)
     inv_sqrt = np.bincount(graph * size + dst, minlength=b * size).astype(np.float64).clip(1.0) ** -0.5
-    cell, count = np.unique((graph * size + src) * size + dst, return_counts=True)
+    cell, count = distinct((graph * size + src) * size + dst, return_counts=True)
     row, col = cell // size, (cell // (size * size)) * size + cell % size  # (graph, i) and (graph, j)
     value = -(count * inv_sqrt[row] * inv_sqrt[col])
     diag = np.arange(size)

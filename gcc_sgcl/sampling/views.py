@@ -116,10 +116,9 @@ def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nd
     # table, whose column 0 (0) answers for nodes of no view
     scanned = np.flatnonzero(~hub)
     out_edges = index.rows[nodes[scanned]]  # the members' CSR rows, one after the other
-    distinct = np.unique(nodes)
-    width = len(distinct) + 1
+    width = len(nodes) + 1  # a column per member row; a node in several views keeps one of its rows' columns
     slot = np.zeros(n, dtype=np.int32)
-    slot[distinct] = np.arange(1, width)
+    slot[nodes] = np.arange(1, width)
     table = np.zeros(len(num_nodes) * width, dtype=np.int16 if num_nodes.max(initial=0) < 2**15 else np.int32)
     table[view * width + slot[nodes]] = local + 1
     found = table[np.repeat(view[scanned] * width, np.diff(out_edges.indptr)) + slot[out_edges.indices]]
