@@ -78,7 +78,7 @@ def user_errors() -> Iterator[None]:
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise
         print("\ninterrupted: nothing half-written (every output goes through a temporary file); run the same "
-              "command again to redo it", file=sys.stderr)
+              "command again to go on (pre-training and generate resume where they stopped)", file=sys.stderr)
         raise SystemExit(INTERRUPTED_EXIT) from None
 
 

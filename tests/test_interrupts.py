@@ -3,7 +3,10 @@ resumes exactly; generate and the task scripts stop with one line and leave noth
 outright loses minutes (checkpoints by wall clock), not the steps since the last ``--save-freq``."""
 from __future__ import annotations
 
+import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -110,4 +114,30 @@ def test_ctrl_c_in_generate_and_a_task_is_one_line_and_writes_nothing(command, t
     code, err = run.signal_group(signal.SIGINT)
     assert code == 130 and "Traceback" not in err, err[-3000:]
     assert err.rstrip().splitlines()[-1].startswith("interrupted: nothing half-written")
-    assert sorted(p.name for p in encoder.iterdir()) == before
+    kept = {"synthetic-roles.partial.npy", "synthetic-roles.partial.json"} if "generate" in command[1] else set()
+    assert set(p.name for p in encoder.iterdir()) - set(before) <= kept  # generate's finished chunks, to go on
+
+
+def test_generate_stopped_by_ctrl_c_goes_on_from_its_finished_chunks_to_a_straight_runs_rows(tmp_path):
+    env = {**os.environ, "GCC_SGCL_CACHE": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-m", "gcc_sgcl.engine.pretrain", "--steps", "1", "--batch-size", "4",
+                    "--output-dir", str(tmp_path), "--run-name", "enc"], check=True, capture_output=True, env=env)
+    straight, stopped = tmp_path / "enc", tmp_path / "stopped"
+    shutil.copytree(straight, stopped)
+    command = ["-m", "gcc_sgcl.engine.generate", "--dataset", "synthetic-roles", "--copies", "40", "--num-workers", "1"]
+    subprocess.run([sys.executable, *command, "--load-path", str(straight)], check=True, capture_output=True, env=env)
+    run = Process([sys.executable, *command, "--load-path", str(stopped)], tmp_path)
+    end = time.time() + 600
+    while not any(int(p) >= 64 for p in re.findall(r"(\d+)%\|", run.err)):  # 1 024 of 1 620 rows: chunk 1 is done
+        assert run.proc.poll() is None and time.time() < end, run.err[-2000:]
+        time.sleep(0.1)
+    code, err = run.signal_group(signal.SIGINT)
+    assert code == 130 and "Traceback" not in err, err[-3000:]
+    state = json.loads((stopped / "synthetic-roles.partial.json").read_text())
+    assert state["chunks"] == [[0, 0]] and not (stopped / "synthetic-roles.npy").exists()
+    again = subprocess.run([sys.executable, *command, "--load-path", str(stopped)], capture_output=True, text=True,
+                           env=env)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert re.search(r"\b6[34]%\|", again.stderr)  # its bar starts at the finished chunk
+    assert np.load(stopped / "synthetic-roles.npy").tobytes() == np.load(straight / "synthetic-roles.npy").tobytes()
+    assert not list(stopped.glob("*.partial.*"))

@@ -166,3 +166,36 @@ def test_two_gloo_processes_write_the_rows_ids_and_record_of_one_process(tiny_en
             del record["encoder"]["checkpoint"]  # the folders differ
         assert records[0] == records[1]
     assert (split / "g.ids.txt").read_text() == (single / "g.ids.txt").read_text()
+
+
+class Stopped(Exception):
+    pass
+
+
+def test_a_stopped_run_goes_on_from_its_saved_chunks_to_a_straight_runs_rows(encoder, graph, tmp_path, monkeypatch):
+    model, cfg = encoder
+    source = ViewSource(NodeViewDataset(graph, cfg.sampling, 4), np.arange(graph.num_nodes()), 3)
+    plan = ThreadPlan(1, 0, 1)
+    straight = streamed_rows(model, [source], 64, plan, progress=False, chunk=128)
+    encoded, stop_at = [], [7]
+
+    def stopping(model, views, *args, encode=stream_module.encode, **kwargs):
+        if len(encoded) == stop_at[0]:  # chunks 0 and 1 (3 copies each) are finished, chunk 2 has one copy
+            raise Stopped  # as Ctrl-C would (pytest itself stops on a KeyboardInterrupt)
+        encoded.append(len(views))
+        return encode(model, views, *args, **kwargs)
+
+    monkeypatch.setattr(stream_module, "encode", stopping)
+    state = stream_module.ResumeState(tmp_path / "g", {"seed": 4}, interval=3600)
+    with pytest.raises(Stopped):
+        streamed_rows(model, [source], 64, plan, progress=False, chunk=128, resume=state)
+    assert stream_module.ResumeState(tmp_path / "g", {"seed": 4}).done == {(0, 0), (0, 128)}  # saved as it stopped
+    assert stream_module.ResumeState(tmp_path / "g", {"seed": 5}).done == set()  # other views: starts over
+    encoded.clear()
+    stop_at[0] = None
+    again = stream_module.ResumeState(tmp_path / "g", {"seed": 4})
+    rows = streamed_rows(model, [source], 64, plan, progress=False, chunk=128, resume=again)
+    assert rows.tobytes() == straight.tobytes()
+    assert len(encoded) == 3 * (6 - 2)  # only the 4 unfinished chunks of 6 (700 rows, 128 per chunk)
+    again.discard()
+    assert not list(tmp_path.iterdir())

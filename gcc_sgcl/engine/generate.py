@@ -51,7 +51,7 @@ from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import check_finite_weights, load_encoder_checkpoint
 from gcc_sgcl.engine.distributed import cleanup_distributed
 from gcc_sgcl.engine.provenance import embeddings_record, write_embeddings
-from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
+from gcc_sgcl.engine.stream import ResumeState, ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan, available_cores, model_threads
 from gcc_sgcl.engine.views import (
     GCC_COPIES, GRAPH_COPIES, INFERENCE_COPIES, LoadedDataset, Parts, ViewOptions, cached_views, view_sources,
@@ -118,7 +118,8 @@ def embed(model: GraphEncoder, views: ViewBatch, batch_size: int = 256, desc: st
 
 def embed_parts(model: GraphEncoder, parts: Sequence[ViewSource] | Parts | Sequence[Iterable[ViewBatch]],
                 batch_size: int = 256, desc: str = "embed", progress: bool = True,
-                plan: ThreadPlan | None = None, share: tuple[int, int] = (0, 1)) -> np.ndarray:
+                plan: ThreadPlan | None = None, share: tuple[int, int] = (0, 1),
+                resume: ResumeState | None = None) -> np.ndarray:
     """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other.
 
     Args:
@@ -136,9 +137,10 @@ def embed_parts(model: GraphEncoder, parts: Sequence[ViewSource] | Parts | Seque
         plan: the model's threads and the view builders (default: decided from the cores,
             :func:`~gcc_sgcl.engine.stream.stream_plan`; built copies use only its model threads).
         share: ``(rank, world)``: only this rank's share of the rows (streamed parts only).
+        resume: where finished chunks are kept, to go on from them (streamed parts only; :class:`ResumeState`).
     """
     if parts and all(isinstance(part, ViewSource) for part in parts):
-        return streamed_rows(model, parts, batch_size, plan, desc, progress, share=share)
+        return streamed_rows(model, parts, batch_size, plan, desc, progress, share=share, resume=resume)
     with model_threads(plan.model if plan else torch.get_num_threads()):
         return _built_rows(model, parts, batch_size, desc, progress)
 
@@ -202,19 +204,31 @@ def generate(
         data = loaded.pop(name, None)  # a path's data, read up front, is freed once written
         data = load_any(name, data_dir) if data is None else data
         views = g.views(cfg.sampling).resolved(kind_of_data(data).per_graph, registered=not is_dataset_path(name))
-        emb = merged_rows(_dataset_rows(model, name, data, views, g, progress, share), share)
+        record = embeddings_record(checkpoint, cfg, name, data, views.record(), g.with_structural)
+        resume = resume_state(load_dir / stem, record, g, share)
+        emb = merged_rows(_dataset_rows(model, name, data, views, g, progress, share, resume), share)
         if emb is None:  # a rank other than 0: its rows went to rank 0, which writes them
+            resume.discard()
             continue
         emb = joined_rows(emb, data) if g.with_structural else emb
         path = load_dir / f"{stem}.npy"
         check_finite_rows(emb, checkpoint.path, name, path)
-        record = embeddings_record(checkpoint, cfg, name, data, views.record(), g.with_structural)
         written += write_embeddings(path, emb, getattr(data, "ids", None), record)
+        resume.discard()
     return written
 
 
+def resume_state(prefix: Path, record: dict, g: GenerateConfig, share: tuple[int, int]) -> ResumeState:
+    """Where a dataset's streamed rows keep their finished chunks (``<stem>.partial.npy`` / ``.json`` beside the
+    output; one pair per rank under ``torchrun``), keyed by what the rows depend on: the embeddings record (encoder,
+    dataset, views), the batch size and the share. A stopped ``generate`` run again goes on from them."""
+    name = prefix.name if share[1] == 1 else f"{prefix.name}.rank{share[0]}of{share[1]}"
+    key = {"record": record, "batch_size": g.batch_size, "share": list(share)}
+    return ResumeState(prefix.with_name(name), key)
+
+
 def _dataset_rows(model: GraphEncoder, name: str, data: LoadedDataset, views: ViewOptions, g: GenerateConfig,
-                  progress: bool, share: tuple[int, int]) -> np.ndarray:
+                  progress: bool, share: tuple[int, int], resume: ResumeState | None = None) -> np.ndarray:
     """The encoder rows of dataset ``name`` (loaded as ``data``) under the resolved ``views``, of this rank's
     ``share`` (:func:`~gcc_sgcl.engine.stream.share_of`): streamed, or from the view cache with ``g.cache_views``;
     with ``progress``, prints the summary line (quiet callers get none, as they get no bars)."""
@@ -225,7 +239,7 @@ def _dataset_rows(model: GraphEncoder, name: str, data: LoadedDataset, views: Vi
     plan = stream_plan(model, parts, g.threads, g.num_workers, local_cores(share))
     if g.cache_views:  # built whole (to be stored), then embedded copy by copy
         parts = cached_views(name, views, data=data, num_workers=plan.builders, progress=progress)
-    emb = embed_parts(model, parts, g.batch_size, dataset_name(name), progress, plan, share)
+    emb = embed_parts(model, parts, g.batch_size, dataset_name(name), progress, plan, share, resume)
     rank = f" (rank {share[0]} of {share[1]})" if share[1] > 1 else ""
     if progress:
         print(summary_line(dataset_name(name) + rank, emb, views.copies, plan, started), file=sys.stderr, flush=True)

@@ -17,14 +17,19 @@ the chunks only (:func:`share_of`), so that ``torchrun`` processes together give
 from __future__ import annotations
 
 import copy as copying
+import json
+import os
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
 from gcc_sgcl.engine.threads import ThreadPlan, model_threads, plan_threads
+from gcc_sgcl.fileio import atomic_target
 from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import (
@@ -156,9 +161,94 @@ def encode(model: GraphEncoder, views: ViewBatch, batch_size: int, path: str | N
     return torch.cat(out)
 
 
+class ResumeState:
+    """The finished chunks of a streamed run, kept so that a stopped run (Ctrl-C, a kill, a crash) goes on from them
+    and gives the rows a straight run gives (a row is a function of its item, the seed and the copies only).
+
+    ``<prefix>.partial.npy`` holds the rows (a memory-mapped ``.npy``), ``<prefix>.partial.json`` which chunks it
+    holds and what they are rows of (``key``). The JSON is replaced (temporary file, then rename) only after the rows
+    it names are flushed, at most every ``interval`` seconds and when the run stops, so the pair agrees whenever the
+    run is stopped. A state of another key (another encoder, dataset, views, chunking or share) is not read: the run
+    starts over and replaces it. :meth:`discard` removes both files once the rows are written elsewhere.
+
+    >>> import tempfile
+    >>> state = ResumeState(Path(tempfile.mkdtemp()) / "g", {"copies": 2})
+    >>> rows = state.rows(4, 3)
+    >>> rows[:2] = 1.0
+    >>> state.finished((0, 0)); state.save()
+    >>> again = ResumeState(state.prefix, {"copies": 2})
+    >>> again.rows(4, 3)[:2].tolist(), again.done
+    ([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], {(0, 0)})
+    >>> ResumeState(state.prefix, {"copies": 32}).done  # other views: nothing of it is taken
+    set()
+    """
+
+    def __init__(self, prefix: str | os.PathLike, key: dict, interval: float = 30.0) -> None:
+        self.prefix, self.key, self.interval = Path(prefix), json.loads(json.dumps(key)), interval
+        self.done: set[tuple[int, int]] = set()
+        self._rows: np.ndarray | None = None
+        self._saved = time.monotonic()
+        record = self._read()
+        if record is not None and record.get("key") == self.key and self.rows_path.is_file():
+            self.done = {(int(p), int(a)) for p, a in record["chunks"]}
+
+    @property
+    def rows_path(self) -> Path:
+        return self.prefix.with_name(self.prefix.name + ".partial.npy")
+
+    @property
+    def record_path(self) -> Path:
+        return self.prefix.with_name(self.prefix.name + ".partial.json")
+
+    def _read(self) -> dict | None:
+        try:
+            return json.loads(self.record_path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def rows(self, rows: int, width: int | None = None) -> np.ndarray:
+        """The ``(rows, width)`` float32 rows, memory-mapped: those of the finished chunks as stored, the rest to be
+        written (a new file when nothing is resumed, or when the stored one has another shape); ``width`` may be
+        left out when chunks are stored."""
+        if self._rows is None:
+            if self.done:
+                stored = np.load(self.rows_path, mmap_mode="r+")
+                if stored.shape[0] == rows and width in (None, stored.shape[1]) and stored.dtype == np.float32:
+                    self._rows = stored
+                    return stored
+                self.done = set()
+            if width is None:
+                raise ValueError(f"{self.rows_path}: no stored rows to take the width from")
+            self.record_path.unlink(missing_ok=True)  # no record may name rows the new file lacks
+            self._rows = np.lib.format.open_memmap(self.rows_path, "w+", np.float32, (int(rows), int(width)))
+        return self._rows
+
+    def finished(self, chunk: tuple[int, int]) -> None:
+        """Chunk ``(part, start)``'s rows are written: recorded, and saved when ``interval`` has passed."""
+        self.done.add(chunk)
+        if time.monotonic() - self._saved >= self.interval:
+            self.save()
+
+    def save(self) -> None:
+        """Flush the rows, then record the finished chunks (through a temporary file)."""
+        if self._rows is None:
+            return
+        self._rows.flush()
+        with atomic_target(self.record_path) as tmp:
+            tmp.write_text(json.dumps({"key": self.key, "chunks": sorted(self.done)}))
+        self._saved = time.monotonic()
+
+    def discard(self) -> None:
+        """Remove both files (the rows are written elsewhere)."""
+        self._rows = None
+        self.record_path.unlink(missing_ok=True)
+        self.rows_path.unlink(missing_ok=True)
+
+
 def streamed_rows(model: GraphEncoder, sources: Sequence[ViewSource], batch_size: int = 256,
                   plan: ThreadPlan | None = None, desc: str = "embed", progress: bool = True,
-                  chunk: int | None = None, path: str | None = None, share: tuple[int, int] = (0, 1)) -> np.ndarray:
+                  chunk: int | None = None, path: str | None = None, share: tuple[int, int] = (0, 1),
+                  resume: ResumeState | None = None) -> np.ndarray:
     """The rows of ``sources`` one after the other, each the mean of its item's views' embeddings.
 
     Args:
@@ -174,6 +264,9 @@ def streamed_rows(model: GraphEncoder, sources: Sequence[ViewSource], batch_size
         path: the encoder path (``"dgl"`` or ``"plain"``; default that of the model's device).
         share: ``(rank, world)``: only the rows of :func:`share_of` this rank's share, a contiguous run of them
             (the shares of ranks ``0..world-1`` concatenated are the rows of one process).
+        resume: where the finished chunks are kept (:class:`ResumeState`): chunks it holds are not embedded again,
+            and the chunks finished by this call are saved however it ends. Its key must name everything the rows
+            depend on besides the chunk (the caller's: encoder, dataset, views).
     """
     plan = plan or stream_plan(model, sources)
     units = share_of(plan_units([len(s) for s in sources], [s.copies for s in sources],
@@ -183,26 +276,39 @@ def streamed_rows(model: GraphEncoder, sources: Sequence[ViewSource], batch_size
     starts = np.cumsum([0] + [len(s) for s in sources])
     first = starts[units[0].part] + units[0].start
     rows = starts[units[-1].part] + units[-1].stop - first
-    bar = tqdm(total=sum(u.stop - u.start for u in units), desc=desc, unit="view", disable=not progress)
+    todo = [u for u in units if resume is None or (u.part, u.start) not in resume.done]
+    bar = tqdm(total=sum(u.stop - u.start for u in units), initial=sum(u.stop - u.start for u in units) - sum(
+        u.stop - u.start for u in todo), desc=desc, unit="view", disable=not progress)
     try:
         with model_threads(plan.model):
-            return _summed_rows(model, sources, units, plan.builders, batch_size, path, starts - first, rows, bar)
+            out = _summed_rows(model, sources, todo, plan.builders, batch_size, path, starts - first, rows, bar,
+                               resume)
+        return out if resume is None else np.array(out)  # in memory: the state's file is discarded once written
     finally:
         bar.close()
+        if resume is not None:
+            resume.save()
 
 
 def _summed_rows(model: GraphEncoder, sources: Sequence[ViewSource], units: Sequence[Unit], builders: int,
-                 batch_size: int, path: str | None, starts: np.ndarray, rows: int, bar: tqdm) -> np.ndarray:
+                 batch_size: int, path: str | None, starts: np.ndarray, rows: int, bar: tqdm,
+                 resume: ResumeState | None = None) -> np.ndarray:
     """The loop of :func:`streamed_rows`: each unit encoded as it comes, its chunk's running sum over the copies
-    divided into ``rows`` rows (part ``p``'s chunk ``a:b`` at ``starts[p] + a``) at its last copy."""
+    divided into ``rows`` rows (part ``p``'s chunk ``a:b`` at ``starts[p] + a``) at its last copy (into
+    ``resume``'s rows, the chunk then recorded as finished, when given)."""
+    if not units:  # every chunk was finished before (a resumed run)
+        return resume.rows(rows)
     total, out, done = None, None, 0  # no enumerate(): its reused result tuple would keep a unit's views alive
     for views in unit_views(sources, units, builders):  # read to its end, so that the workers exit
         unit, done = units[done], done + 1
         emb = encode(model, views, batch_size, path).numpy()
         total = emb if unit.copy == 0 else total + emb  # float32, in copy order: np.mean's sum over the copies
-        out = np.empty((rows, emb.shape[1]), dtype=np.float32) if out is None else out
+        if out is None:
+            out = np.empty((rows, emb.shape[1]), dtype=np.float32) if resume is None else resume.rows(rows, emb.shape[1])
         if unit.copy == sources[unit.part].copies - 1:
             out[starts[unit.part] + unit.start:starts[unit.part] + unit.stop] = total / (unit.copy + 1)
+            if resume is not None:
+                resume.finished((unit.part, unit.start))
         bar.update(len(views))
         del views, emb  # before the next unit arrives
     return out
