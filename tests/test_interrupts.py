@@ -118,7 +118,7 @@ def test_ctrl_c_in_generate_and_a_task_is_one_line_and_writes_nothing(command, t
     assert set(p.name for p in encoder.iterdir()) - set(before) <= kept  # generate's finished chunks, to go on
 
 
-def test_generate_stopped_by_ctrl_c_goes_on_from_its_finished_chunks_to_a_straight_runs_rows(tmp_path):
+def test_generate_stopped_by_sigterm_goes_on_from_its_finished_chunks_to_a_straight_runs_rows(tmp_path):
     env = {**os.environ, "GCC_SGCL_CACHE": str(tmp_path / "cache")}
     subprocess.run([sys.executable, "-m", "gcc_sgcl.engine.pretrain", "--steps", "1", "--batch-size", "4",
                     "--output-dir", str(tmp_path), "--run-name", "enc"], check=True, capture_output=True, env=env)
@@ -131,7 +131,7 @@ def test_generate_stopped_by_ctrl_c_goes_on_from_its_finished_chunks_to_a_straig
     while not any(int(p) >= 64 for p in re.findall(r"(\d+)%\|", run.err)):  # 1 024 of 1 620 rows: chunk 1 is done
         assert run.proc.poll() is None and time.time() < end, run.err[-2000:]
         time.sleep(0.1)
-    code, err = run.signal_group(signal.SIGINT)
+    code, err = run.signal_group(signal.SIGTERM)  # a kill as Ctrl-C: generate keeps its finished chunks
     assert code == 130 and "Traceback" not in err, err[-3000:]
     state = json.loads((stopped / "synthetic-roles.partial.json").read_text())
     assert state["chunks"] == [[0, 0]] and not (stopped / "synthetic-roles.npy").exists()

@@ -4,6 +4,8 @@ Equivalence with GCC's per-item path (``gcc_sgcl.bench.reference``) is checked e
 deterministic (induced edges, eigen-features up to sign and rotation) and statistically where randomness differs
 (walks: two-sample tests at a stated level on thousands of draws).
 """
+import dataclasses
+
 import dgl
 import networkx as nx
 import numpy as np
@@ -14,6 +16,7 @@ from scipy import stats
 from gcc_sgcl.augment.pipeline import PairPipeline
 from gcc_sgcl.bench.reference import arpack_eigen, reference_eigen, reference_rwr_nodes, reference_view
 from gcc_sgcl.config import SamplingConfig
+from gcc_sgcl.data.powerlaw import powerlaw_graph
 from gcc_sgcl.sampling import spectral
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat, runs
 from gcc_sgcl.sampling.dataset import (
@@ -241,7 +244,9 @@ def test_induced_edges_are_dgl_node_subgraphs_edges_in_order(ba):
     rng = np.random.default_rng(0)
     node_sets = [reference_rwr_nodes(ba, int(rng.integers(300)), 64, 0.8, 10, rng) for _ in range(30)]
     sets = NodeSets(np.array([len(x) for x in node_sets]), np.concatenate(node_sets))
-    ne, src, dst = induced_edges(GraphIndex.of(ba), sets)
+    index = GraphIndex.of(ba)
+    assert index.upper is not None  # simple and undirected: each edge found once, from its lower-ranked end
+    ne, src, dst = induced_edges(index, sets)
     ptr = np.concatenate([[0], np.cumsum(ne)])
     for b, nodes in enumerate(node_sets):
         ref = reference_view(ba, nodes, 8)
@@ -263,13 +268,26 @@ def test_induced_edges_of_hubs_and_of_a_huge_view_are_node_subgraphs_edges_in_or
     g = dgl.graph((torch.from_numpy(src[order]), torch.from_numpy(dst[order])), num_nodes=n)
     node_sets = [np.array([0, 5, 17, 399]), np.array([399, 0, 1, 2, 3, 50, 60, 70, 80, 90, 100, 200]),
                  np.concatenate([[7], np.delete(np.arange(n), 7)])]
-    ne, s, d = induced_edges(GraphIndex.of(g), NodeSets(np.array([len(x) for x in node_sets]), np.concatenate(node_sets)))
+    index = GraphIndex.of(g)
+    assert index.upper is None  # parallel edges: every member's out-edges are scanned (hubs probed)
+    ne, s, d = induced_edges(index, NodeSets(np.array([len(x) for x in node_sets]), np.concatenate(node_sets)))
     ptr = np.concatenate([[0], np.cumsum(ne)])
     for b, nodes in enumerate(node_sets):
         ref_src, ref_dst = edges(dgl.node_subgraph(g, torch.from_numpy(nodes)))
         assert np.array_equal(s[ptr[b]:ptr[b + 1]], ref_src) and np.array_equal(d[ptr[b]:ptr[b + 1]], ref_dst)
     view1 = s[ptr[1]:ptr[2]] * n + d[ptr[1]:ptr[2]]
     assert len(np.unique(view1)) < len(view1)  # the hub's parallel edges are in
+
+
+def test_induced_edges_of_an_undirected_graph_equal_those_of_scanning_every_members_out_edges():
+    g = powerlaw_graph(3000, 15000, np.random.default_rng(1))
+    index = GraphIndex.of(g)
+    starts = np.arange(0, 3000, 3)
+    sets = rwr_node_sets(index, starts, 256, 0.8, 10, KeyedRandom.for_items(0, starts))
+    assert index.upper is not None and sets.num_nodes.max() > 100
+    oriented = induced_edges(index, sets)
+    scanned = induced_edges(dataclasses.replace(index, upper=None), sets)
+    assert all(np.array_equal(a, b) for a, b in zip(oriented, scanned))
 
 
 def test_batched_views_equal_per_view_reference(ba):

@@ -4,12 +4,12 @@ For each graph size (a Chung-Lu graph of ``n`` nodes and ``5 n`` edges, :mod:`gc
 per node: the streamed run of :func:`~gcc_sgcl.engine.stream.streamed_rows` as ``generate.sh`` runs it (its
 automatic thread plan), its CPU and wall milliseconds per node, and its memory: the process tree's peak PSS and the
 main process's peak RSS, beside the graph (PSS before the run) and the output. The *floor* is what the run cannot
-avoid: the bare batched ``eigh`` of the views' padded Laplacians plus the bare one-thread model forward on the same
-batches, timed on a sample of the run's units (views built beforehand, untimed) and scaled to every view, in CPU
-seconds of the calling thread (both are one-threaded), so that a loaded machine stretches it as it stretches the
-run's CPU seconds, not as it stretches wall time. A graph
-larger than ``sample`` nodes embeds ``sample`` evenly spaced nodes of it (the per-node costs extrapolate; the memory
-then covers the graph, not a full output).
+avoid: the bare eigendecompositions of the views (the batched ``eigh`` of their padded Laplacians, and the sparse
+solver of the rare view above 512 nodes) plus the bare one-thread model forward on the same batches, timed on a
+sample of the run's units (views built beforehand, untimed) and scaled to every view, in CPU seconds of the calling
+thread (both are one-threaded), so that a loaded machine stretches it as it stretches the run's CPU seconds, not as
+it stretches wall time. A graph larger than ``sample`` nodes embeds ``sample`` evenly spaced nodes of it (the
+per-node costs extrapolate; the memory then covers the graph, not a full output).
 """
 from __future__ import annotations
 
@@ -32,7 +32,13 @@ from gcc_sgcl.models import GraphEncoder, build_encoder, to_model_input
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import ViewBatch, ranges
 from gcc_sgcl.sampling.dataset import NodeViewDataset, sampling_threads
-from gcc_sgcl.sampling.spectral import DENSE_MAX_NODES, _bucket_chunks, padded_laplacians, valid_columns
+from gcc_sgcl.sampling.spectral import (
+    DENSE_MAX_NODES,
+    _bucket_chunks,
+    _sparse_eigenpairs,
+    padded_laplacians,
+    valid_columns,
+)
 
 MIB = 2**20
 EDGES_PER_NODE = 5
@@ -91,12 +97,15 @@ def floor_seconds(model: GraphEncoder, source: ViewSource, batch_size: int, unit
 
 
 def bare_eigh_seconds(views: ViewBatch) -> float:
-    """CPU seconds of the batched float32 ``torch.linalg.eigh`` calls of the views' padded Laplacians, grouped as
-    :func:`~gcc_sgcl.sampling.spectral.eigen_arrays` groups them (the Laplacians are built untimed)."""
+    """CPU seconds of the views' eigendecompositions as :func:`~gcc_sgcl.sampling.spectral.eigen_arrays` runs them:
+    the batched float32 ``torch.linalg.eigh`` calls of the padded Laplacians, grouped as it groups them (the
+    Laplacians built untimed), and the sparse solver of each view above ``DENSE_MAX_NODES`` nodes (a hub's view on
+    a large graph; its call timed whole)."""
     from gcc_sgcl.sampling.spectral import BUCKET
 
+    valid = valid_columns(views.num_nodes, views.k)
     sizes = -(-views.num_nodes // BUCKET) * BUCKET
-    dense = (valid_columns(views.num_nodes, views.k) > 0) & (views.num_nodes <= DENSE_MAX_NODES)
+    dense = (valid > 0) & (views.num_nodes <= DENSE_MAX_NODES)
     edge_ptr = views.edge_ptr
     seconds = 0.0
     for rows, size in _bucket_chunks(sizes, dense):
@@ -105,6 +114,11 @@ def bare_eigh_seconds(views: ViewBatch) -> float:
                                                  views.dst[edges], size))
         start = time.thread_time()
         torch.linalg.eigh(lap)
+        seconds += time.thread_time() - start
+    for row in np.flatnonzero((valid > 0) & ~dense):
+        lo, hi = edge_ptr[row], edge_ptr[row + 1]
+        start = time.thread_time()
+        _sparse_eigenpairs(views.src[lo:hi], views.dst[lo:hi], int(views.num_nodes[row]), int(valid[row]))
         seconds += time.thread_time() - start
     return seconds
 
@@ -204,8 +218,8 @@ def format_embed(results: Sequence[EmbedResult], table: bool = True) -> str:
     """:func:`measure_embed`'s results as a Markdown table (without it when ``table`` is False: rows printed as
     measured), then the legend and the per-view cost of more views against the fewest."""
     lines = [TABLE_HEADER, *map(format_row, results)] if table else []
-    lines.append("threads: model + view builders; floor: bare eigh + bare one-thread forward of sampled units, "
-                 "per node; growth: peak tree PSS - PSS before the run - output, per row")
+    lines.append("threads: model + view builders; floor: bare eigendecompositions + bare one-thread forward of "
+                 "sampled units, per node; growth: peak tree PSS - PSS before the run - output, per row")
     by_key = {(r.nodes, r.views): r for r in results}
     for r in results:
         low = by_key.get((r.nodes, min(v for n, v in by_key if n == r.nodes)))

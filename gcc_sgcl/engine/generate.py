@@ -50,6 +50,7 @@ from gcc_sgcl.config import VISIT_BUDGETS, InputConfig, SamplingConfig, visit_bu
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import check_finite_weights, load_encoder_checkpoint
 from gcc_sgcl.engine.distributed import cleanup_distributed
+from gcc_sgcl.engine.interrupt import sigterm_as_ctrl_c
 from gcc_sgcl.engine.provenance import embeddings_record, write_embeddings
 from gcc_sgcl.engine.stream import ResumeState, ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan, available_cores, model_threads
@@ -333,7 +334,7 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     a = command_line().parse_args(argv)
     where = from_args(InputConfig, a)
-    with user_errors():
+    with user_errors(), sigterm_as_ctrl_c():
         try:
             for path in generate(where.load_path, where.dataset, from_args(GenerateConfig, a), where.device,
                                  where.data_dir):

@@ -51,3 +51,23 @@ def stop_on_signals() -> Iterator[StopRequest]:
         for s, handler in previous.items():
             signal.signal(s, handler)
 
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """Inside the block SIGTERM (a ``kill``, a batch system's stop) stops the program as Ctrl-C does, so that what
+    it does on Ctrl-C (generate: keep its finished chunks, one line, exit 130) happens on SIGTERM too; the previous
+    handler is restored after it. Outside the main thread it does nothing."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
