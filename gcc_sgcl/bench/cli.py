@@ -74,7 +74,7 @@ class BenchConfig(Settings):
     embed_views: list[int] = setting([2, 32], "views per node", valid=at_least(1))
     embed_sample: int = setting(0, "embed at most this many evenly spaced nodes of a larger graph (0: every node)",
                                 valid=NON_NEGATIVE)
-    embed_floor_units: int = setting(6, "units (chunks of one copy) the floor is timed on", valid=at_least(1))
+    embed_floor_units: int = setting(12, "units (chunks of one copy) the floor is timed on", valid=at_least(1))
     embed_batch_size: int = setting(256, "views per forward pass", valid=at_least(1))
     embed_encoder: str | None = setting(None, "run folder or checkpoint of the encoder (default: the default "
                                               "configuration's, freshly initialised)")
