@@ -217,7 +217,7 @@ def test_powerlaw_graph_rejects_bad_parameters():
 
 
 def test_bench_embed_part_runs_tiny_by_name_and_reports_each_size_and_view_count(capsys):
-    main(["embed", "--embed-sizes", "600", "1200", "--embed-views", "1", "2", "--embed-floor-units", "1",
+    main(["embed", "--embed-sizes", "600", "1200", "--embed-views", "1", "2", "--embed-floor-chunks", "1",
           "--embed-batch-size", "64"])
     out = capsys.readouterr().out
     assert "## streamed embedding" in out and "## memory" not in out and "## sampler" not in out

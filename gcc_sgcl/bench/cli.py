@@ -74,7 +74,8 @@ class BenchConfig(Settings):
     embed_views: list[int] = setting([2, 32], "views per node", valid=at_least(1))
     embed_sample: int = setting(0, "embed at most this many evenly spaced nodes of a larger graph (0: every node)",
                                 valid=NON_NEGATIVE)
-    embed_floor_units: int = setting(12, "units (chunks of one copy) the floor is timed on", valid=at_least(1))
+    embed_floor_chunks: int = setting(0, "chunks the floor is timed on, one copy each (0: every chunk)",
+                                      valid=NON_NEGATIVE)
     embed_batch_size: int = setting(256, "views per forward pass", valid=at_least(1))
     embed_encoder: str | None = setting(None, "run folder or checkpoint of the encoder (default: the default "
                                               "configuration's, freshly initialised)")
@@ -92,7 +93,7 @@ SECTIONS = (
     ("scaling", ("hops", "scaling_views")),
     ("augment (what each stage of a pair pipeline changes; pairs of --batch-size)", ("augment_batches",)),
     ("embed (streamed embedding of generated power-law graphs against its floor)",
-     ("embed_sizes", "embed_views", "embed_sample", "embed_floor_units", "embed_batch_size", "embed_encoder")),
+     ("embed_sizes", "embed_views", "embed_sample", "embed_floor_chunks", "embed_batch_size", "embed_encoder")),
 )
 
 
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _embed(a: BenchConfig) -> str:
     print(TABLE_HEADER, flush=True)  # then each row as it is measured: the 1 M-node rows take long
-    results = measure_embed(a.embed_sizes, a.embed_views, a.embed_batch_size, a.embed_sample, a.embed_floor_units,
+    results = measure_embed(a.embed_sizes, a.embed_views, a.embed_batch_size, a.embed_sample, a.embed_floor_chunks,
                             a.seed, a.embed_encoder, report=lambda r: print(format_row(r), flush=True))
     return format_embed(results, table=False)
 

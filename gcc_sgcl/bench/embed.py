@@ -80,14 +80,18 @@ def bench_encoder(load_path: str | None = None, seed: int = 0) -> GraphEncoder:
     return build_encoder(make_config("gcc")).eval()
 
 
-def floor_seconds(model: GraphEncoder, source: ViewSource, batch_size: int, units: int) -> tuple[float, int]:
-    """CPU seconds of the bare ``eigh`` and one-thread forward of ``units`` units spread over ``source``'s plan, and
-    their views: the views are built first (untimed), then their padded Laplacians decomposed and their batches
-    encoded as the run decomposes and encodes them."""
+def floor_seconds(model: GraphEncoder, source: ViewSource, batch_size: int, chunks: int = 0) -> tuple[float, int]:
+    """CPU seconds of the bare eigendecompositions and one-thread forward of one unit (one copy) of each of
+    ``source``'s chunks (0) or of ``chunks`` of them (:func:`floor_chunks`), and their views: the views are built
+    first (untimed), then decomposed and encoded as the run decomposes and encodes them. Chunk ``i`` is timed at copy
+    ``i mod copies``: views of one chunk cost alike across copies, while chunks differ (a generated graph's first
+    chunk holds its hubs, whose views are the largest), so every chunk weighs in."""
     plan = plan_units([len(source)], [source.copies], chunk_size(batch_size))
-    picked = [plan[i] for i in floor_units(len(plan), units)]
+    starts = sorted({u.start for u in plan})
+    by_chunk = {(u.start, u.copy): u for u in plan}
     seconds, views_timed = 0.0, 0
-    for unit in picked:
+    for i in floor_chunks(len(starts), chunks):
+        unit = by_chunk[(starts[i], i % source.copies)]
         with sampling_threads():
             views = source.build(unit.copy, slice(unit.start, unit.stop))
             seconds += bare_eigh_seconds(views)
@@ -96,16 +100,16 @@ def floor_seconds(model: GraphEncoder, source: ViewSource, batch_size: int, unit
     return seconds, views_timed
 
 
-def floor_units(planned: int, units: int) -> list[int]:
-    """The units the floor is timed on: the middle unit of each of ``units`` equal runs of the ``planned`` ones, a
-    systematic sample that weighs every chunk alike (a generated graph's first chunk holds its hubs, whose views
-    are the largest: always timing it, as the ends of an even spacing do, overstates the floor).
+def floor_chunks(planned: int, chunks: int) -> list[int]:
+    """The chunks the floor is timed on: all ``planned`` when ``chunks`` is 0 or at least that many, else the middle
+    chunk of each of ``chunks`` equal runs of them (a systematic sample).
 
-    >>> floor_units(98 * 32, 4), floor_units(3, 6)
-    ([392, 1176, 1960, 2744], [0, 1, 2])
+    >>> floor_chunks(98, 4), floor_chunks(3, 6), floor_chunks(3, 0)
+    ([12, 36, 61, 85], [0, 1, 2], [0, 1, 2])
     """
-    return sorted({int((j + 0.5) * planned / units) for j in range(min(units, planned))} if planned > units
-                  else set(range(planned)))
+    if not chunks or chunks >= planned:
+        return list(range(planned))
+    return sorted({int((j + 0.5) * planned / chunks) for j in range(chunks)})
 
 
 def bare_eigh_seconds(views: ViewBatch) -> float:
@@ -187,7 +191,7 @@ def measure_run(model: GraphEncoder, source: ViewSource, batch_size: int, plan: 
 
 
 def measure_embed(sizes: Sequence[int], views: Sequence[int], batch_size: int = 256, sample: int | None = None,
-                  floor_units: int = 12, seed: int = 0, load_path: str | None = None,
+                  floor_chunks: int = 0, seed: int = 0, load_path: str | None = None,
                   report: Callable[[EmbedResult], None] | None = None) -> list[EmbedResult]:
     """:class:`EmbedResult` of each graph size and view count (see the module docstring), each passed to
     ``report`` as soon as it is measured (a 1 M-node graph at 32 views takes hours on 2 cores)."""
@@ -201,7 +205,7 @@ def measure_embed(sizes: Sequence[int], views: Sequence[int], batch_size: int = 
             source = ViewSource(NodeViewDataset(graph, sampling, seed), items, v)
             plan = stream_plan(model, [source])
             wall, cpu, memory, rows = measure_run(model, source, batch_size, plan)
-            floor, timed = floor_seconds(model, source, batch_size, floor_units)
+            floor, timed = floor_seconds(model, source, batch_size, floor_chunks)
             results.append(EmbedResult(n, graph.num_edges() // 2, len(items), v, plan, wall, cpu,
                                        floor / timed * v, timed, output_bytes=rows.nbytes, **memory))
             if report is not None:
