@@ -165,17 +165,18 @@ class ResumeState:
     """The finished chunks of a streamed run, kept so that a stopped run (Ctrl-C, a kill, a crash) goes on from them
     and gives the rows a straight run gives (a row is a function of its item, the seed and the copies only).
 
-    ``<prefix>.partial.npy`` holds the rows (a memory-mapped ``.npy``), ``<prefix>.partial.json`` which chunks it
-    holds and what they are rows of (``key``). The JSON is replaced (temporary file, then rename) only after the rows
-    it names are flushed, at most every ``interval`` seconds and when the run stops, so the pair agrees whenever the
-    run is stopped. A state of another key (another encoder, dataset, views, chunking or share) is not read: the run
-    starts over and replaces it. :meth:`discard` removes both files once the rows are written elsewhere.
+    The rows are held in memory; every ``interval`` seconds, and when the run stops on an error or a signal, the
+    chunks finished since the last save are written into ``<prefix>.partial.npy`` (a ``.npy`` updated in place)
+    and then ``<prefix>.partial.json`` names every chunk the file holds and what they are rows of (``key``),
+    replaced through a temporary file, so the pair agrees whenever the run is stopped. A run shorter than
+    ``interval`` that ends normally writes nothing. A state of another key (another encoder, dataset, views, chunking
+    or share) is not read: the run starts over and replaces it. :meth:`discard` removes both files.
 
     >>> import tempfile
     >>> state = ResumeState(Path(tempfile.mkdtemp()) / "g", {"copies": 2})
     >>> rows = state.rows(4, 3)
     >>> rows[:2] = 1.0
-    >>> state.finished((0, 0)); state.save()
+    >>> state.finished((0, 0), slice(0, 2)); state.save()
     >>> again = ResumeState(state.prefix, {"copies": 2})
     >>> again.rows(4, 3)[:2].tolist(), again.done
     ([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], {(0, 0)})
@@ -187,6 +188,7 @@ class ResumeState:
         self.prefix, self.key, self.interval = Path(prefix), json.loads(json.dumps(key)), interval
         self.done: set[tuple[int, int]] = set()
         self._rows: np.ndarray | None = None
+        self._unsaved: dict[tuple[int, int], slice] = {}
         self._saved = time.monotonic()
         record = self._read()
         if record is not None and record.get("key") == self.key and self.rows_path.is_file():
@@ -207,35 +209,47 @@ class ResumeState:
             return None
 
     def rows(self, rows: int, width: int | None = None) -> np.ndarray:
-        """The ``(rows, width)`` float32 rows, memory-mapped: those of the finished chunks as stored, the rest to be
-        written (a new file when nothing is resumed, or when the stored one has another shape); ``width`` may be
-        left out when chunks are stored."""
+        """The ``(rows, width)`` float32 rows in memory: those of the finished chunks read back, the rest to be
+        written (nothing is read when the stored file has another shape); ``width`` may be left out when chunks
+        are stored."""
         if self._rows is None:
             if self.done:
-                stored = np.load(self.rows_path, mmap_mode="r+")
+                stored = np.load(self.rows_path, mmap_mode="r")
                 if stored.shape[0] == rows and width in (None, stored.shape[1]) and stored.dtype == np.float32:
-                    self._rows = stored
-                    return stored
+                    self._rows = np.array(stored)
+                    return self._rows
                 self.done = set()
             if width is None:
                 raise ValueError(f"{self.rows_path}: no stored rows to take the width from")
-            self.record_path.unlink(missing_ok=True)  # no record may name rows the new file lacks
-            self._rows = np.lib.format.open_memmap(self.rows_path, "w+", np.float32, (int(rows), int(width)))
+            self._rows = np.empty((int(rows), int(width)), dtype=np.float32)
         return self._rows
 
-    def finished(self, chunk: tuple[int, int]) -> None:
-        """Chunk ``(part, start)``'s rows are written: recorded, and saved when ``interval`` has passed."""
+    def finished(self, chunk: tuple[int, int], rows: slice) -> None:
+        """Chunk ``(part, start)``'s rows (``rows`` of :meth:`rows`) are final: recorded, and saved when
+        ``interval`` has passed."""
         self.done.add(chunk)
+        self._unsaved[chunk] = rows
         if time.monotonic() - self._saved >= self.interval:
             self.save()
 
     def save(self) -> None:
-        """Flush the rows, then record the finished chunks (through a temporary file)."""
-        if self._rows is None:
+        """Write the chunks finished since the last save into the rows file, then record every stored chunk
+        (through a temporary file)."""
+        if not self._unsaved:
             return
-        self._rows.flush()
+        if self.rows_path.is_file() and self.record_path.is_file():
+            stored = np.load(self.rows_path, mmap_mode="r+")
+            for rows in self._unsaved.values():
+                stored[rows] = self._rows[rows]
+        else:  # a new file, written whole (its unfinished rows are named by no record)
+            self.record_path.unlink(missing_ok=True)
+            stored = np.lib.format.open_memmap(self.rows_path, "w+", np.float32, self._rows.shape)
+            stored[:] = self._rows
+        stored.flush()
+        del stored
         with atomic_target(self.record_path) as tmp:
             tmp.write_text(json.dumps({"key": self.key, "chunks": sorted(self.done)}))
+        self._unsaved = {}
         self._saved = time.monotonic()
 
     def discard(self) -> None:
@@ -281,13 +295,14 @@ def streamed_rows(model: GraphEncoder, sources: Sequence[ViewSource], batch_size
         u.stop - u.start for u in todo), desc=desc, unit="view", disable=not progress)
     try:
         with model_threads(plan.model):
-            out = _summed_rows(model, sources, todo, plan.builders, batch_size, path, starts - first, rows, bar,
-                               resume)
-        return out if resume is None else np.array(out)  # in memory: the state's file is discarded once written
-    finally:
-        bar.close()
+            return _summed_rows(model, sources, todo, plan.builders, batch_size, path, starts - first, rows, bar,
+                                resume)
+    except BaseException:  # Ctrl-C, SIGTERM as Ctrl-C, an error: what is finished is kept
         if resume is not None:
             resume.save()
+        raise
+    finally:
+        bar.close()
 
 
 def _summed_rows(model: GraphEncoder, sources: Sequence[ViewSource], units: Sequence[Unit], builders: int,
@@ -308,7 +323,8 @@ def _summed_rows(model: GraphEncoder, sources: Sequence[ViewSource], units: Sequ
         if unit.copy == sources[unit.part].copies - 1:
             out[starts[unit.part] + unit.start:starts[unit.part] + unit.stop] = total / (unit.copy + 1)
             if resume is not None:
-                resume.finished((unit.part, unit.start))
+                resume.finished((unit.part, unit.start),
+                                slice(starts[unit.part] + unit.start, starts[unit.part] + unit.stop))
         bar.update(len(views))
         del views, emb  # before the next unit arrives
     return out
