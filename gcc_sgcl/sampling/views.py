@@ -68,11 +68,11 @@ class GraphIndex:
         if unsorted.any():
             indices = indices[np.lexsort((indices, segment_ids(np.diff(indptr))))]
         degree = np.diff(indptr)
+        upper = oriented_edges(indptr, indices)
         hubs = np.flatnonzero(degree > HUB_DEGREE)
         hub_codes = np.repeat(hubs, degree[hubs]) * n + indices[ranges(indptr, hubs)]  # sorted: row, then head
         rows = sp.csr_array((np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n, n))
-        return cls(indptr, indices, np.bincount(indices, minlength=n), node_off[:-1], hub_codes, rows,
-                   oriented_edges(indptr, indices))
+        return cls(indptr, indices, np.bincount(indices, minlength=n), node_off[:-1], hub_codes, rows, upper)
 
     @property
     def num_nodes(self) -> int:
@@ -151,19 +151,10 @@ def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nd
     local = positions(num_nodes)
     degree = index.indptr[nodes + 1] - index.indptr[nodes]
     hub = (degree > HUB_DEGREE) & (degree > PROBE_RATIO * num_nodes[view])
-    # ordinary members: scan their out-edges, look each head up in the chunk's flat (view, node) -> local id + 1
-    # table, whose column 0 (0) answers for nodes of no view
+    # ordinary members: scan their out-edges for members of their view
     scanned = np.flatnonzero(~hub)
-    out_edges = index.rows[nodes[scanned]]  # the members' CSR rows, one after the other
-    width = len(nodes) + 1  # a column per member row; a node in several views keeps one of its rows' columns
-    slot = np.zeros(n, dtype=np.int32)
-    slot[nodes] = np.arange(1, width)
-    table = np.zeros(len(num_nodes) * width, dtype=np.int16 if num_nodes.max(initial=0) < 2**15 else np.int32)
-    table[view * width + slot[nodes]] = local + 1
-    found = table[np.repeat(view[scanned] * width, np.diff(out_edges.indptr)) + slot[out_edges.indices]]
-    inside = np.flatnonzero(found)
-    member = scanned[np.searchsorted(out_edges.indptr, inside, side="right") - 1]
-    scan = (view[member], local[member], found[inside].astype(np.int64) - 1)
+    member, other = _edges_within_views(sets, scanned, index.rows[nodes[scanned]], n)
+    scan = (view[member], local[member], local[other])
     # hub members: probe every member of the view
     hubs = np.flatnonzero(hub)
     size = num_nodes[view[hubs]]
@@ -183,22 +174,30 @@ def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nd
     return np.bincount(edge_view, minlength=len(num_nodes)), src, dst
 
 
+def _edges_within_views(sets: NodeSets, scanned: np.ndarray, out_edges: sp.csr_array,
+                        num_parent_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(member, other)`` member rows of ``sets``: one pair per edge of ``out_edges`` (the CSR rows of the members
+    ``scanned``, in order) whose head is a member of the scanning member's view, in edge order. The heads are looked
+    up in the chunk's flat (view, node) -> member row + 1 table, whose column 0 (0) answers for nodes of no view."""
+    num_nodes, nodes = sets.num_nodes, sets.nodes
+    view = segment_ids(num_nodes)
+    width = len(nodes) + 1  # a column per member row; a node in several views keeps one of its rows' columns
+    slot = np.zeros(num_parent_nodes, dtype=np.int32)
+    slot[nodes] = np.arange(1, width)
+    table = np.zeros(len(num_nodes) * width, dtype=np.int32)
+    table[view * width + slot[nodes]] = np.arange(1, width)
+    found = table[np.repeat(view[scanned] * width, np.diff(out_edges.indptr)) + slot[out_edges.indices]]
+    inside = np.flatnonzero(found)
+    return scanned[np.searchsorted(out_edges.indptr, inside, side="right") - 1], found[inside].astype(np.int64) - 1
+
+
 def _induced_undirected(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_induced_chunk` of a simple undirected graph: each member scans its edges to higher-ranked nodes
     (``index.upper``) for members of its view, each edge found gives both directions, and a sort by source member,
     then head id, puts them in the parent's CSR order."""
     num_nodes, nodes = sets.num_nodes, sets.nodes
     view = segment_ids(num_nodes)
-    out_edges = index.upper[nodes]
-    width = len(nodes) + 1  # as in _induced_chunk, but the table holds member rows + 1
-    slot = np.zeros(index.num_nodes, dtype=np.int32)
-    slot[nodes] = np.arange(1, width)
-    table = np.zeros(len(num_nodes) * width, dtype=np.int32)
-    table[view * width + slot[nodes]] = np.arange(1, width)
-    found = table[np.repeat(view * width, np.diff(out_edges.indptr)) + slot[out_edges.indices]]
-    inside = np.flatnonzero(found)
-    lower = np.searchsorted(out_edges.indptr, inside, side="right") - 1
-    higher = found[inside].astype(np.int64) - 1
+    lower, higher = _edges_within_views(sets, np.arange(len(nodes)), index.upper[nodes], index.num_nodes)
     src, dst = np.concatenate([lower, higher]), np.concatenate([higher, lower])
     order = np.argsort(src * index.num_nodes + nodes[dst])  # distinct keys: any sort gives this order
     src, dst = src[order], dst[order]
