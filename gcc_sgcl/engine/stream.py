@@ -189,6 +189,7 @@ class ResumeState:
         self.done: set[tuple[int, int]] = set()
         self._rows: np.ndarray | None = None
         self._unsaved: dict[tuple[int, int], slice] = {}
+        self._own_file = False  # the rows file is this run's: read back by it, or written by it
         self._saved = time.monotonic()
         record = self._read()
         if record is not None and record.get("key") == self.key and self.rows_path.is_file():
@@ -216,7 +217,7 @@ class ResumeState:
             if self.done:
                 stored = np.load(self.rows_path, mmap_mode="r")
                 if stored.shape[0] == rows and width in (None, stored.shape[1]) and stored.dtype == np.float32:
-                    self._rows = np.array(stored)
+                    self._rows, self._own_file = np.array(stored), True
                     return self._rows
                 self.done = set()
             if width is None:
@@ -237,14 +238,15 @@ class ResumeState:
         (through a temporary file)."""
         if not self._unsaved:
             return
-        if self.rows_path.is_file() and self.record_path.is_file():
+        if self._own_file and self.rows_path.is_file():
             stored = np.load(self.rows_path, mmap_mode="r+")
             for rows in self._unsaved.values():
                 stored[rows] = self._rows[rows]
-        else:  # a new file, written whole (its unfinished rows are named by no record)
+        else:  # a new file (another run's is replaced), written whole: its unfinished rows are named by no record
             self.record_path.unlink(missing_ok=True)
             stored = np.lib.format.open_memmap(self.rows_path, "w+", np.float32, self._rows.shape)
             stored[:] = self._rows
+            self._own_file = True
         stored.flush()
         del stored
         with atomic_target(self.record_path) as tmp:
