@@ -20,11 +20,26 @@ _TO_UNIT = 2.0**-53
 
 def mix(x: np.ndarray) -> np.ndarray:
     """SplitMix64 finaliser of ``x + golden`` (uint64, elementwise, wrapping arithmetic)."""
+    z = np.array(x, dtype=np.uint64)
+    if z.ndim == 0:
+        return _mix_into(z.reshape(1))[0]
+    return _mix_into(z)
+
+
+def _mix_into(z: np.ndarray) -> np.ndarray:
+    """:func:`mix` of the uint64 array ``z``, computed in place (one scratch array) and returned."""
+    shifted = np.empty_like(z)
     with np.errstate(over="ignore"):
-        z = np.asarray(x, dtype=np.uint64) + _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * _M1
-        z = (z ^ (z >> np.uint64(27))) * _M2
-        return z ^ (z >> np.uint64(31))
+        z += _GOLDEN
+        np.right_shift(z, np.uint64(30), out=shifted)
+        z ^= shifted
+        z *= _M1
+        np.right_shift(z, np.uint64(27), out=shifted)
+        z ^= shifted
+        z *= _M2
+        np.right_shift(z, np.uint64(31), out=shifted)
+        z ^= shifted
+    return z
 
 
 def _name_code(name: str | int) -> np.uint64:
@@ -79,11 +94,24 @@ class KeyedRandom:
 
         ``counters`` has the rows on its first axis (any trailing shape), non-negative integers.
         """
+        return self.mantissas(counters).astype(np.float64) * _TO_UNIT
+
+    def mantissas(self, counters: np.ndarray) -> np.ndarray:
+        """The integers ``m < 2**53`` behind :meth:`at`: its uniform is exactly ``m * 2**-53``, so ``at(c) >= p``
+        holds exactly when ``mantissas(c) >= ceil(p * 2**53)``.
+
+        >>> rng = KeyedRandom.for_items(seed=0, indices=np.arange(2))
+        >>> bool((rng.mantissas(np.array([3, 4])) * 2.0**-53 == rng.at(np.array([3, 4]))).all())
+        True
+        """
         counters = np.asarray(counters, dtype=np.int64)
-        keys = self.keys.reshape((-1,) + (1,) * (counters.ndim - 1))
+        z = counters.astype(np.uint64)
         with np.errstate(over="ignore"):
-            bits = mix(keys ^ (counters.astype(np.uint64) * _GOLDEN))
-        return (bits >> np.uint64(11)).astype(np.float64) * _TO_UNIT
+            z *= _GOLDEN
+        z ^= self.keys.reshape((-1,) + (1,) * (counters.ndim - 1))
+        z = _mix_into(z)
+        z >>= np.uint64(11)
+        return z
 
     def uniform(self, width: int | None = None) -> np.ndarray:
         """``(rows,)`` uniforms (counter 0), or ``(rows, width)`` (counters ``0 .. width-1``)."""

@@ -61,6 +61,7 @@ def rwr_visits(
     have = np.zeros(len(starts), dtype=np.int64)
     next_walk = np.zeros(len(starts), dtype=np.int64)
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (row, walk * L + step, node)
+    restart_at = math.ceil(restart_prob * 2**53)  # a walk goes on when its restart uniform is >= restart_prob
     rows = np.flatnonzero(counts > have)
     while len(rows):
         walks = np.ceil((counts - have)[rows] * restart_prob * 1.2).astype(np.int64) + 1
@@ -72,16 +73,16 @@ def rwr_visits(
         for t in range(walk_length):
             if not len(cur):
                 break
-            draws = walkers.at((walker * walk_length + t)[:, None] * 2 + np.array([0, 1]))
+            counter = (walker * walk_length + t) * 2
             d = degree[cur]
-            moving = d > 0
-            if not moving.all():  # a walk reaching a node without out-neighbours ends there
-                walker_row, walker, cur, draws, d = (a[moving] for a in (walker_row, walker, cur, draws, d))
+            if not (d > 0).all():  # a walk reaching a node without out-neighbours ends there
+                moving = np.flatnonzero(d > 0)
+                walker_row, walker, cur, counter, d = (a[moving] for a in (walker_row, walker, cur, counter, d))
                 walkers = walkers.take(moving)
-            cur = indices[indptr[cur] + (draws[:, 0] * d).astype(np.int64)]
+            cur = indices[indptr[cur] + (walkers.at(counter) * d).astype(np.int64)]
             found.append((walker_row, walker * walk_length + t, cur))
             have += np.bincount(walker_row, minlength=len(starts))
-            going_on = draws[:, 1] >= restart_prob
+            going_on = np.flatnonzero(walkers.mantissas(counter + 1) >= restart_at)
             walker_row, walker, cur = walker_row[going_on], walker[going_on], cur[going_on]
             walkers = walkers.take(going_on)
         rows = np.flatnonzero(counts > have)
