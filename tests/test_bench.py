@@ -225,4 +225,13 @@ def test_bench_embed_part_runs_tiny_by_name_and_reports_each_size_and_view_count
                       r"([\d.]+) \| [\d.]+ \| [\d,]+ \| [\d,]+ \|", out, re.M)
     assert [(n, v) for n, v, *_ in rows] == [("600", "1"), ("600", "2"), ("1,200", "1"), ("1,200", "2")]
     assert all(float(cpu) > 0 and float(floor) > 0 and float(ratio) > 0 for _, _, cpu, _, floor, ratio in rows)
-    assert re.search(r"1,200 nodes: CPU per view at 2 views / at 1 views = [\d.]+", out)
+    assert re.search(r"1,200 nodes, \d+\+\d+ threads: CPU per view at 2 views / at 1 views = [\d.]+", out)
+
+
+def test_bench_embed_measures_each_builder_count_against_one_floor(capsys):
+    main(["embed", "--embed-sizes", "600", "--embed-views", "2", "--embed-builders", "0", "1",
+          "--embed-floor-chunks", "1", "--embed-batch-size", "64"])
+    out = capsys.readouterr().out
+    rows = re.findall(r"^\| 600 \| [\d,]+ \| 600 \| 2 \| \d+\+(\d) \| [\d.]+ \| [\d.]+ \| ([\d.]+) \|", out, re.M)
+    assert [b for b, _ in rows] == ["0", "1"]  # in the model's process, then one builder process
+    assert rows[0][1] == rows[1][1]  # both against the same floor, timed once after the runs

@@ -76,6 +76,9 @@ class BenchConfig(Settings):
                                 valid=NON_NEGATIVE)
     embed_floor_chunks: int = setting(0, "chunks the floor is timed on, one copy each (0: every chunk)",
                                       valid=NON_NEGATIVE)
+    embed_builders: list[int] = setting([-1], "view-building worker processes, one run each (-1: the automatic "
+                                        "plan, as generate.sh; 0: views built in the model's process, between "
+                                        "forwards)", valid=at_least(-1))
     embed_batch_size: int = setting(256, "views per forward pass", valid=at_least(1))
     embed_encoder: str | None = setting(None, "run folder or checkpoint of the encoder (default: the default "
                                               "configuration's, freshly initialised)")
@@ -93,7 +96,8 @@ SECTIONS = (
     ("scaling", ("hops", "scaling_views")),
     ("augment (what each stage of a pair pipeline changes; pairs of --batch-size)", ("augment_batches",)),
     ("embed (streamed embedding of generated power-law graphs against its floor)",
-     ("embed_sizes", "embed_views", "embed_sample", "embed_floor_chunks", "embed_batch_size", "embed_encoder")),
+     ("embed_sizes", "embed_views", "embed_builders", "embed_sample", "embed_floor_chunks", "embed_batch_size",
+      "embed_encoder")),
 )
 
 
@@ -178,7 +182,8 @@ def main(argv: list[str] | None = None) -> None:
 def _embed(a: BenchConfig) -> str:
     print(TABLE_HEADER, flush=True)  # then each row as it is measured: the 1 M-node rows take long
     results = measure_embed(a.embed_sizes, a.embed_views, a.embed_batch_size, a.embed_sample, a.embed_floor_chunks,
-                            a.seed, a.embed_encoder, report=lambda r: print(format_row(r), flush=True))
+                            a.seed, a.embed_encoder, a.embed_builders,
+                            report=lambda r: print(format_row(r), flush=True))
     return format_embed(results, table=False)
 
 

@@ -191,10 +191,11 @@ def measure_run(model: GraphEncoder, source: ViewSource, batch_size: int, plan: 
 
 
 def measure_embed(sizes: Sequence[int], views: Sequence[int], batch_size: int = 256, sample: int | None = None,
-                  floor_chunks: int = 0, seed: int = 0, load_path: str | None = None,
+                  floor_chunks: int = 0, seed: int = 0, load_path: str | None = None, builders: Sequence[int] = (-1,),
                   report: Callable[[EmbedResult], None] | None = None) -> list[EmbedResult]:
-    """:class:`EmbedResult` of each graph size and view count (see the module docstring), each passed to
-    ``report`` as soon as it is measured (a 1 M-node graph at 32 views takes hours on 2 cores)."""
+    """:class:`EmbedResult` of each graph size, view count and number of view builders (``-1``: the automatic
+    plan; see the module docstring), each passed to ``report`` as soon as it is measured (a 1 M-node graph at 32
+    views takes hours on 2 cores). The floor is timed once per graph and view count, after its runs."""
     model = bench_encoder(load_path, seed)
     sampling = make_config("gcc").sampling
     results = []
@@ -203,14 +204,19 @@ def measure_embed(sizes: Sequence[int], views: Sequence[int], batch_size: int = 
         items = np.arange(n) if not sample or sample >= n else np.linspace(0, n - 1, sample).round().astype(np.int64)
         for v in views:
             source = ViewSource(NodeViewDataset(graph, sampling, seed), items, v)
-            plan = stream_plan(model, [source])
-            wall, cpu, memory, rows = measure_run(model, source, batch_size, plan)
+            runs = []
+            for b in builders:
+                plan = stream_plan(model, [source], builders=None if b < 0 else b)
+                wall, cpu, memory, rows = measure_run(model, source, batch_size, plan)
+                runs.append((plan, wall, cpu, memory, rows.nbytes))
+                del rows
             floor, timed = floor_seconds(model, source, batch_size, floor_chunks)
-            results.append(EmbedResult(n, graph.num_edges() // 2, len(items), v, plan, wall, cpu,
-                                       floor / timed * v, timed, output_bytes=rows.nbytes, **memory))
-            if report is not None:
-                report(results[-1])
-            del rows, source
+            for plan, wall, cpu, memory, output_bytes in runs:
+                results.append(EmbedResult(n, graph.num_edges() // 2, len(items), v, plan, wall, cpu,
+                                           floor / timed * v, timed, output_bytes=output_bytes, **memory))
+                if report is not None:
+                    report(results[-1])
+            del source
         del graph
     return results
 
@@ -236,11 +242,12 @@ def format_embed(results: Sequence[EmbedResult], table: bool = True) -> str:
     lines = [TABLE_HEADER, *map(format_row, results)] if table else []
     lines.append("threads: model + view builders; floor: bare eigendecompositions + bare one-thread forward of "
                  "sampled units, per node; growth: peak tree PSS - PSS before the run - output, per row")
-    by_key = {(r.nodes, r.views): r for r in results}
+    by_key = {(r.nodes, r.plan.builders, r.views): r for r in results}
     for r in results:
-        low = by_key.get((r.nodes, min(v for n, v in by_key if n == r.nodes)))
-        if low is not None and low.views < r.views:
+        fewest = min(v for n, b, v in by_key if (n, b) == (r.nodes, r.plan.builders))
+        low = by_key[r.nodes, r.plan.builders, fewest]
+        if low.views < r.views:
             per_view = (r.cpu_s / r.rows / r.views) / (low.cpu_s / low.rows / low.views)
-            lines.append(f"{r.nodes:,} nodes: CPU per view at {r.views} views / at {low.views} views = "
-                         f"{per_view:.2f} (goal <= 1)")
+            lines.append(f"{r.nodes:,} nodes, {r.plan.model}+{r.plan.builders} threads: CPU per view at {r.views} "
+                         f"views / at {low.views} views = {per_view:.2f} (goal <= 1)")
     return "\n".join(lines)
