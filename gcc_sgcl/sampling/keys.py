@@ -105,10 +105,11 @@ class KeyedRandom:
         True
         """
         counters = np.asarray(counters, dtype=np.int64)
-        z = counters.astype(np.uint64)
+        keys = self.keys.reshape((-1,) + (1,) * (counters.ndim - 1))
+        z = np.broadcast_to(counters, np.broadcast_shapes(counters.shape, keys.shape)).astype(np.uint64)
         with np.errstate(over="ignore"):
             z *= _GOLDEN
-        z ^= self.keys.reshape((-1,) + (1,) * (counters.ndim - 1))
+        z ^= keys
         z = _mix_into(z)
         z >>= np.uint64(11)
         return z
