@@ -25,7 +25,7 @@ from gcc_sgcl.sampling.spectral import eigen_arrays, random_signs
 # their edges scanned: a hub's thousands of edges would otherwise dominate the cost of its views.
 HUB_DEGREE = 64
 PROBE_RATIO = 8  # probing a member costs about this many scanned edges (a binary search; measured: 4 and 16 slower)
-# cells of the (view, node) lookup table of one chunk of views: 2**22 (8 MiB of int16, ~100 MiB less transient memory
+# cells of the (view, node) lookup table of one chunk of views: 2**22 (16 MiB of int32, ~100 MiB less transient memory
 # than 2**24 on a 1 M-node graph's views, no slower; issue 66)
 MAX_TABLE_ENTRIES = 2**22
 
