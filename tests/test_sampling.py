@@ -5,6 +5,7 @@ deterministic (induced edges, eigen-features up to sign and rotation) and statis
 (walks: two-sample tests at a stated level on thousands of draws).
 """
 import dataclasses
+import math
 
 import dgl
 import networkx as nx
@@ -396,3 +397,15 @@ def test_flipping_one_sign_draw_into_another_equals_decomposing_with_the_other()
         np.testing.assert_array_equal(getattr(flipped, name), getattr(wanted, name), err_msg=name)
     with pytest.raises(ValueError, match="signs must have shape"):
         flip_signs(drawn, signs[:2])
+
+
+def test_mantissas_decide_a_threshold_exactly_as_the_uniforms_do():
+    # the walks test restarts on the integers behind the uniforms: m >= ceil(p 2^53) must be u >= p, for any p
+    rng = KeyedRandom.for_items(seed=5, indices=np.arange(64))
+    counters = np.broadcast_to(np.arange(4096), (64, 4096))
+    u, m = rng.at(counters), rng.mantissas(counters)
+    assert m.dtype == np.uint64 and bool((m < 2**53).all()) and bool((m * 2.0**-53 == u).all())
+    edge = float(u[3, 7])  # a drawn value itself, and its float neighbours on either side
+    for p in [0.0, 0.2, 0.5, 0.8, 1.0, edge, np.nextafter(edge, 0), np.nextafter(edge, 1),
+              *np.random.default_rng(0).random(20)]:
+        assert bool(((u >= p) == (m >= math.ceil(p * 2**53))).all()), p

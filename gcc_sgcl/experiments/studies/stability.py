@@ -54,10 +54,10 @@ def cost_sentence(rows: list[dict]) -> str:
     empty where none was timed.
 
     >>> print(cost_sentence([{"copies": c, "nodes": 1000, "seconds": s, "threads": 2} for c, s in ((2, 1.0), (8, 4.2))]))
-     Embedding costs 1.0 ms per node at 2 views and 4.2 ms at 8 views (4.2× the time of 2 views; 2 threads (model + view builder), one run each).
+     Embedding costs 1.0 ms per node at 2 views and 4.2 ms at 8 views (4.2× the time of 2 views; 2 threads (model + view builders), one run each).
     >>> print(cost_sentence([{"copies": c, "nodes": 1000, "seconds": 1.0, "threads": t}
     ...                      for c, t in ((2, 1), (8, 2))]).split("; ")[-1])
-    1–2 threads (model + view builder), one run each).
+    1–2 threads (model + view builders), one run each).
     """
     by: dict[int, list[float]] = defaultdict(list)
     for r in rows:
@@ -71,8 +71,9 @@ def cost_sentence(rows: list[dict]) -> str:
     (low, first), (high, last) = cost[0], cost[-1]
     ratio = f"{last / first:.1f}× the time of {low} views; " if high != low else ""
     counts = sorted({r["threads"] for r in rows if r.get("threads")})
-    threads = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"  # 1 when too few views to stream
-    return f" Embedding costs {joined} ({ratio}{threads} threads (model + view builder), one run each)."
+    threads = ("1 thread" if counts == [1] else  # 1: too few views to stream, built between forwards
+               f"{counts[0] if len(counts) == 1 else f'{counts[0]}–{counts[-1]}'} threads (model + view builders)")
+    return f" Embedding costs {joined} ({ratio}{threads}, one run each)."
 
 
 def stability_table(rows: list[dict]) -> str:
