@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("GCC_SGCL_DATA", ROOT.parent / "shared" / "data"))
+DATA = Path(os.environ.get("GCC_SGCL_DATA", ROOT.parent / "shared" / "data")).resolve()  # the commands run elsewhere
 TINY = ["--steps", "3", "--batch-size", "8"]  # budget flags added for speed
 RUN = "saved/gcc_moco_synthetic_s0"  # where GCC's MoCo command trains (method gcc, built-in corpus)
 # GCC's README, Quick Start and Downstream Tasks: (command with placeholders filled, flags added for speed)

@@ -21,13 +21,19 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# Ctrl-C's default disposition, as in a terminal, then the command: a suite run in the background (where the shell
+# ignores SIGINT, and every process it starts inherits that) tests the same thing
+DEFAULT_SIGINT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                  "os.execv(sys.argv[1], sys.argv[1:])")
+
+
 class Process:
     """A command in its own process group (as a terminal runs it), its stderr collected as it comes."""
 
     def __init__(self, argv: list[str], cwd: Path) -> None:
         env = {**os.environ, "GCC_SGCL_CACHE": str(cwd / "cache"), "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, start_new_session=True)
+        self.proc = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT, *argv], cwd=cwd, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.err = ""
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
