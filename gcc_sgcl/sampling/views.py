@@ -153,7 +153,7 @@ def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nd
     hub = (degree > HUB_DEGREE) & (degree > PROBE_RATIO * num_nodes[view])
     # ordinary members: scan their out-edges for members of their view
     scanned = np.flatnonzero(~hub)
-    member, other = _edges_within_views(sets, scanned, index.rows[nodes[scanned]], n)
+    member, other = _edges_within_views(sets, view, scanned, index.rows[nodes[scanned]], n)
     scan = (view[member], local[member], local[other])
     # hub members: probe every member of the view
     hubs = np.flatnonzero(hub)
@@ -174,13 +174,13 @@ def _induced_chunk(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, np.nd
     return np.bincount(edge_view, minlength=len(num_nodes)), src, dst
 
 
-def _edges_within_views(sets: NodeSets, scanned: np.ndarray, out_edges: sp.csr_array,
+def _edges_within_views(sets: NodeSets, view: np.ndarray, scanned: np.ndarray, out_edges: sp.csr_array,
                         num_parent_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(member, other)`` member rows of ``sets``: one pair per edge of ``out_edges`` (the CSR rows of the members
-    ``scanned``, in order) whose head is a member of the scanning member's view, in edge order. The heads are looked
-    up in the chunk's flat (view, node) -> member row + 1 table, whose column 0 (0) answers for nodes of no view."""
+    """``(member, other)`` member rows of ``sets`` (``view``: each member row's view): one pair per edge of
+    ``out_edges`` (the CSR rows of the members ``scanned``, in order) whose head is a member of the scanning member's
+    view, in edge order. The heads are looked up in the chunk's flat (view, node) -> member row + 1 table, whose
+    column 0 (0) answers for nodes of no view."""
     num_nodes, nodes = sets.num_nodes, sets.nodes
-    view = segment_ids(num_nodes)
     width = len(nodes) + 1  # a column per member row; a node in several views keeps one of its rows' columns
     slot = np.zeros(num_parent_nodes, dtype=np.int32)
     slot[nodes] = np.arange(1, width)
@@ -197,7 +197,7 @@ def _induced_undirected(index: GraphIndex, sets: NodeSets) -> tuple[np.ndarray, 
     then head id, puts them in the parent's CSR order."""
     num_nodes, nodes = sets.num_nodes, sets.nodes
     view = segment_ids(num_nodes)
-    lower, higher = _edges_within_views(sets, np.arange(len(nodes)), index.upper[nodes], index.num_nodes)
+    lower, higher = _edges_within_views(sets, view, np.arange(len(nodes)), index.upper[nodes], index.num_nodes)
     src, dst = np.concatenate([lower, higher]), np.concatenate([higher, lower])
     order = np.argsort(src * index.num_nodes + nodes[dst])  # distinct keys: any sort gives this order
     src, dst = src[order], dst[order]

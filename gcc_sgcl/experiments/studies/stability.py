@@ -58,6 +58,8 @@ def cost_sentence(rows: list[dict]) -> str:
     >>> print(cost_sentence([{"copies": c, "nodes": 1000, "seconds": 1.0, "threads": t}
     ...                      for c, t in ((2, 1), (8, 2))]).split("; ")[-1])
     1–2 threads (model + view builders), one run each).
+    >>> cost_sentence([{"copies": 2, "nodes": 1000, "seconds": 1.0}])  # measured before threads were recorded
+    ' Embedding costs 1.0 ms per node at 2 views (one run each).'
     """
     by: dict[int, list[float]] = defaultdict(list)
     for r in rows:
@@ -70,10 +72,19 @@ def cost_sentence(rows: list[dict]) -> str:
                          for i, (c, ms) in enumerate(cost)])
     (low, first), (high, last) = cost[0], cost[-1]
     ratio = f"{last / first:.1f}× the time of {low} views; " if high != low else ""
+    return f" Embedding costs {joined} ({ratio}{_threads_phrase(rows)}one run each)."
+
+
+def _threads_phrase(rows: list[dict]) -> str:
+    """The measurements' threads (model + view builders), e.g. ``"1–2 threads (model + view builders), "``; empty
+    for rows measured before the count was kept."""
     counts = sorted({r["threads"] for r in rows if r.get("threads")})
-    threads = ("1 thread" if counts == [1] else  # 1: too few views to stream, built between forwards
-               f"{counts[0] if len(counts) == 1 else f'{counts[0]}–{counts[-1]}'} threads (model + view builders)")
-    return f" Embedding costs {joined} ({ratio}{threads}, one run each)."
+    if not counts:
+        return ""
+    if counts == [1]:  # too few views to stream: built between forwards
+        return "1 thread, "
+    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    return f"{span} threads (model + view builders), "
 
 
 def stability_table(rows: list[dict]) -> str:
