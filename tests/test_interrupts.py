@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 import torch
 
+from gcc_sgcl.sampling.dataset import quiet_handover_errors
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -147,3 +149,18 @@ def test_generate_stopped_by_sigterm_goes_on_from_its_finished_chunks_to_a_strai
     assert re.search(r"\b6[34]%\|", again.stderr)  # its bar starts at the finished chunk
     assert np.load(stopped / "synthetic-roles.npy").tobytes() == np.load(straight / "synthetic-roles.npy").tobytes()
     assert not list(stopped.glob("*.partial.*"))
+
+
+def test_a_workers_thread_ends_silently_when_the_main_process_hangs_up_mid_handover(capsys):
+    def fail(error):
+        thread = threading.Thread(target=lambda: (_ for _ in ()).throw(error))
+        previous, threading.excepthook = threading.excepthook, quiet_handover_errors
+        try:
+            thread.start()
+            thread.join()
+        finally:
+            threading.excepthook = previous
+        return capsys.readouterr().err
+
+    assert fail(BrokenPipeError(32, "Broken pipe")) == "" and fail(ConnectionResetError()) == ""
+    assert "ValueError: a real bug" in fail(ValueError("a real bug"))  # anything else is still reported

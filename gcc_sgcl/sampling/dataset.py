@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 from typing import Iterator, Protocol, Sequence
 
 import dgl
@@ -95,7 +96,16 @@ def worker_init(_worker_id: int) -> None:
     traceback, and one ended by SIGTERM fails the main process's next step)."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
+    threading.excepthook = quiet_handover_errors
     limit_threads()
+
+
+def quiet_handover_errors(args: threading.ExceptHookArgs) -> None:
+    """A worker's ``threading.excepthook``: silent when a thread's connection to the main process broke (the thread
+    that hands tensors over in shared memory, when the main process stops on Ctrl-C or SIGTERM mid-handover: its
+    traceback would follow the one-line message), the default hook otherwise."""
+    if not issubclass(args.exc_type, (BrokenPipeError, ConnectionResetError, EOFError)):
+        threading.__excepthook__(args)
 
 
 @contextlib.contextmanager
