@@ -97,13 +97,14 @@ FT_DATA=("${NODE[@]}" "${GRAPH[@]:0:2}")
 # One sweep command at the table budget; later flags override earlier ones (MoCo's batch, the curve's steps).
 # With PLAN set, each command prints what it still has to do (--plan) instead of doing it; with STASH, it writes
 # the encoders that work needs to $CARRY.next (--stash), which replaces $CARRY at the end; with UNTIL, the
-# commands skip the jobs that would not end by then (--until).
+# commands skip the jobs that would not end by then (--until). The tables' rows time the studies' own stores too
+# (--timings): the long stage's 4x schedule is estimated per step from the table budget's runs.
 # Each command reuses the shipped encoders and what $CARRY holds when it starts: a STASH beside a running sweep
 # replaces $CARRY, and the next stage's command must not name the folders it removed (an error at start).
 run() { local reuse=(); shopt -s nullglob; reuse+=("$SHIP"/*/ "$CARRY"/*/*); shopt -u nullglob
   reuse=("${reuse[@]%/}")
   [ ${#reuse[@]} -eq 0 ] || reuse=(--reuse "${reuse[@]}")
-  python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --output-dir "$RUNS" \
+  python -m gcc_sgcl.experiments "$1" --corpus "${CORPUS[@]}" --rows "$ROWS" --timings "$ROWS" --output-dir "$RUNS" \
   --fold-cache "$FOLDS" --ship "$SHIP" --ship-tag "$TAG" "${BUDGET[@]}" "${reuse[@]}" "${@:2}" ${UNTIL:+--until "$UNTIL"} ${PLAN:+--plan} \
   ${STASH:+--stash "$CARRY.next"}; }
 # Stages that only export, time or report have nothing to plan or stash.

@@ -465,6 +465,25 @@ def test_plan_lists_the_missing_rows_how_each_encoder_is_obtained_and_estimates_
     assert states == {0: "to pre-train", 1: f"copied from {shipped}", 2: "to pre-train"}
 
 
+def test_a_study_with_a_store_of_its_own_is_estimated_from_the_tables_rows_per_step(sweep_dir, tmp_path):
+    """A longer budget in a store of its own (the long stage): nothing to go on from its own rows; with the
+    tables' store in ``--timings``, pre-training is the median time per step times its steps and the evaluations
+    are the tables' medians."""
+    from statistics import median
+
+    from gcc_sgcl.experiments.plan import plan_sweep
+
+    _, sweep, added = sweep_dir
+    longer = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [0], "steps": sweep.steps * 4,
+                      "output_dir": str(tmp_path / "runs"), "rows": str(tmp_path / "long.jsonl")})
+    (alone,) = plan_sweep(longer)
+    assert (alone.encoder, alone.pretrain_minutes, alone.eval_minutes) == ("to pre-train", None, None)
+    (timed,) = plan_sweep(Sweep(**{**longer.__dict__, "timings": [sweep.rows, sweep.rows]}))
+    per_step = median(r.pretrain_seconds / r.steps for r in added
+                      if r.method == "gcc" and r.pretrain_seconds is not None)
+    assert np.isclose(timed.pretrain_minutes, per_step * longer.steps / 60) and timed.eval_minutes > 0
+
+
 def test_plan_credits_the_cv_folds_an_evaluation_cut_off_part_way_has_stored(sweep_dir):
     """An evaluation with folds in the sweep's fold cache is estimated for its missing folds only (the stored rows'
     median times the share missing; with no timed row, the stored folds' mean fit time), and the plan says how many

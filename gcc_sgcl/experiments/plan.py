@@ -3,9 +3,11 @@
 
 Per (method, mode, seed) with missing rows: how its encoder is obtained (already trained, copied from an exported
 encoder, resumed from its checkpoint at some step, or pre-trained from scratch), how many evaluations are
-missing, and estimates of both times from the wall times recorded in the stored rows: pre-training, the median
-over rows of the same steps, batch and corpus, for the same method if it has any, else for its preset, else for
-any method of the mode; an evaluation, the median over rows of the same dataset, kind (encoder, encoder joined
+missing, and estimates of both times from the wall times recorded in the stored rows (the sweep's store and the
+stores of ``--timings``, e.g. the tables' store for a study that keeps its rows apart): pre-training, the median
+over rows of the same steps, batch and corpus, or, with none at those steps, the median time per step over rows of
+the same batch and corpus times the steps (a longer schedule than any stored), for the same method if it has
+any, else for its preset, else for any method of the mode; an evaluation, the median over rows of the same dataset, kind (encoder, encoder joined
 to the structural vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and
 folds, SVC protocol, fine-tuning epochs, folds and view copies), whatever the pre-training budget, for the same
 method if it has any (GCC's SVC converges at a speed that depends on the features), else for every method. An
@@ -88,24 +90,41 @@ def evaluation_kind(method: str, mode: str, label: str) -> str:
 
 
 PRETRAIN_BUDGET = ("steps", "batch_size", "corpus")
+PER_STEP = PRETRAIN_BUDGET[1:]  # what a pre-training step's time depends on besides the method
 EVAL_PROTOCOL = ("repeats", "folds", "svc", "epochs", "max_folds", "view_copies")
 
 
 class Timings:
     """Median wall times of stored rows (see the module docstring): pre-training at the pre-training budget of
     ``budget`` (:data:`PRETRAIN_BUDGET`), evaluations under its protocol (:data:`EVAL_PROTOCOL`); ``budget`` has
-    the row fields of the sweep (:meth:`Sweep.budget`, or a fine-tuning budget)."""
+    the row fields of the sweep (:meth:`Sweep.budget`, or a fine-tuning budget). A budget with no stored row at its
+    steps is estimated per step (:data:`PER_STEP`):
+
+    >>> def row(steps, seconds):
+    ...     return ResultRow(method="gcc", mode="e2e", seed=0, dataset="d", task="t", metric="m", mean=0.0, std=0.0,
+    ...                      std_kind="", n=1, protocol="", steps=steps, batch_size=256, pretrain_seconds=seconds)
+    >>> rows = [row(6000, 3000.0), row(3000, 1600.0), row(6000, 3400.0)]
+    >>> Timings(rows, {"steps": 6000, "batch_size": 256}).pretrain("gcc", "e2e")  # the median at 6000 steps
+    3200.0
+    >>> Timings(rows, {"steps": 24000, "batch_size": 256}).pretrain("gcc", "e2e")  # 24000 x median(0.5, 0.53, 0.57)
+    12800.0
+    """
 
     def __init__(self, rows: Iterable[ResultRow], budget: dict[str, object]) -> None:
+        self.steps = budget.get("steps")
         self.pretrain_s: dict[tuple, list[float]] = defaultdict(list)
+        self.step_s: dict[tuple, list[float]] = defaultdict(list)
         self.eval_s: dict[tuple[str, ...], list[float]] = defaultdict(list)
         seen = set()
         for r in rows:
             if r.task == "runtime":
                 continue
-            if r.pretrain_seconds is not None and all(getattr(r, f) == budget.get(f) for f in PRETRAIN_BUDGET):
+            if r.pretrain_seconds is not None and r.steps and all(getattr(r, f) == budget.get(f) for f in PER_STEP):
+                same = r.steps == self.steps
                 for key in ((r.mode, r.method), (r.mode, MethodSpec.parse(r.method).preset), (r.mode,)):
-                    self.pretrain_s[key].append(r.pretrain_seconds)
+                    self.step_s[key].append(r.pretrain_seconds / r.steps)
+                    if same:
+                        self.pretrain_s[key].append(r.pretrain_seconds)
             if not all(getattr(r, f) == budget.get(f) for f in EVAL_PROTOCOL):
                 continue
             if r.eval_seconds is not None and r.key not in seen:  # one evaluation, several metric rows
@@ -116,10 +135,13 @@ class Timings:
                     self.eval_s[key].append(r.eval_seconds)
 
     def pretrain(self, method: str, mode: str) -> float | None:
-        """Seconds to pre-train ``method`` in ``mode`` (its own median, else its preset's, else the mode's)."""
+        """Seconds to pre-train ``method`` in ``mode`` (its own median, else its preset's, else the mode's; each at
+        the budget's steps, else per step)."""
         for key in ((mode, method), (mode, MethodSpec.parse(method).preset), (mode,)):
             if self.pretrain_s.get(key):
                 return median(self.pretrain_s[key])
+            if self.step_s.get(key) and self.steps:
+                return median(self.step_s[key]) * self.steps
         return None
 
     def evaluation(self, dataset: str, kind: str, method: str) -> float | None:
@@ -130,6 +152,13 @@ class Timings:
             if self.eval_s.get(key):
                 return median(self.eval_s[key])
         return None
+
+
+def timed_rows(sweep: Sweep) -> list[ResultRow]:
+    """The rows whose wall times feed the estimates: the sweep's store and those of ``--timings`` (each read once;
+    an absent one is empty)."""
+    paths = dict.fromkeys(Path(p).resolve() for p in (sweep.rows, *sweep.timings))
+    return [row for path in paths for row in RowStore(path).load()]
 
 
 def _total(parts: Iterable[float | None]) -> float | None:
@@ -216,7 +245,7 @@ class Deadline:
                  clock: Callable[[], datetime] = local_now) -> None:
         self.sweep, self.at, self.finetune, self.clock = sweep, at, finetune, clock
         budget = sweep.budget() if finetune is None else finetune_budget(sweep, finetune)
-        self.timings = Timings(RowStore(sweep.rows).load(), budget)
+        self.timings = Timings(timed_rows(sweep), budget)
 
     def minutes(self, job: Job, names: dict[str, list[str]]) -> tuple[float | None, float, bool]:
         """For ``job`` producing the rows ``names`` (dataset → row labels): its pre-training minutes (0: none to
@@ -247,7 +276,7 @@ def plan_sweep(sweep: Sweep) -> list[PlannedJob]:
     """The jobs of ``python -m gcc_sgcl.experiments run`` with missing rows (datasets absent under the data root
     are left out, as the runner leaves them out)."""
     store = RowStore(sweep.rows)
-    timings = Timings(store.load(), sweep.budget())
+    timings = Timings(timed_rows(sweep), sweep.budget())
     present = [n for n in sweep.datasets if dataset_present(n, sweep.data_dir)]
     return [_job(sweep, timings, job, _evaluations(job, names)) for job, names in pending(sweep, store, present)
             if names]
@@ -256,7 +285,7 @@ def plan_sweep(sweep: Sweep) -> list[PlannedJob]:
 def plan_finetune(sweep: Sweep, settings: FinetuneConfig) -> list[PlannedJob]:
     """The jobs of ``python -m gcc_sgcl.experiments finetune`` with missing rows."""
     store = RowStore(sweep.rows)
-    timings = Timings(store.load(), finetune_budget(sweep, settings))
+    timings = Timings(timed_rows(sweep), finetune_budget(sweep, settings))
     present = [n for n in sweep.datasets if dataset_present(n, sweep.data_dir)]
     by_job: dict[Job, list[Evaluation]] = defaultdict(list)
     for job, name in pending_finetune(sweep, settings, store, present):

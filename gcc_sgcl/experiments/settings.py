@@ -63,6 +63,9 @@ class SweepConfig(Settings):
                                       "(exported weights) or not (the whole training state), under this folder, "
                                       "to carry them to a machine without this one's saved/ (give its "
                                       "<budget>/<run> folders to --reuse there)")
+    timings: list[str] = setting([], "further row stores whose wall times feed the estimates of --plan and --until "
+                                     "(e.g. the tables' store, for a study that keeps its rows in a store of its "
+                                     "own)")
     until: str | None = setting(None, "deadline, HH:MM (its next occurrence) or an ISO date-time: a job starts only "
                                       "if its estimated pre-training and evaluation (as --plan's) end before it; "
                                       "later jobs that fit still run (e.g. before a machine is reclaimed)")
