@@ -890,6 +890,10 @@ def test_the_long_budget_study_pairs_seeds_per_budget_and_says_which_verdicts_ch
     RowStore(store).append(table)
     text = build_report(store, tmp_path / "r.md", heatmap_dataset="x")
     assert "_no long-budget rows yet_" in text
+    RowStore(long_store(store)).append([row("gcc", "x", 0.6, seed=0, steps=400)])  # one side of a pair
+    text = build_report(store, tmp_path / "r.md", heatmap_dataset="x")
+    assert "_no seed pair at a longer budget yet_; rows so far: `gcc` at 400 steps (seed 0)." in text
+    long_store(store).unlink()
     longer = [row(m, d, v + step * s, seed=s, steps=400) for s in range(3) for d, base in (("imdb-binary", 0.70),
               ("x", 0.60)) for m, v, step in (("gcc", base, 0.001), ("sgcl", base + 0.02, 0.002))]
     RowStore(long_store(store)).append(longer)
@@ -899,5 +903,6 @@ def test_the_long_budget_study_pairs_seeds_per_budget_and_says_which_verdicts_ch
     assert "| IMDB-B | -0.90 [-1.07, -0.73] (3) | +2.10 [+1.93, +2.27] (3) | SGCL ahead |" in section
     assert ("At 4× the table budget (400 steps, 3 paired seeds), SGCL − GCC changes sign on IMDB-B and its verdict "
             "on IMDB-B against the table budget on the same seeds.") in section
+    assert "Rows so far: `gcc` at 400 steps (seeds 0 1 2), `sgcl` at 400 steps (seeds 0 1 2)." in section
     assert (tmp_path / "long_budget.png").stat().st_size > 1000
     assert (tmp_path / "long_budget.csv").read_text().startswith("dataset,task,metric,steps,seeds,mean")

@@ -136,15 +136,37 @@ def plot_budgets(items: Sequence[BudgetDifference], png: Path) -> None:
     save_figure(fig, png)
 
 
-def read(t: Tables) -> list[BudgetDifference]:
-    """The study's differences for the tables ``t`` (none without a spec or long-budget rows)."""
-    long = RowStore(long_store(t.rows_path)).load()
+def stored(long: Sequence[ResultRow]) -> str:
+    """Which schedules have rows so far (method, steps, seeds), longest first: the stage runs across sessions.
+
+    >>> from gcc_sgcl.experiments.rows import ResultRow
+    >>> def row(method, steps, seed):
+    ...     return ResultRow(method=method, mode="e2e", dataset="d", task="t", metric="m", seed=seed, mean=0.0,
+    ...                      std=0.0, std_kind="", n=1, protocol="", steps=steps)
+    >>> stored([row("gcc", 12000, 1), row("gcc", 24000, 0), row("sgcl", 24000, 0), row("gcc", 24000, 2)])
+    'Rows so far: `gcc` at 24,000 steps (seeds 0 2), `sgcl` at 24,000 steps (seed 0), `gcc` at 12,000 steps (seed 1).'
+    """
+    seeds: dict[tuple[int, str], set[int]] = {}
+    for r in long:
+        if r.mode == MODE:
+            seeds.setdefault((-r.steps, r.method), set()).add(r.seed)
+    parts = [f"`{method}` at {-steps:,} steps (seed{'s' if len(s) > 1 else ''} {' '.join(map(str, sorted(s)))})"
+             for (steps, method), s in sorted(seeds.items())]
+    return f"Rows so far: {', '.join(parts)}." if parts else ""
+
+
+def read(t: Tables, long: Sequence[ResultRow] | None = None) -> list[BudgetDifference]:
+    """The study's differences for the tables ``t`` (none without a spec or long-budget rows); ``long``: the
+    long-budget rows if already read."""
+    long = RowStore(long_store(t.rows_path)).load() if long is None else long
     return budget_differences(t.rows.rows, long, t.spec) if t.spec is not None and long else []
 
 
 def sections(t: Tables) -> list[str]:
-    """SGCL − GCC against the pre-training budget (E2E, frozen): figure, table and what changes."""
-    items = read(t)
+    """SGCL − GCC against the pre-training budget (E2E, frozen): figure, table, what changes, and which schedules
+    have rows so far."""
+    long = RowStore(long_store(t.rows_path)).load()
+    items, so_far = read(t, long), stored(long)
     head = ["## Longer budgets: SGCL − GCC against the pre-training steps (E2E, frozen)",
             "Rows of `bash scripts/reproduce.sh long` (`docs/results/long_budget.jsonl.gz`): `gcc` and the tables' "
             "`sgcl` pre-trained at 2× and 4× the table budget (same batch, corpus and evaluation), each budget a "
@@ -152,9 +174,10 @@ def sections(t: Tables) -> list[str]:
             "Cells: mean SGCL − GCC in pp over the paired seeds, its 90 % Student-t interval and the seed count; "
             "the table budget is read on the seeds the longer budgets have."]
     if not items:
-        return head + ["_no long-budget rows yet_"]
+        return head + [so_far.replace("Rows so far", "_no seed pair at a longer budget yet_; rows so far")
+                       if so_far else "_no long-budget rows yet_"]
     png = t.folder / "long_budget.png"
     plot_budgets(items, png)
     return head + [f"![SGCL − GCC against the budget]({t.link(png)})",
                    budget_table(items, t.folder / "long_budget.csv"),
-                   budget_sentence(items, t.spec.steps)]
+                   budget_sentence(items, t.spec.steps), so_far]
