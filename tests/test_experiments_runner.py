@@ -132,6 +132,18 @@ def test_an_exported_encoder_copied_into_a_run_folder_is_reused_not_retrained(sw
     assert row.pretrain_seconds is None and row.mean == original.mean  # reused: nothing trained
 
 
+def test_a_sweeps_pre_training_says_in_the_sweep_bar_how_far_it_has_got(sweep_dir, tmp_path, monkeypatch, capsys):
+    """A long schedule in a sweep would show nothing for hours: its step (and, once timed, the time left) goes
+    into the sweep bar's postfix."""
+    root, sweep, _ = sweep_dir
+    monkeypatch.setenv("GCC_SGCL_CACHE", str(root / "cache"))
+    here = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [5], "datasets": ["synthetic-graphs"],
+                    "output_dir": str(tmp_path / "runs"), "rows": str(tmp_path / "rows.jsonl")})
+    run_sweep(here, progress=True)
+    err = capsys.readouterr().err
+    assert "gcc e2e s5 pre-training, step 1 of 2" in err and "gcc e2e s5 pre-training, step 2 of 2" in err
+
+
 def test_reuse_takes_an_exported_encoder_as_the_run_of_its_own_training_only(sweep_dir, tmp_path, monkeypatch):
     """``--reuse``: the exported gcc seed-0 encoder becomes that run of a sweep with another worker count (copied
     in, nothing trained, same rows); seed 1 is another training and is pre-trained."""

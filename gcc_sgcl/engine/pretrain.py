@@ -17,6 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import dgl
 import numpy as np
@@ -256,6 +257,7 @@ def pretrain(
     graphs: list[dgl.DGLGraph] | None = None,
     dist: DistContext | None = None,
     device_note: str = "",
+    on_step: Callable[[int], None] | None = None,
 ) -> Path:
     """Train ``cfg``; returns the run folder holding ``checkpoint.pt`` and the TensorBoard logs.
 
@@ -269,7 +271,8 @@ def pretrain(
     in TensorBoard's text and ``config.json``), then its pace after the first measured steps. It checkpoints every
     ``save_freq`` steps and every ``save_minutes`` of wall time; SIGINT / SIGTERM stop it after the step in progress
     with a checkpoint and raise :class:`Interrupted`. ``device_note`` says why the device differs from the one
-    asked for (a GPU without CUDA).
+    asked for (a GPU without CUDA). ``on_step`` is called with the step after each step on the writing process
+    (e.g. a :class:`~gcc_sgcl.engine.run_summary.StepNote` of a run shown in a sweep's bar).
     """
     cfg.check()
     if graphs is None:
@@ -281,7 +284,7 @@ def pretrain(
     with run_folder_lock(run_dir) if main else contextlib.nullcontext():
         if main:
             remove_stale_temporaries(run_dir / CHECKPOINT_NAME)
-        return _train(cfg, run_dir, resume, progress, graphs, dist, device_note)
+        return _train(cfg, run_dir, resume, progress, graphs, dist, device_note, on_step)
 
 
 class Interrupted(Exception):
@@ -300,7 +303,7 @@ def write_run_record(run_dir: Path, cfg: Config, summary: str) -> None:
 
 def _train(
     cfg: Config, run_dir: Path, resume: bool, progress: bool, graphs: list[dgl.DGLGraph] | None,
-    dist: DistContext | None, device_note: str = "",
+    dist: DistContext | None, device_note: str = "", on_step: Callable[[int], None] | None = None,
 ) -> Path:
     began = time.time()  # this segment's wall time, setup included: adds to train_seconds, divides steps_per_second
     t = cfg.train
@@ -362,7 +365,7 @@ def _train(
                unit="step")
     with stop_on_signals() as stop:
         try:
-            _loop(trainer, loader, cfg, ckpt_path, writer, bar, began, stop, progress and main)
+            _loop(trainer, loader, cfg, ckpt_path, writer, bar, began, stop, progress and main, on_step)
         finally:
             bar.close()
             if main:
@@ -375,7 +378,7 @@ def _train(
 
 
 def _loop(trainer: Trainer, loader, cfg: Config, ckpt_path: Path, writer, bar, began: float, stop: StopRequest,
-          report_pace: bool) -> None:
+          report_pace: bool, on_step: Callable[[int], None] | None = None) -> None:
     """The training steps: log, checkpoint by step and by wall clock, and on a stop request checkpoint and return."""
     t, dist = cfg.train, trainer.dist
     main = dist is None or dist.is_main
@@ -399,6 +402,8 @@ def _loop(trainer: Trainer, loader, cfg: Config, ckpt_path: Path, writer, bar, b
             writer.add_scalar("train/steps_per_second", (step - first_step) / (time.time() - began), step)
         bar.set_postfix(loss=f"{stats['loss']:.3f}", prob=f"{stats['prob']:.3f}")
         bar.update(1)
+        if on_step is not None:
+            on_step(step)
         measured = pace.step(step) if report_pace else None
         if measured is not None:
             bar.write(pace_lines(cfg, *measured), file=sys.stderr)

@@ -1,13 +1,15 @@
 """What a pre-training run says before its first step: the method and its settings beyond the preset, the corpus,
 the budget, the device, workers and threads, the run folder and when it checkpoints (:func:`run_summary`); and,
-after its first measured steps, how long it will take (:class:`PaceEstimate`). The same block goes to the run's
-TensorBoard text and its ``config.json``."""
+after its first measured steps, how long it will take (:class:`PaceEstimate`); for a run shown in a sweep's bar,
+where it stands (:class:`StepNote`). The same block goes to the run's TensorBoard text and its ``config.json``."""
 from __future__ import annotations
 
+import math
 import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from gcc_sgcl.config import RUN_PLACE_FIELDS, Config
 from gcc_sgcl.gcc_compat import GCC_CORPUS
@@ -96,6 +98,37 @@ class PaceEstimate:
         self._done = True
         per_step = elapsed / steps
         return per_step, per_step * (self.total - step)
+
+
+@dataclass
+class StepNote:
+    """Where a run without a bar of its own stands (a sweep's pre-training, shown in the sweep's bar): called after
+    each step, it passes ``show`` the step and, once a step after the first is timed, the time left at the pace
+    since the first; at most once per ``every`` seconds, and at the last step.
+
+    >>> notes = []
+    >>> note = StepNote(total=1000, show=notes.append, every=60.0)
+    >>> for step, now in ((401, 0.0), (402, 1.0), (500, 50.0), (700, 150.0), (1000, 300.0)):
+    ...     note(step, now)
+    >>> notes
+    ['step 401 of 1,000', 'step 700 of 1,000, about 3 min left', 'step 1,000 of 1,000']
+    """
+
+    total: int
+    show: Callable[[str], object]
+    every: float = 60.0
+    _start: tuple[int, float] | None = None
+    _shown: float = -math.inf
+
+    def __call__(self, step: int, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        self._start = self._start or (step, now)
+        if now - self._shown < self.every and step < self.total:
+            return
+        self._shown = now
+        done, elapsed = step - self._start[0], now - self._start[1]
+        left = f", about {_duration(elapsed / done * (self.total - step))} left" if done and step < self.total else ""
+        self.show(f"step {step:,} of {self.total:,}{left}")
 
 
 def pace_lines(cfg: Config, per_step: float, left: float) -> str:

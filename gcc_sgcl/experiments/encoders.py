@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from gcc_sgcl.config import Config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
+from gcc_sgcl.engine.run_summary import StepNote
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE
 from gcc_sgcl.experiments.sweep import Job, Sweep, is_classical
 from gcc_sgcl.fileio import copy_atomic
@@ -76,11 +77,12 @@ def reuse_exported(cfg: Config, exported: Sequence[str | Path]) -> Path | None:
     return found[0]
 
 
-def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float | None:
+def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = (),
+                      on_step: Callable[[int], None] | None = None) -> float | None:
     """Pre-train ``cfg`` unless its run already finished or one of the ``exported`` encoders is that run; a carried
     state further along than the run folder's is copied in first and resumed (:func:`reuse_exported`). Returns its
     pre-training seconds: every segment's, when a resumed run's checkpoint counts them (``train_seconds``), else
-    this call's (None if reused or finished before)."""
+    this call's (None if reused or finished before). ``on_step``: as :func:`~gcc_sgcl.engine.pretrain.pretrain`'s."""
     from gcc_sgcl.engine.pretrain import pretrain
 
     ckpt = run_folder(cfg) / CHECKPOINT_NAME
@@ -95,9 +97,15 @@ def ensure_pretrained(cfg: Config, exported: Sequence[str | Path] = ()) -> float
         if state["step"] >= cfg.train.steps:
             return None
     start = time.time()
-    pretrain(cfg, resume=ckpt.exists(), progress=False)
+    pretrain(cfg, resume=ckpt.exists(), progress=False, on_step=on_step)
     total = load_checkpoint(ckpt).get("train_seconds")
     return time.time() - start if total is None else total
+
+
+def sweep_note(bar, label: str, cfg: Config) -> StepNote:
+    """Where ``cfg``'s pre-training stands, written after ``label`` into the postfix of a sweep's tqdm ``bar`` (a
+    long schedule otherwise shows nothing for hours)."""
+    return StepNote(cfg.train.steps, lambda text: bar.set_postfix_str(f"{label} pre-training, {text}"))
 
 
 def ship(sweep: Sweep, cfg: Config) -> Path | None:

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from tqdm import tqdm
 
 from gcc_sgcl.data import KINDS, dataset_kind
-from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship
+from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship, sweep_note
 from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.sweep import Admission, Job, Sweep, budget_key, load_present
@@ -56,7 +56,7 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
             continue
         bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
         cfg = sweep.encoder_config(method, mode, seed)
-        pretrain_s = ensure_pretrained(cfg, sweep.carried())
+        pretrain_s = ensure_pretrained(cfg, sweep.carried(), sweep_note(bar, f"{method} {mode} s{seed}", cfg))
         ship(sweep, cfg)
         start = time.time()
         result = finetune(run_folder(cfg), name, ft, sweep.device, sweep.data_dir)

@@ -25,7 +25,7 @@ import numpy as np
 from tqdm import tqdm
 
 from gcc_sgcl.classical import STRUCTURAL, joined
-from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship
+from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship, sweep_note
 from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.scoring import evaluate_dataset
@@ -86,7 +86,8 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
         classical = mode == CLASSICAL_MODE
         cfg = None if classical else sweep.encoder_config(method, mode, seed)
         bar.set_postfix_str(f"{method} {mode} s{seed} pre-training")
-        pretrain_s = None if classical else ensure_pretrained(cfg, sweep.carried())
+        pretrain_s = None if classical else ensure_pretrained(cfg, sweep.carried(),
+                                                              sweep_note(bar, f"{method} {mode} s{seed}", cfg))
         if not classical:
             ship(sweep, cfg)
         model = None if classical else load_encoder_checkpoint(run_folder(cfg), sweep.device)[0]
