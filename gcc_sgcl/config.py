@@ -114,8 +114,8 @@ SAVED_BEFORE_FIELD: dict[str, dict[str, Any]] = {
 
 # Training settings that say where and at what pace a run goes, not what it learns: two runs differing only in
 # them train the same encoder (``threads`` and ``device`` may change float reductions, not the experiment).
-RUN_PLACE_FIELDS = ("num_workers", "threads", "save_freq", "save_minutes", "log_freq", "data_dir", "output_dir", "run_name",
-                    "device")
+RUN_PLACE_FIELDS = ("num_workers", "threads", "flush_denormal", "save_freq", "save_minutes", "log_freq", "data_dir",
+                    "output_dir", "run_name", "device")
 
 
 @dataclass
@@ -144,6 +144,11 @@ class TrainConfig(Settings):
                                   "depend on it", valid=NON_NEGATIVE)
     threads: int = setting(0, "torch threads of the model step (0 = half the CPU cores); float reductions, hence "
                               "the bits of the result, depend on it", valid=NON_NEGATIVE)
+    flush_denormal: bool = setting(False, "flush denormal floats (below 1.2e-38) to zero in the model step on the "
+                                          "CPU: weights of channels that no longer get a gradient, which weight decay "
+                                          "drives towards 0, make later steps about 2.5x slower; like --threads, it changes the bits of the result, not "
+                                          "the experiment (it applies to the thread running the step, every op at "
+                                          "--threads 1)")
     seed: int = setting(0, "seed of the weights, walks and augmentations", valid=NON_NEGATIVE)
     save_freq: int = setting(1000, "write the checkpoint every N steps (and at the end)", valid=at_least(1))
     save_minutes: float = setting(10.0, "also write the checkpoint once this many minutes of wall time passed since "

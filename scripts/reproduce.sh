@@ -74,7 +74,10 @@ ALL=("${NODE[@]}" "${GRAPH[@]}" "${SIM[@]}")
 # The longer budget: gcc and the chosen sgcl E2E at 4x and 2x the table's steps, 3 seeds, every frozen column, rows in
 # a store of their own (the tables keep their one budget). Separate complete schedules, not one long run scored on
 # the way: the learning rate warms up and decays over a run's own steps, so a 24000-step run at step 6000 is at its
-# peak rate, not the table's recipe; each point here is the table's recipe at a larger budget.
+# peak rate, not the table's recipe; each point here is the table's recipe at a larger budget. Denormal floats are
+# flushed to zero in the model step (--flush-denormal: weights of channels without a gradient, which weight decay
+# drives below 1.2e-38, made late steps 2.5x slower on this CPU, python -m gcc_sgcl.bench denormal); it changes
+# bits, as --threads does.
 LONG_STEPS=(24000 12000); LONG_ROWS=${ROWS%/*}/long_budget.jsonl${ROWS##*.jsonl}
 [ "${PROFILE:-paper-cpu}" = smoke ] && LONG_STEPS=(60)
 # The views study: inference views averaged per row (GCC: 2) on the node-level columns, rows in a store of their own.
@@ -164,7 +167,8 @@ for stage in $stages; do
                  "${MOCO[@]}" ;;
     long)      sgcl=$(sgcl_method) || exit 1  # 4x for every seed before 2x, pair by pair: a cut-off sweep
                for steps in "${LONG_STEPS[@]}"; do for seed in "${SEEDS3[@]}"; do  # leaves whole 4x pairs
-                 run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --steps "$steps" --rows "$LONG_ROWS"
+                 run run --methods gcc "$sgcl" --seeds "$seed" --datasets "${ALL[@]}" --steps "$steps" --rows "$LONG_ROWS" \
+                   --flush-denormal
                done; done ;;
     ablation)  sgcl=$(sgcl_method) || exit 1
                run run --methods "$(variant "$sgcl" sgcl crop=random)" "$(variant "$sgcl" sgcl permute=random)" \

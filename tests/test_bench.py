@@ -209,6 +209,30 @@ def test_powerlaw_graph_is_simple_seeded_and_heavy_tailed():
     assert w.max() == np.sqrt(2 * 25000)  # Chung–Lu cap: sqrt of the expected degree sum
 
 
+def test_bench_denormal_part_times_a_trained_encoder_against_a_fresh_one(tiny_encoder, tmp_path, monkeypatch,
+                                                                          capsys):
+    """``denormal``, by name: the encoder of --denormal-checkpoint (two batch-norm scales made denormal here) and a
+    fresh one, each with denormals kept and flushed; without the flag, one line naming it."""
+    import torch
+
+    from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
+
+    state = load_checkpoint(tiny_encoder)
+    norm = next(k for k, v in state["model"].items() if "norm" in k and k.endswith("weight") and v.numel() > 1)
+    state["model"][norm][:2] = torch.tensor([1e-39, 2e-40])
+    save_checkpoint(state, tmp_path / "run" / "checkpoint.pt")
+    tiny = [powerlaw_graph(300, 1200, np.random.default_rng(1))]
+    monkeypatch.setattr(gcc_sgcl.data, "load_pretrain_corpus", lambda names, data_dir=None: tiny)
+    main(["denormal", "--denormal-checkpoint", str(tmp_path / "run"), "--corpus", "tiny", "--e2e-batch-size", "4",
+          "--denormal-steps", "1"])
+    out = capsys.readouterr().out
+    rows = re.findall(r"^\| (trained \(3 steps\)|fresh) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| [\d.]+ \| [\d.]+ \|$", out, re.M)
+    assert [(name, tiny_count) for name, tiny_count, *_ in rows] == [("trained (3 steps)", "2"), ("fresh", "0")]
+    assert all(float(kept) > 0 and float(flushed) > 0 for *_, kept, flushed in rows)
+    with pytest.raises(SystemExit, match="--denormal-checkpoint"):
+        main(["denormal"])
+
+
 def test_powerlaw_graph_rejects_bad_parameters():
     with pytest.raises(ValueError, match="exponent"):
         powerlaw_weights(100, 200, exponent=2.0)

@@ -163,6 +163,28 @@ def test_existing_run_needs_resume_and_matching_config(tmp_path, capsys):
     assert "resuming with --threads 0 -> 3: float rounding may differ" in capsys.readouterr().err
 
 
+def test_flushing_denormals_changes_where_a_run_goes_not_what_it_learns(tmp_path, capsys, monkeypatch):
+    """--flush-denormal: a run resumes with it, said as for --threads; its summary says so; a CPU run without it
+    that finds denormal weights at a checkpoint says once what they cost and which flag removes them."""
+    from gcc_sgcl.engine.pretrain import denormal_parameters
+
+    pretrain(_cfg(tmp_path, steps=1), progress=False, graphs=_corpus())
+    capsys.readouterr()
+    pretrain(_cfg(tmp_path, steps=1, flush_denormal=True), resume=True, progress=False, graphs=_corpus())
+    assert "resuming with --flush-denormal False -> True: float rounding may differ" in capsys.readouterr().err
+    model = torch.nn.BatchNorm1d(4)
+    with torch.no_grad():
+        model.weight[1], model.bias[2] = 1e-39, 1e-30  # one denormal, one tiny but normal
+    assert denormal_parameters(model) == 1
+    monkeypatch.setattr(pretrain_module, "denormal_parameters", lambda model: 3)
+    pretrain(_cfg(tmp_path, steps=3, save_freq=1, run_name="kept"), progress=True, graphs=_corpus())
+    assert capsys.readouterr().err.count("[gcc_sgcl] 3 weights are denormal") == 1
+    pretrain(_cfg(tmp_path, steps=3, save_freq=1, run_name="flushed", flush_denormal=True), progress=True,
+             graphs=_corpus())
+    err = capsys.readouterr().err
+    assert "denormals flushed to zero" in err and "weights are denormal" not in err
+
+
 def test_same_seed_gives_identical_embeddings(tmp_path):
     runs = [pretrain(_cfg(tmp_path, seed=s, run_name=f"r{i}"), progress=False, graphs=_corpus())
             for i, s in enumerate((5, 5, 6))]

@@ -9,7 +9,9 @@
 - ``scaling``: positional-embedding and sampler cost for several ``rw_hops``;
 - ``embed`` (only when named: ``python -m gcc_sgcl.bench embed``): streamed embedding of generated power-law graphs
   of 10 k to 1 M nodes at 2 and 32 views, CPU and wall ms per node and peak memory against the floor of the same
-  views (bare ``eigh`` + one-thread forward), :mod:`gcc_sgcl.bench.embed`.
+  views (bare ``eigh`` + one-thread forward), :mod:`gcc_sgcl.bench.embed`;
+- ``denormal`` (only when named, with ``--denormal-checkpoint``): a trained encoder's model step with denormal floats
+  kept and flushed (``--flush-denormal``), against a fresh encoder of its configuration, :mod:`gcc_sgcl.bench.denormal`.
 
 Absolute numbers depend on the machine and its load; ratios are taken within one run.
 """

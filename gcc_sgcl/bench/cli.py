@@ -18,6 +18,7 @@ import torch
 from gcc_sgcl.cli import PlainHelpParser
 from gcc_sgcl import data
 from gcc_sgcl.bench.augment import format_effects, measure_effects
+from gcc_sgcl.bench.denormal import format_denormal, measure_denormal
 from gcc_sgcl.bench.e2e import format_e2e, measure_e2e
 from gcc_sgcl.bench.embed import EDGES_PER_NODE, TABLE_HEADER, format_embed, format_row, measure_embed
 from gcc_sgcl.bench.memory import format_scale, measure_scale
@@ -31,10 +32,10 @@ from gcc_sgcl.sampling.dataset import limit_threads
 from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, default_of, from_args, setting
 
 
-BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment", "embed")
-# run unless --only says otherwise; embed is asked for by name (`python -m gcc_sgcl.bench embed`): its 1 M-node
-# graph at 32 views takes hours on 2 cores
-DEFAULT_PARTS = BENCH_PARTS[:-1]
+BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment", "embed", "denormal")
+# run unless --only says otherwise; embed and denormal are asked for by name (`python -m gcc_sgcl.bench embed`):
+# embed's 1 M-node graph at 32 views takes hours on 2 cores, denormal needs a trained encoder
+DEFAULT_PARTS = BENCH_PARTS[:-2]
 
 
 @dataclass
@@ -82,6 +83,9 @@ class BenchConfig(Settings):
     embed_batch_size: int = setting(256, "views per forward pass", valid=at_least(1))
     embed_encoder: str | None = setting(None, "run folder or checkpoint of the encoder (default: the default "
                                               "configuration's, freshly initialised)")
+    denormal_checkpoint: str | None = setting(None, "run folder or checkpoint of a trained encoder (e.g. a long "
+                                                    "run's), timed against a fresh one of its configuration")
+    denormal_steps: int = setting(10, "pre-built batches (of --e2e-batch-size pairs) per timing", valid=at_least(1))
 
 
 RUNTIME_TARGET = 1.10  # sgcl may cost at most 10 % more per mini-batch than gcc
@@ -98,6 +102,8 @@ SECTIONS = (
     ("embed (streamed embedding of generated power-law graphs against its floor)",
      ("embed_sizes", "embed_views", "embed_builders", "embed_sample", "embed_floor_chunks", "embed_batch_size",
       "embed_encoder")),
+    ("denormal (a trained encoder's model step with denormals kept and flushed, against a fresh one)",
+     ("denormal_checkpoint", "denormal_steps")),
 )
 
 
@@ -141,6 +147,8 @@ def main(argv: list[str] | None = None) -> None:
         argv = ["--only", *parts, *argv[len(parts):]]
     args = command_line().parse_args(argv)
     a, data_dir = from_args(BenchConfig, args), from_args(InputConfig, args).data_dir
+    if "denormal" in a.only and a.denormal_checkpoint is None:
+        raise SystemExit("python -m gcc_sgcl.bench denormal: give --denormal-checkpoint (a trained run folder)")
     given = shlex.join(argv)
     print(f"command: python -m gcc_sgcl.bench {given}".rstrip())
     print(machine_summary(), flush=True)
@@ -176,6 +184,10 @@ def main(argv: list[str] | None = None) -> None:
     if "embed" in a.only:
         _section(f"streamed embedding of power-law graphs ({EDGES_PER_NODE} edges per node) against its floor",
                  lambda: _embed(a))
+    if "denormal" in a.only:
+        _section(f"denormal weights against the model step on {corpus}", lambda: format_denormal(
+            measure_denormal(graphs, a.denormal_checkpoint, a.e2e_batch_size, a.denormal_steps, a.seed),
+            a.e2e_batch_size, a.denormal_steps))
     print(f"\nload average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -60,7 +60,8 @@ def run_summary(cfg: Config, run_dir: Path, threads: int, device_note: str = "",
         + (" (the tables: " + " ".join(TABLE_BUDGET[t.mode]) + ")" if (t.steps, batch) != (6000, int(
             TABLE_BUDGET[t.mode][-1])) else " (the tables' budget)"),
         f"  device    {t.device}{f' ({device_note})' if device_note else ''}; {threads} model thread(s), "
-        f"{t.num_workers} DataLoader worker(s){f', {world_size} processes' if world_size > 1 else ''}",
+        f"{t.num_workers} DataLoader worker(s){f', {world_size} processes' if world_size > 1 else ''}"
+        + (", denormals flushed to zero" if t.flush_denormal else ""),
         f"  run       {run_dir}: checkpoint every {t.save_freq} steps{minutes}, at the end and on Ctrl-C",
     ]
     return "\n".join(lines)

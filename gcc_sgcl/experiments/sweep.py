@@ -117,7 +117,7 @@ class Sweep(SweepConfig):
             "mode": mode, "steps": self.steps, "batch_size": self.batch_size, "seed": seed,
             "corpus": list(self.corpus), "output_dir": str(Path(self.output_dir) / f"{self.steps}x{self.batch_size}"),
             "num_workers": self.num_workers, "data_dir": self.data_dir or "",
-            "save_freq": self.save_freq, "device": self.device,
+            "save_freq": self.save_freq, "device": self.device, "flush_denormal": self.flush_denormal,
         }
         if mode == "moco":
             train["nce_k"] = self.moco_queue
