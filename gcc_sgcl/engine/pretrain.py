@@ -417,9 +417,8 @@ def _loop(trainer: Trainer, loader, cfg: Config, ckpt_path: Path, writer, bar, b
             if hint and (tiny := denormal_parameters(trainer.model)):
                 bar.write(f"[gcc_sgcl] {tiny} weights are denormal (below 1.2e-38: channels without a gradient, which "
                           f"weight decay drives towards 0), which slows each step on a CPU (2.5x at 15 000 steps x 256 "
-                          f"here); "
-                          f"--flush-denormal flushes them (the bits of the result change, as with --threads)",
-                          file=sys.stderr)
+                          f"in docs/performance.md); --flush-denormal flushes them (the bits of the result change, as "
+                          f"with --threads)", file=sys.stderr)
                 hint = False
         if stopping:
             return
