@@ -146,9 +146,9 @@ class TrainConfig(Settings):
                               "the bits of the result, depend on it", valid=NON_NEGATIVE)
     flush_denormal: bool = setting(False, "flush denormal floats (below 1.2e-38) to zero in the model step on the "
                                           "CPU: weights of channels that no longer get a gradient, which weight decay "
-                                          "drives towards 0, make later steps about 2.5x slower; like --threads, it changes the bits of the result, not "
-                                          "the experiment (it applies to the thread running the step, every op at "
-                                          "--threads 1)")
+                                          "drives towards 0, make later steps about 2.5x slower; like --threads, it "
+                                          "changes the bits of the result, not the experiment (it applies to the "
+                                          "thread running the step, every op at --threads 1)")
     seed: int = setting(0, "seed of the weights, walks and augmentations", valid=NON_NEGATIVE)
     save_freq: int = setting(1000, "write the checkpoint every N steps (and at the end)", valid=at_least(1))
     save_minutes: float = setting(10.0, "also write the checkpoint once this many minutes of wall time passed since "

@@ -226,7 +226,8 @@ def test_bench_denormal_part_times_a_trained_encoder_against_a_fresh_one(tiny_en
     main(["denormal", "--denormal-checkpoint", str(tmp_path / "run"), "--corpus", "tiny", "--e2e-batch-size", "4",
           "--denormal-steps", "1"])
     out = capsys.readouterr().out
-    rows = re.findall(r"^\| (trained \(3 steps\)|fresh) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| [\d.]+ \| [\d.]+ \|$", out, re.M)
+    rows = re.findall(r"^\| (trained \(3 steps\)|fresh) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| [\d.]+ \| [\d.]+ \|$",
+                      out, re.M)
     assert [(name, tiny_count) for name, tiny_count, *_ in rows] == [("trained (3 steps)", "2"), ("fresh", "0")]
     assert all(float(kept) > 0 and float(flushed) > 0 for *_, kept, flushed in rows)
     with pytest.raises(SystemExit, match="--denormal-checkpoint"):

@@ -244,7 +244,8 @@ def _check_resume_config(saved: dict, cfg: Config, path: Path, corpus_by_digest:
     if diffs:
         raise ValueError(f"--resume with a configuration that differs from {path}:\n  " + "\n  ".join(diffs))
     rounding = [f"--{key.replace('_', '-')} {getattr(before.train, key)!r} -> {getattr(cfg.train, key)!r}"
-                for key in ("threads", "flush_denormal", "device") if getattr(before.train, key) != getattr(cfg.train, key)]
+                for key in ("threads", "flush_denormal", "device")
+                if getattr(before.train, key) != getattr(cfg.train, key)]
     if rounding:
         print(f"{path}: resuming with {', '.join(rounding)}: float rounding may differ from an uninterrupted run "
               f"(the checkpoint records the new setting)", file=sys.stderr)

@@ -6,9 +6,9 @@ encoder, resumed from its checkpoint at some step, or pre-trained from scratch),
 missing, and estimates of both times from the wall times recorded in the stored rows (the sweep's store and the
 stores of ``--timings``, e.g. the tables' store for a study that keeps its rows apart): pre-training, the median
 over rows of the same steps, batch and corpus, or, with none at those steps, the median time per step over rows of
-the same batch and corpus times the steps (a longer schedule than any stored), for the same method if it has
-any, else for its preset, else for any method of the mode; an evaluation, the median over rows of the same dataset, kind (encoder, encoder joined
-to the structural vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and
+the same batch and corpus times the steps (a longer schedule than any stored), for the same method if it has any,
+else for its preset, else for any method of the mode; an evaluation, the median over rows of the same dataset,
+kind (encoder, encoder joined to the structural vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and
 folds, SVC protocol, fine-tuning epochs, folds and view copies), whatever the pre-training budget, for the same
 method if it has any (GCC's SVC converges at a speed that depends on the features), else for every method. An
 evaluation cut off part-way (its CV folds kept in the sweep's fold cache under the sweep's repetitions, folds and
