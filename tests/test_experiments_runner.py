@@ -133,8 +133,8 @@ def test_an_exported_encoder_copied_into_a_run_folder_is_reused_not_retrained(sw
 
 
 def test_a_sweeps_pre_training_says_in_the_sweep_bar_how_far_it_has_got(sweep_dir, tmp_path, monkeypatch, capsys):
-    """A long schedule in a sweep would show nothing for hours: its step (and, once timed, the time left) goes
-    into the sweep bar's postfix."""
+    """A long schedule in a sweep would show nothing for hours: its step goes into the sweep bar's postfix (the
+    time left, once timed, is StepNote's doctest)."""
     root, sweep, _ = sweep_dir
     monkeypatch.setenv("GCC_SGCL_CACHE", str(root / "cache"))
     here = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [5], "datasets": ["synthetic-graphs"],
@@ -479,21 +479,25 @@ def test_plan_lists_the_missing_rows_how_each_encoder_is_obtained_and_estimates_
 
 def test_a_study_with_a_store_of_its_own_is_estimated_from_the_tables_rows_per_step(sweep_dir, tmp_path):
     """A longer budget in a store of its own (the long stage): nothing to go on from its own rows; with the
-    tables' store in ``--timings``, pre-training is the median time per step times its steps and the evaluations
-    are the tables' medians."""
+    tables' store in ``--timings`` (read once, however often named), pre-training is the median time per step times
+    its steps and the evaluations are the tables' medians."""
     from statistics import median
 
-    from gcc_sgcl.experiments.plan import plan_sweep
+    from gcc_sgcl.experiments.plan import Timings, plan_sweep, timed_rows
 
     _, sweep, added = sweep_dir
     longer = Sweep(**{**sweep.__dict__, "methods": ["gcc"], "seeds": [0], "steps": sweep.steps * 4,
                       "output_dir": str(tmp_path / "runs"), "rows": str(tmp_path / "long.jsonl")})
     (alone,) = plan_sweep(longer)
     assert (alone.encoder, alone.pretrain_minutes, alone.eval_minutes) == ("to pre-train", None, None)
-    (timed,) = plan_sweep(Sweep(**{**longer.__dict__, "timings": [sweep.rows, sweep.rows]}))
+    both = Sweep(**{**longer.__dict__, "timings": [sweep.rows, str(Path(sweep.rows).resolve())]})
+    assert len(timed_rows(both)) == len(RowStore(sweep.rows).load())
+    (timed,) = plan_sweep(both)
     per_step = median(r.pretrain_seconds / r.steps for r in added
                       if r.method == "gcc" and r.pretrain_seconds is not None)
-    assert np.isclose(timed.pretrain_minutes, per_step * longer.steps / 60) and timed.eval_minutes > 0
+    assert np.isclose(timed.pretrain_minutes, per_step * longer.steps / 60)
+    tables = Timings(RowStore(sweep.rows).load(), sweep.budget())
+    assert np.isclose(timed.eval_minutes, sum(tables.evaluation(n, "encoder", "gcc") for n in DATASETS) / 60)
 
 
 def test_plan_credits_the_cv_folds_an_evaluation_cut_off_part_way_has_stored(sweep_dir):

@@ -428,7 +428,8 @@ def _loop(trainer: Trainer, loader, cfg: Config, ckpt_path: Path, writer, bar, b
 @contextlib.contextmanager
 def flushed_denormals(on: bool) -> Iterator[None]:
     """With ``on``, denormal floats are flushed to zero on this thread while the block runs (``--flush-denormal``;
-    x86 FTZ / DAZ, :func:`torch.set_flush_denormal`), and kept again after it.
+    x86 FTZ / DAZ, :func:`torch.set_flush_denormal`), and kept after it (torch cannot read the setting, so one
+    made before the block is not restored). Other threads, torch's intra-op pool among them, keep theirs.
 
     >>> tiny = torch.tensor([1e-39])
     >>> with flushed_denormals(True):

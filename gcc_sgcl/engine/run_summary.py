@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import torch
+
 from gcc_sgcl.config import RUN_PLACE_FIELDS, Config
 from gcc_sgcl.gcc_compat import GCC_CORPUS
 from gcc_sgcl.presets import settings_beyond_preset
@@ -61,7 +63,7 @@ def run_summary(cfg: Config, run_dir: Path, threads: int, device_note: str = "",
             TABLE_BUDGET[t.mode][-1])) else " (the tables' budget)"),
         f"  device    {t.device}{f' ({device_note})' if device_note else ''}; {threads} model thread(s), "
         f"{t.num_workers} DataLoader worker(s){f', {world_size} processes' if world_size > 1 else ''}"
-        + (", denormals flushed to zero" if t.flush_denormal else ""),
+        + (f", {flush_note(t.device, threads)}" if t.flush_denormal else ""),
         f"  run       {run_dir}: checkpoint every {t.save_freq} steps{minutes}, at the end and on Ctrl-C",
     ]
     return "\n".join(lines)
@@ -118,8 +120,8 @@ class StepNote:
     total: int
     show: Callable[[str], object]
     every: float = 60.0
-    _start: tuple[int, float] | None = None
-    _shown: float = -math.inf
+    _start: tuple[int, float] | None = field(default=None, init=False)
+    _shown: float = field(default=-math.inf, init=False)
 
     def __call__(self, step: int, now: float | None = None) -> None:
         now = time.time() if now is None else now
@@ -130,6 +132,23 @@ class StepNote:
         done, elapsed = step - self._start[0], now - self._start[1]
         left = f", about {_duration(elapsed / done * (self.total - step))} left" if done and step < self.total else ""
         self.show(f"step {step:,} of {self.total:,}{left}")
+
+
+def flush_note(device: str, threads: int) -> str:
+    """What ``--flush-denormal`` does here: it flushes on the CPU (not on a GPU), in the thread that runs the step."""
+    if not device.startswith("cpu"):
+        return "denormals flushed to zero in the step's CPU work only"
+    if not flush_supported():
+        return "--flush-denormal has no effect on this CPU (no FTZ / DAZ)"
+    return ("denormals flushed to zero" if threads == 1 else
+            f"denormals flushed to zero in the step's main thread only (not in the other {threads - 1})")
+
+
+def flush_supported() -> bool:
+    """Whether this CPU can flush denormal floats (:func:`torch.set_flush_denormal` says so; left off)."""
+    supported = torch.set_flush_denormal(True)
+    torch.set_flush_denormal(False)
+    return supported
 
 
 def pace_lines(cfg: Config, per_step: float, left: float) -> str:

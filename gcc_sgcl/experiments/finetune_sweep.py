@@ -57,6 +57,7 @@ def run_finetune(sweep: Sweep, settings: FinetuneConfig | None = None, progress:
         bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
         cfg = sweep.encoder_config(method, mode, seed)
         pretrain_s = ensure_pretrained(cfg, sweep.carried(), sweep_note(bar, f"{method} {mode} s{seed}", cfg))
+        bar.set_postfix_str(f"{method} {mode} s{seed} {name}")
         ship(sweep, cfg)
         start = time.time()
         result = finetune(run_folder(cfg), name, ft, sweep.device, sweep.data_dir)

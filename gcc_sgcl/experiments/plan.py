@@ -6,11 +6,12 @@ encoder, resumed from its checkpoint at some step, or pre-trained from scratch),
 missing, and estimates of both times from the wall times recorded in the stored rows (the sweep's store and the
 stores of ``--timings``, e.g. the tables' store for a study that keeps its rows apart): pre-training, the median
 over rows of the same steps, batch and corpus, or, with none at those steps, the median time per step over rows of
-the same batch and corpus times the steps (a longer schedule than any stored), for the same method if it has any,
-else for its preset, else for any method of the mode; an evaluation, the median over rows of the same dataset,
-kind (encoder, encoder joined to the structural vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and
-folds, SVC protocol, fine-tuning epochs, folds and view copies), whatever the pre-training budget, for the same
-method if it has any (GCC's SVC converges at a speed that depends on the features), else for every method. An
+the same batch and corpus at the largest steps stored (where set-up weighs least) times the steps (a longer
+schedule than any stored), for the same method if it has any, else for its preset, else for any method of the
+mode; an evaluation, the median over rows of the same dataset, kind (encoder, encoder joined to the structural
+vector, fine-tuning, or a training-free method) and evaluation protocol (CV repetitions and folds, SVC protocol,
+fine-tuning epochs, folds and view copies), whatever the pre-training budget, for the same method if it has any
+(GCC's SVC converges at a speed that depends on the features), else for every method. An
 evaluation cut off part-way (its CV folds kept in the sweep's fold cache under the sweep's repetitions, folds and
 CV seed, :mod:`gcc_sgcl.tasks.folds`) is estimated for its missing folds only: that median (embedding included)
 times the share of folds missing, or, with no timed row of the dataset and kind for any method, the stored folds'
@@ -98,22 +99,22 @@ class Timings:
     """Median wall times of stored rows (see the module docstring): pre-training at the pre-training budget of
     ``budget`` (:data:`PRETRAIN_BUDGET`), evaluations under its protocol (:data:`EVAL_PROTOCOL`); ``budget`` has
     the row fields of the sweep (:meth:`Sweep.budget`, or a fine-tuning budget). A budget with no stored row at its
-    steps is estimated per step (:data:`PER_STEP`):
+    steps is estimated per step (:data:`PER_STEP`) from the rows of the largest steps stored:
 
     >>> def row(steps, seconds):
     ...     return ResultRow(method="gcc", mode="e2e", seed=0, dataset="d", task="t", metric="m", mean=0.0, std=0.0,
     ...                      std_kind="", n=1, protocol="", steps=steps, batch_size=256, pretrain_seconds=seconds)
-    >>> rows = [row(6000, 3000.0), row(3000, 1600.0), row(6000, 3400.0)]
+    >>> rows = [row(6000, 3000.0), row(300, 400.0), row(6000, 4500.0)]
     >>> Timings(rows, {"steps": 6000, "batch_size": 256}).pretrain("gcc", "e2e")  # the median at 6000 steps
-    3200.0
-    >>> Timings(rows, {"steps": 24000, "batch_size": 256}).pretrain("gcc", "e2e")  # 24000 x median(0.5, 0.53, 0.57)
-    12800.0
+    3750.0
+    >>> Timings(rows, {"steps": 24000, "batch_size": 256}).pretrain("gcc", "e2e")  # 24000 x median(0.5, 0.75)
+    15000.0
     """
 
     def __init__(self, rows: Iterable[ResultRow], budget: dict[str, object]) -> None:
         self.steps = budget.get("steps")
         self.pretrain_s: dict[tuple, list[float]] = defaultdict(list)
-        self.step_s: dict[tuple, list[float]] = defaultdict(list)
+        self.step_s: dict[tuple, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         self.eval_s: dict[tuple[str, ...], list[float]] = defaultdict(list)
         seen = set()
         for r in rows:
@@ -122,7 +123,7 @@ class Timings:
             if r.pretrain_seconds is not None and r.steps and all(getattr(r, f) == budget.get(f) for f in PER_STEP):
                 same = r.steps == self.steps
                 for key in ((r.mode, r.method), (r.mode, MethodSpec.parse(r.method).preset), (r.mode,)):
-                    self.step_s[key].append(r.pretrain_seconds / r.steps)
+                    self.step_s[key][r.steps].append(r.pretrain_seconds / r.steps)
                     if same:
                         self.pretrain_s[key].append(r.pretrain_seconds)
             if not all(getattr(r, f) == budget.get(f) for f in EVAL_PROTOCOL):
@@ -141,7 +142,7 @@ class Timings:
             if self.pretrain_s.get(key):
                 return median(self.pretrain_s[key])
             if self.step_s.get(key) and self.steps:
-                return median(self.step_s[key]) * self.steps
+                return median(self.step_s[key][max(self.step_s[key])]) * self.steps
         return None
 
     def evaluation(self, dataset: str, kind: str, method: str) -> float | None:

@@ -31,9 +31,9 @@ class SweepConfig(Settings):
     moco_queue: int = setting(default_of(TrainConfig, "nce_k"), "MoCo queue length (nce_k)", valid=at_least(1))
     num_workers: int = setting(2, "DataLoader workers of pre-training and view building", valid=NON_NEGATIVE)
     save_freq: int = setting(50, "checkpoint every N steps", valid=at_least(1))
-    flush_denormal: bool = setting(False, "pre-train with denormal floats flushed to zero (pre-training's "
-                                          "--flush-denormal: faster late steps on a CPU, other bits, the same "
-                                          "experiment)")
+    flush_denormal: bool = setting(default_of(TrainConfig, "flush_denormal"), "pre-train with denormal floats "
+                                   "flushed to zero (pre-training's --flush-denormal: faster late steps on a CPU, "
+                                   "other bits, the same experiment)")
     output_dir: str = setting("saved/repro", "where the run folders go")
     rows: str = setting("saved/repro/rows.jsonl", "JSON-lines result store")
     data_dir: str | None = setting(None, "data root (default: $GCC_SGCL_DATA, else ./data)")

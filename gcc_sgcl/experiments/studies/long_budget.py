@@ -108,7 +108,8 @@ def budget_table(items: Sequence[BudgetDifference], csv_path: Path) -> str:
     write_csv(csv_path, ["dataset", "task", "metric", "steps", "seeds", "mean", "ci_low", "ci_high"],
               [[d.column.dataset, d.column.task, d.column.metric, s, len(x.seeds), x.summary.mean, x.summary.ci_low,
                 x.summary.ci_high] for d in items for s, x in sorted(d.by_steps.items())])
-    body = [[_name(d.column), *(interval_cell(d.by_steps.get(s)) for s in steps), d.reading(steps[-1]) or "–"] for d in items]
+    body = [[_name(d.column), *(interval_cell(d.by_steps.get(s)) for s in steps), d.reading(steps[-1]) or "–"]
+            for d in items]
     return markdown_table(["column", *(f"{s:,} steps" for s in steps), f"verdict at {steps[-1]:,}"], body)
 
 
@@ -171,13 +172,14 @@ def sections(t: Tables) -> list[str]:
             "Rows of `bash scripts/reproduce.sh long` (`docs/results/long_budget.jsonl.gz`): `gcc` and the tables' "
             "`sgcl` pre-trained at 2× and 4× the table budget (same batch, corpus and evaluation), each budget a "
             "complete schedule of its own, since the learning rate's warm-up and decay are set by the total steps, "
-            "with denormal floats flushed to zero (`--flush-denormal`: 2.5× faster late steps on this CPU, other bits, "
-            "the same experiment; `docs/performance.md`). "
+            "with denormal floats flushed to zero (`--flush-denormal`: 2.5× faster late steps on this CPU, other "
+            "bits, the same experiment; `docs/performance.md`). "
             "Cells: mean SGCL − GCC in pp over the paired seeds, its 90 % Student-t interval and the seed count; "
             "the table budget is read on the seeds the longer budgets have."]
     if not items:
-        return head + [so_far.replace("Rows so far", "_no seed pair at a longer budget yet_; rows so far")
-                       if so_far else "_no long-budget rows yet_"]
+        waiting = so_far and t.spec is not None
+        return head + [so_far.replace("Rows so far", "_no seed pair at a longer budget yet_; rows so far") if waiting
+                       else so_far or "_no long-budget rows yet_"]
     png = t.folder / "long_budget.png"
     plot_budgets(items, png)
     return head + [f"![SGCL − GCC against the budget]({t.link(png)})",
