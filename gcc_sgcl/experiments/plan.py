@@ -113,7 +113,6 @@ class Timings:
 
     def __init__(self, rows: Iterable[ResultRow], budget: dict[str, object]) -> None:
         self.steps = budget.get("steps")
-        self.pretrain_s: dict[tuple, list[float]] = defaultdict(list)
         self.step_s: dict[tuple, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         self.eval_s: dict[tuple[str, ...], list[float]] = defaultdict(list)
         seen = set()
@@ -121,11 +120,8 @@ class Timings:
             if r.task == "runtime":
                 continue
             if r.pretrain_seconds is not None and r.steps and all(getattr(r, f) == budget.get(f) for f in PER_STEP):
-                same = r.steps == self.steps
                 for key in ((r.mode, r.method), (r.mode, MethodSpec.parse(r.method).preset), (r.mode,)):
                     self.step_s[key][r.steps].append(r.pretrain_seconds / r.steps)
-                    if same:
-                        self.pretrain_s[key].append(r.pretrain_seconds)
             if not all(getattr(r, f) == budget.get(f) for f in EVAL_PROTOCOL):
                 continue
             if r.eval_seconds is not None and r.key not in seen:  # one evaluation, several metric rows
@@ -139,10 +135,9 @@ class Timings:
         """Seconds to pre-train ``method`` in ``mode`` (its own median, else its preset's, else the mode's; each at
         the budget's steps, else per step)."""
         for key in ((mode, method), (mode, MethodSpec.parse(method).preset), (mode,)):
-            if self.pretrain_s.get(key):
-                return median(self.pretrain_s[key])
-            if self.step_s.get(key) and self.steps:
-                return median(self.step_s[key][max(self.step_s[key])]) * self.steps
+            by_steps = self.step_s.get(key)
+            if by_steps and self.steps:
+                return median(by_steps[self.steps if self.steps in by_steps else max(by_steps)]) * self.steps
         return None
 
     def evaluation(self, dataset: str, kind: str, method: str) -> float | None:
