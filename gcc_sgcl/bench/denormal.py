@@ -7,7 +7,6 @@ has none, so the difference between the two encoders' rows is what the denormals
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -17,8 +16,8 @@ import torch
 
 from gcc_sgcl.config import Config
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, load_checkpoint
-from gcc_sgcl.engine.pretrain import Trainer, build_pipeline, denormal_parameters, flushed_denormals
-from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, sampling_threads
+from gcc_sgcl.bench.e2e import model_step_seconds, prebuilt_batches
+from gcc_sgcl.engine.pretrain import Trainer, denormal_parameters, flushed_denormals
 
 
 @dataclass
@@ -36,14 +35,8 @@ def _seconds_per_step(cfg: Config, weights: dict | None, batches: list, flush: b
     if weights is not None:
         trainer.model.load_state_dict(weights)
     tiny = denormal_parameters(trainer.model)
-    passes = []
     with flushed_denormals(flush):
-        for _ in range(2):  # the first pass includes the allocator's warm-up; the model moves on, as in training
-            start = time.perf_counter()
-            for q, k in batches:
-                trainer.step(q, k)
-            passes.append((time.perf_counter() - start) / len(batches))
-    return min(passes), tiny
+        return model_step_seconds(trainer, batches), tiny
 
 
 def measure_denormal(graphs: Sequence[dgl.DGLGraph], checkpoint: str | Path, batch_size: int = 256,
@@ -55,11 +48,7 @@ def measure_denormal(graphs: Sequence[dgl.DGLGraph], checkpoint: str | Path, bat
     state = load_checkpoint(path / CHECKPOINT_NAME if path.is_dir() else path)
     cfg = Config.from_dict(state["config"])
     cfg.train.batch_size, cfg.train.num_workers, cfg.train.device = batch_size, 0, "cpu"
-    pipeline, embeddings = build_pipeline(cfg, list(graphs), progress=False)
-    dataset = PretrainPairDataset(graphs, cfg.sampling, seed, steps * batch_size, pipeline, embeddings)
-    with sampling_threads():
-        batches = [collate_pairs(dataset.__getitems__(range(b * batch_size, (b + 1) * batch_size)))
-                   for b in range(steps)]
+    batches = prebuilt_batches(cfg, graphs, batch_size, steps, seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
