@@ -901,8 +901,8 @@ def test_the_long_budget_study_pairs_seeds_per_budget_and_says_which_verdicts_ch
     section = text.split("## Longer budgets")[1].split("\n## ")[0]
     # the table budget is read on the long runs' seeds (0-2): -1.0, -0.9, -0.8 pp on IMDB-B (seed 3 left out)
     assert "| IMDB-B | -0.90 [-1.07, -0.73] (3) | +2.10 [+1.93, +2.27] (3) | SGCL ahead |" in section
-    assert ("At 4× the table budget (400 steps, 3 paired seeds), SGCL − GCC changes sign on IMDB-B and its verdict "
-            "on IMDB-B against the table budget on the same seeds.") in section
+    assert ("At 4× the table budget (400 steps), against 100 steps on the same 3 paired seeds, SGCL − GCC changes "
+            "sign on IMDB-B and its verdict on IMDB-B.") in section
     assert "Rows so far: `gcc` at 400 steps (seeds 0 1 2), `sgcl` at 400 steps (seeds 0 1 2)." in section
     assert (tmp_path / "long_budget.png").stat().st_size > 1000
     assert (tmp_path / "long_budget.csv").read_text().startswith("dataset,task,metric,steps,seeds,mean")

@@ -100,21 +100,20 @@ def budget_sentence(items: Sequence[BudgetDifference], base: int) -> str:
     >>> column = Column("imdb-binary", "graph_classification", "accuracy", "e2e")
     >>> one_seed = [BudgetDifference(column, {100: at(-0.01), 400: at(0.02)})]
     >>> print(budget_sentence(one_seed, 100))  # doctest: +NORMALIZE_WHITESPACE
-    At 4× the table budget (400 steps; one paired seed so far, so no interval or verdict yet), SGCL − GCC on
-    that seed changes sign against the table budget on IMDB-B.
+    At 4× the table budget (400 steps), against 100 steps on the same seed (one so far: no verdict yet),
+    SGCL − GCC changes sign on IMDB-B.
     """
     longest = max((s for d in items for s in d.by_steps), default=base)
     if longest == base:
         return ""
     seeds = max((len(d.by_steps[longest].seeds) for d in items if longest in d.by_steps), default=0)
     sign, verdict = changes(items, base, longest)
+    head = f"At {longest // base}× the table budget ({longest:,} steps), against {base:,} steps"
     if seeds < 2:
-        return (f"At {longest // base}× the table budget ({longest:,} steps; one paired seed so far, so no interval "
-                f"or verdict yet), SGCL − GCC on that seed changes sign against the table budget on "
+        return (f"{head} on the same seed (one so far: no verdict yet), SGCL − GCC changes sign on "
                 f"{and_joined(sign) or 'no column'}.")
-    return (f"At {longest // base}× the table budget ({longest:,} steps, {count(seeds, 'paired seed')}), SGCL − GCC "
-            f"changes sign on {and_joined(sign) or 'no column'} and its verdict on {and_joined(verdict) or 'no column'}"
-            " against the table budget on the same seeds.")
+    return (f"{head} on the same {count(seeds, 'paired seed')}, SGCL − GCC changes sign on "
+            f"{and_joined(sign) or 'no column'} and its verdict on {and_joined(verdict) or 'no column'}.")
 
 
 def budget_table(items: Sequence[BudgetDifference], csv_path: Path) -> str:
