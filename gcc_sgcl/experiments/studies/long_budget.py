@@ -128,24 +128,32 @@ def budget_table(items: Sequence[BudgetDifference], csv_path: Path) -> str:
 
 
 def plot_budgets(items: Sequence[BudgetDifference], png: Path) -> None:
-    """One panel per column: mean SGCL − GCC (pp) with its 90 % interval against the steps."""
+    """One panel per column, on one shared pp scale: each seed's SGCL − GCC as a thin grey line across the budgets,
+    their mean with its 90 % interval in blue, against the steps (ticks at the budgets run)."""
     plt = pyplot()
     cols = min(5, len(items))
     rows = -(-len(items) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.2 * rows), squeeze=False, sharex=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.2 * rows), squeeze=False, sharex=True, sharey=True)
+    budgets = sorted({s for d in items for s in d.by_steps})
     for ax, d in zip(axes.flat, items):
         steps = sorted(d.by_steps)
+        for seed in sorted({x for s in steps for x in d.by_steps[s].seeds}):
+            at = [(s, 100 * dict(zip(d.by_steps[s].seeds, d.by_steps[s].differences))[seed]) for s in steps
+                  if seed in d.by_steps[s].seeds]
+            ax.plot(*zip(*at), color="grey", linewidth=0.6, alpha=0.6)
         means = [100 * d.by_steps[s].summary.mean for s in steps]
         low = [m - 100 * d.by_steps[s].summary.ci_low for m, s in zip(means, steps)]
         high = [100 * d.by_steps[s].summary.ci_high - m for m, s in zip(means, steps)]
-        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.axhline(0.0, color="black", linewidth=0.8)
         ax.errorbar(steps, means, yerr=[low, high], fmt="o-", color="tab:blue", markersize=3, capsize=3)
         ax.set_xscale("log", base=2)
+        ax.set_xticks(budgets, [f"{s:,}" for s in budgets])
+        ax.minorticks_off()
         ax.set_title(_name(d.column), fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(items):]:
         ax.axis("off")
-    fig.supxlabel("pre-training steps", fontsize=8)
+    fig.supxlabel("pre-training steps (grey: one seed each; blue: their mean, 90 % t-interval)", fontsize=8)
     fig.supylabel("SGCL − GCC (pp)", fontsize=8)
     fig.tight_layout()
     save_figure(fig, png)
