@@ -137,9 +137,9 @@ def plot_budgets(items: Sequence[BudgetDifference], png: Path) -> None:
     budgets = sorted({s for d in items for s in d.by_steps})
     for ax, d in zip(axes.flat, items):
         steps = sorted(d.by_steps)
-        for seed in sorted({x for s in steps for x in d.by_steps[s].seeds}):
-            at = [(s, 100 * dict(zip(d.by_steps[s].seeds, d.by_steps[s].differences))[seed]) for s in steps
-                  if seed in d.by_steps[s].seeds]
+        per_seed = {s: dict(zip(d.by_steps[s].seeds, d.by_steps[s].differences)) for s in steps}
+        for seed in sorted(set().union(*per_seed.values())):
+            at = [(s, 100 * by_seed[seed]) for s, by_seed in per_seed.items() if seed in by_seed]
             ax.plot(*zip(*at), color="grey", linewidth=0.6, alpha=0.6)
         means = [100 * d.by_steps[s].summary.mean for s in steps]
         low = [m - 100 * d.by_steps[s].summary.ci_low for m, s in zip(means, steps)]
