@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
+from gcc_sgcl.experiments.stats import summarize
 from gcc_sgcl.experiments.studies.cells import (
     CLASSIFICATION, SIMILARITY, Column, Rows, SeedDifferences, seed_differences,
 )
@@ -50,7 +51,8 @@ class BudgetDifference:
 def budget_differences(table: Sequence[ResultRow], long: Sequence[ResultRow], spec: TableSpec,
                        tasks: Sequence[str] = CLASSIFICATION + SIMILARITY) -> list[BudgetDifference]:
     """SGCL − GCC per column of ``tasks`` at the table budget (``table``: the tables' rows) and at every budget of
-    the ``long`` rows (read by ``spec`` at their steps); the table budget keeps the seeds the longer budgets have.
+    the ``long`` rows (read by ``spec`` at their steps); on each column the table budget keeps the seeds paired at
+    a longer budget (a seed only one method has there so far does not count).
 
     >>> from gcc_sgcl.experiments.rows import ResultRow
     >>> def row(method, steps, seed, mean):
@@ -63,16 +65,30 @@ def budget_differences(table: Sequence[ResultRow], long: Sequence[ResultRow], sp
     >>> [(d.column.dataset, sorted(d.by_steps), d.reading(100), d.reading(400))
     ...  for d in budget_differences(table, long, spec)]
     [('imdb-binary', [100, 400], 'GCC ahead', 'SGCL ahead')]
+    >>> [d.by_steps[100].seeds for d in budget_differences(table, long + [row("gcc", 400, 3, 0.7)], spec)]
+    [(0, 1, 2)]
     """
-    steps = sorted({r.steps for r in long if r.mode == MODE and r.steps != spec.steps})
-    at = {s: Rows(dataclasses.replace(spec, steps=s).select(long)) for s in steps}
-    seeds = {r.seed for rows in at.values() for r in rows.rows if r.mode == MODE}
-    at[spec.steps] = Rows([r for r in table if not seeds or r.seed in seeds])
     found: dict[Column, dict[int, SeedDifferences]] = {}
-    for s in sorted(at):
-        for d in seed_differences(at[s], SGCL, [MODE], tasks):
+    for s in sorted({r.steps for r in long if r.mode == MODE and r.steps != spec.steps}):
+        for d in seed_differences(Rows(dataclasses.replace(spec, steps=s).select(long)), SGCL, [MODE], tasks):
             found.setdefault(d.column, {})[s] = d
-    return [BudgetDifference(c, by) for c, by in found.items() if len(by) > 1]
+    base = {d.column: d for d in seed_differences(Rows(list(table)), SGCL, [MODE], tasks)}
+    out = []
+    for column, by in found.items():
+        paired = {seed for d in by.values() for seed in d.seeds}
+        kept = _on_seeds(base[column], paired) if column in base else None
+        if kept is not None:
+            out.append(BudgetDifference(column, {spec.steps: kept, **by}))
+    return out
+
+
+def _on_seeds(d: SeedDifferences, seeds: set[int]) -> SeedDifferences | None:
+    """``d`` on those of its seeds in ``seeds`` (``None`` if it has none of them)."""
+    kept = [(seed, x) for seed, x in zip(d.seeds, d.differences) if seed in seeds]
+    if not kept:
+        return None
+    return SeedDifferences(d.column, tuple(s for s, _ in kept), tuple(x for _, x in kept),
+                           summarize([x for _, x in kept], interval="t"))
 
 
 def changes(items: Sequence[BudgetDifference], base: int, longest: int) -> tuple[list[str], list[str]]:
