@@ -5,7 +5,7 @@ at 2× and 4× the table budget for seeds 0–2, each a complete schedule of its
 decay depend on the total steps, so a checkpoint half-way through a long run is not the encoder a run of that
 length gives), and stores their rows apart (``long_budget.jsonl.gz`` beside the tables' rows). Per frozen column
 and budget: the mean SGCL − GCC over paired seeds with its 90 % Student-t interval, the table budget read on the
-same seeds as the longer ones.
+seeds paired at a longer budget.
 """
 from __future__ import annotations
 
@@ -213,7 +213,7 @@ def sections(t: Tables) -> list[str]:
             "with denormal floats flushed to zero (`--flush-denormal`: 2.5× faster late steps on this CPU, other "
             "bits, the same experiment; `docs/performance.md`). "
             "Cells: mean SGCL − GCC in pp over the paired seeds, its 90 % Student-t interval and the seed count; "
-            "the table budget is read on the seeds the longer budgets have."]
+            "the table budget is read, per column, on the seeds paired at a longer budget."]
     if not items:
         waiting = so_far and t.spec is not None
         return head + [so_far.replace("Rows so far", "_no seed pair at a longer budget yet_; rows so far") if waiting
