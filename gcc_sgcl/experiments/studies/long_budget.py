@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.experiments.stats import summarize
 from gcc_sgcl.experiments.studies.cells import (
     CLASSIFICATION, SIMILARITY, Column, Rows, SeedDifferences, seed_differences,
 )
@@ -72,23 +71,11 @@ def budget_differences(table: Sequence[ResultRow], long: Sequence[ResultRow], sp
     for s in sorted({r.steps for r in long if r.mode == MODE and r.steps != spec.steps}):
         for d in seed_differences(Rows(dataclasses.replace(spec, steps=s).select(long)), SGCL, [MODE], tasks):
             found.setdefault(d.column, {})[s] = d
-    base = {d.column: d for d in seed_differences(Rows(list(table)), SGCL, [MODE], tasks)}
-    out = []
-    for column, by in found.items():
-        paired = {seed for d in by.values() for seed in d.seeds}
-        kept = _on_seeds(base[column], paired) if column in base else None
-        if kept is not None:
-            out.append(BudgetDifference(column, {spec.steps: kept, **by}))
-    return out
-
-
-def _on_seeds(d: SeedDifferences, seeds: set[int]) -> SeedDifferences | None:
-    """``d`` on those of its seeds in ``seeds`` (``None`` if it has none of them)."""
-    kept = [(seed, x) for seed, x in zip(d.seeds, d.differences) if seed in seeds]
-    if not kept:
-        return None
-    return SeedDifferences(d.column, tuple(s for s, _ in kept), tuple(x for _, x in kept),
-                           summarize([x for _, x in kept], interval="t"))
+    paired = {(column, seed) for column, by in found.items() for d in by.values() for seed in d.seeds}
+    base = Rows([r for r in table if (Column(r.dataset, r.task, r.metric, r.mode), r.seed) in paired])
+    for d in seed_differences(base, SGCL, [MODE], tasks):
+        found[d.column] = {spec.steps: d, **found[d.column]}
+    return [BudgetDifference(c, by) for c, by in found.items() if spec.steps in by]
 
 
 def changes(items: Sequence[BudgetDifference], base: int, longest: int) -> tuple[list[str], list[str]]:
