@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
 import warnings
 import zipfile
@@ -17,6 +18,40 @@ DEBUG_ENV = "GCC_SGCL_DEBUG"
 
 INTERRUPTED_EXIT = 130
 """The exit status of a command stopped by Ctrl-C (the shell's for SIGINT)."""
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""Ctrl-C and a ``kill``: the main process of a command handles them; the processes it forks ignore them."""
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold :data:`STOP_SIGNALS` back (block them) in this thread inside the block, to fork workers in it.
+
+    A forked process starts with its parent's signal mask, so a Ctrl-C that reaches a worker after the fork and
+    before its initializer ignores it waits instead of raising ``KeyboardInterrupt`` mid-start (a traceback after
+    the command's one line); the worker's initializer calls :func:`ignore_signals`. One that reaches this process
+    inside the block is delivered when the block ends.
+
+    >>> with signals_held():
+    ...     signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    True
+    >>> signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    False
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def ignore_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> None:
+    """In a worker forked inside :func:`signals_held`: ignore ``signals`` (one held back since the fork is
+    dropped), then let :data:`STOP_SIGNALS` through again."""
+    for signum in signals:
+        signal.signal(signum, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
 
 # Errors a user can cause with inputs, files and flags; the messages raised in the package name the file or
 # flag. Anything else is a bug and keeps its traceback.

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 import torch
 
-from gcc_sgcl.sampling.dataset import quiet_handover_errors
+from gcc_sgcl.sampling.dataset import loader_batches, quiet_handover_errors, worker_init
+from gcc_sgcl.tasks import cv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -164,3 +165,29 @@ def test_a_workers_thread_ends_silently_when_the_main_process_hangs_up_mid_hando
 
     assert fail(BrokenPipeError(32, "Broken pipe")) == "" and fail(ConnectionResetError()) == ""
     assert "ValueError: a real bug" in fail(ValueError("a real bug"))  # anything else is still reported
+
+
+STOPS = [signal.SIGINT, signal.SIGTERM]
+
+
+def _stopped_before_its_init(signals, init, *args) -> None:
+    """A forked worker that gets ``signals`` after its fork, before its initializer ignores them: the race of a
+    Ctrl-C sent to the process group while the command forks its workers."""
+    for signum in signals:
+        os.kill(os.getpid(), signum)
+    init(*args)
+
+
+def test_ctrl_c_between_a_dataloader_workers_fork_and_its_init_waits_for_the_init_to_drop_it(capfd):
+    loader = torch.utils.data.DataLoader(range(6), batch_size=2, num_workers=2,
+                                         worker_init_fn=lambda i: _stopped_before_its_init(STOPS, worker_init, i))
+    assert [b.tolist() for b in loader_batches(loader)] == [[0, 1], [2, 3], [4, 5]]
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_ctrl_c_between_a_cv_workers_fork_and_its_init_waits_for_the_init_to_drop_it(monkeypatch, capfd):
+    init = cv._init_worker
+    # Ctrl-C only: the parent ends these workers by SIGTERM (they keep its default)
+    monkeypatch.setattr(cv, "_init_worker", lambda task: _stopped_before_its_init([signal.SIGINT], init, task))
+    assert cv.forked_map(lambda i: i * i, 4, jobs=2) == [0, 1, 4, 9]
+    assert "Traceback" not in capfd.readouterr().err

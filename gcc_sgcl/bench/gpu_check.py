@@ -29,7 +29,14 @@ from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import plan_threads
 from gcc_sgcl.models import build_encoder, model_path, to_model_input
 from gcc_sgcl.presets import make_config
-from gcc_sgcl.sampling.dataset import NodeViewDataset, PretrainPairDataset, collate_pairs, sampling_threads, worker_init
+from gcc_sgcl.sampling.dataset import (
+    NodeViewDataset,
+    PretrainPairDataset,
+    collate_pairs,
+    loader_batches,
+    sampling_threads,
+    worker_init,
+)
 from gcc_sgcl.settings import NON_NEGATIVE, OneLineParser, add_arguments, at_least, from_args, setting
 
 SNAP = ("ca-grqc", "ca-hepth", "ca-hepph", "ca-condmat", "email-enron")
@@ -156,7 +163,7 @@ def check_step_split(graphs, batch_size: int, steps: int, workers: int, device: 
     )
     trainer = Trainer(cfg)
     wait = model = 0.0
-    batches = iter(loader)
+    batches = loader_batches(loader)
     for s in range(steps + 1):
         start = time.perf_counter()
         q, k = next(batches)

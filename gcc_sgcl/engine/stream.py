@@ -36,6 +36,7 @@ from gcc_sgcl.sampling.dataset import (
     GraphViewDataset,
     NodeViewDataset,
     collate_views,
+    loader_batches,
     sampling_threads,
     worker_init,
 )
@@ -144,7 +145,7 @@ def unit_views(sources: Sequence[ViewSource], units: Sequence[Unit], builders: i
         return
     loader = torch.utils.data.DataLoader(SharedUnitViews(sources, units), batch_size=None, collate_fn=collate_views,
                                          num_workers=builders, worker_init_fn=worker_init, prefetch_factor=PREFETCH)
-    for arrays in loader:
+    for arrays in loader_batches(loader):
         views = from_shared(arrays)
         del arrays
         yield views

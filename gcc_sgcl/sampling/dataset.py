@@ -11,7 +11,6 @@ workers, and resuming at step ``s`` replays exactly the batches a straight run w
 from __future__ import annotations
 
 import contextlib
-import signal
 import threading
 from typing import Iterator, Protocol, Sequence
 
@@ -21,6 +20,7 @@ import torch
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
+from gcc_sgcl.cli import ignore_signals, signals_held
 from gcc_sgcl.config import SamplingConfig, visit_budget_power
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
 from gcc_sgcl.sampling.keys import KeyedRandom
@@ -93,9 +93,9 @@ def limit_threads() -> None:
 def worker_init(_worker_id: int) -> None:
     """DataLoader ``worker_init_fn``: limit threads (items seed themselves from their index) and leave Ctrl-C and
     SIGTERM to the main process, which ends the workers itself (a worker's own ``KeyboardInterrupt`` prints a
-    traceback, and one ended by SIGTERM fails the main process's next step)."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_IGN)
+    traceback, and one ended by SIGTERM fails the main process's next step). Workers forked by
+    :func:`loader_batches` hold both back until here (one that comes during the fork is dropped)."""
+    ignore_signals()
     threading.excepthook = quiet_handover_errors
     limit_threads()
 
@@ -122,8 +122,11 @@ def sampling_threads() -> Iterator[None]:
 
 
 def loader_batches(loader: torch.utils.data.DataLoader) -> Iterator:
-    """The batches of ``loader``; when it has no workers each batch is built under :func:`sampling_threads`."""
-    batches = iter(loader)
+    """The batches of ``loader``; when it has no workers each batch is built under :func:`sampling_threads`. Its
+    workers are forked with Ctrl-C and SIGTERM held back (:func:`~gcc_sgcl.cli.signals_held`) until their
+    :func:`worker_init` ignores them."""
+    with signals_held():
+        batches = iter(loader)
     while True:
         if loader.num_workers == 0:
             with sampling_threads():

@@ -22,6 +22,7 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
+from gcc_sgcl.cli import ignore_signals, signals_held
 from gcc_sgcl.tasks.folds import FoldResult, cache_meta, close_cache, held_cache, load_fold, open_cache, save_fold
 from gcc_sgcl.tasks.records import TaskResult
 
@@ -97,7 +98,7 @@ MAX_CV_JOBS = 8  # each SVC worker holds a fold's Gram matrix (about 0.5 GB at 5
 def _init_worker(task: Callable[[int], object]) -> None:
     global _TASK
     _TASK = task
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to report; it ends the pool
+    ignore_signals((signal.SIGINT,))  # Ctrl-C is the parent's to report; it ends the pool
 
 
 def _run_task(i: int) -> object:
@@ -134,7 +135,8 @@ def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | 
             return [task(i) for i in bar(range(n))]
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_init_worker,
                              initargs=(task,)) as pool:
-        futures = [pool.submit(_run_task, i) for i in range(n)]
+        with signals_held():  # the pool forks its workers at the first submit: Ctrl-C waits for _init_worker
+            futures = [pool.submit(_run_task, i) for i in range(n)]
         try:
             return [future.result() for future in bar(futures)]
         except KeyboardInterrupt:  # the workers ignore Ctrl-C: end them rather than wait for their fits; the pool
