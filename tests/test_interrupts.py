@@ -3,6 +3,7 @@ resumes exactly; generate and the task scripts stop with one line and leave noth
 outright loses minutes (checkpoints by wall clock), not the steps since the last ``--save-freq``."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -191,3 +192,23 @@ def test_ctrl_c_between_a_cv_workers_fork_and_its_init_waits_for_the_init_to_dro
     monkeypatch.setattr(cv, "_init_worker", lambda task: _stopped_before_its_init([signal.SIGINT], init, task))
     assert cv.forked_map(lambda i: i * i, 4, jobs=2) == [0, 1, 4, 9]
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_ctrl_c_while_the_cv_pool_forks_ends_its_workers_rather_than_waiting_for_their_fits(monkeypatch, capfd):
+    held = cv.signals_held
+
+    @contextlib.contextmanager
+    def ctrl_c_inside():
+        with held():
+            yield
+            os.kill(os.getpid(), signal.SIGINT)  # delivered when the block lets it through, the submits done
+
+    monkeypatch.setattr(cv, "signals_held", ctrl_c_inside)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's Ctrl-C, also in the background
+    began = time.time()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            cv.forked_map(lambda i: time.sleep(30), 4, jobs=2)  # 60 s of fits if the pool waited for them
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert time.time() - began < 20 and "Traceback" not in capfd.readouterr().err

@@ -135,9 +135,9 @@ def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | 
             return [task(i) for i in bar(range(n))]
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_init_worker,
                              initargs=(task,)) as pool:
-        with signals_held():  # the pool forks its workers at the first submit: Ctrl-C waits for _init_worker
-            futures = [pool.submit(_run_task, i) for i in range(n)]
         try:
+            with signals_held():  # the pool forks its workers at the first submit: Ctrl-C waits for _init_worker
+                futures = [pool.submit(_run_task, i) for i in range(n)]
             return [future.result() for future in bar(futures)]
         except KeyboardInterrupt:  # the workers ignore Ctrl-C: end them rather than wait for their fits; the pool
             for process in list(getattr(pool, "_processes", {}).values()):  # then fails the pending futures (none is
