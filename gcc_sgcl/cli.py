@@ -32,11 +32,13 @@ def signals_held() -> Iterator[None]:
     the command's one line); the worker's initializer calls :func:`ignore_signals`. One that reaches this process
     inside the block is delivered when the block ends.
 
+    >>> held = lambda: signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    >>> before = held()
     >>> with signals_held():
-    ...     signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    ...     held()
     True
-    >>> signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
-    False
+    >>> held() == before
+    True
     """
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
