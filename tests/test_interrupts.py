@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import torch
 
+from gcc_sgcl.cli import STOP_SIGNALS
 from gcc_sgcl.sampling.dataset import loader_batches, quiet_handover_errors, worker_init
 from gcc_sgcl.tasks import cv
 
@@ -168,9 +169,6 @@ def test_a_workers_thread_ends_silently_when_the_main_process_hangs_up_mid_hando
     assert "ValueError: a real bug" in fail(ValueError("a real bug"))  # anything else is still reported
 
 
-STOPS = [signal.SIGINT, signal.SIGTERM]
-
-
 def _stopped_before_its_init(signals, init, *args) -> None:
     """A forked worker that gets ``signals`` after its fork, before its initializer ignores them: the race of a
     Ctrl-C sent to the process group while the command forks its workers."""
@@ -180,8 +178,8 @@ def _stopped_before_its_init(signals, init, *args) -> None:
 
 
 def test_ctrl_c_between_a_dataloader_workers_fork_and_its_init_waits_for_the_init_to_drop_it(capfd):
-    loader = torch.utils.data.DataLoader(range(6), batch_size=2, num_workers=2,
-                                         worker_init_fn=lambda i: _stopped_before_its_init(STOPS, worker_init, i))
+    late = lambda i: _stopped_before_its_init(STOP_SIGNALS, worker_init, i)  # noqa: E731
+    loader = torch.utils.data.DataLoader(range(6), batch_size=2, num_workers=2, worker_init_fn=late)
     assert [b.tolist() for b in loader_batches(loader)] == [[0, 1], [2, 3], [4, 5]]
     assert "Traceback" not in capfd.readouterr().err
 
