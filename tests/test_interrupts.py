@@ -210,3 +210,20 @@ def test_ctrl_c_while_the_cv_pool_forks_ends_its_workers_rather_than_waiting_for
     finally:
         signal.signal(signal.SIGINT, previous)
     assert time.time() - began < 20 and "Traceback" not in capfd.readouterr().err
+
+
+def test_a_ctrl_c_another_thread_takes_still_ends_the_cv_map_at_once(capfd):
+    # A Ctrl-C sent while the main thread blocks it (the pool's fork) goes to a thread that does not; CPython runs
+    # its handler there but raises only in the main thread, which notices once it runs again: it must not sit in a
+    # wait until a fit ends. The timer thread takes the signal itself, the main thread then waiting for the fits.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    ctrl_c = threading.Timer(2, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT))
+    began = time.time()
+    try:
+        ctrl_c.start()
+        with pytest.raises(KeyboardInterrupt):
+            cv.forked_map(lambda i: time.sleep(30), 4, jobs=2)
+    finally:
+        ctrl_c.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert time.time() - began < 10 and "Traceback" not in capfd.readouterr().err

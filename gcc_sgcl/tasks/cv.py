@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
@@ -122,6 +122,14 @@ def forked_jobs(jobs: int, n: int) -> int:
     return min(jobs, n) if "fork" in multiprocessing.get_all_start_methods() else 1
 
 
+def _wait(future: Future[T], poll: float = 0.5) -> T:
+    """``future.result()``, waited for in ``poll``-second slices: a Ctrl-C that another thread took (one sent
+    while this thread held it back) is raised only once this thread runs again, not when the fit ends."""
+    while not wait([future], timeout=poll).done:
+        pass
+    return future.result()
+
+
 def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | None = None) -> list[T]:
     """``[task(0), ..., task(n - 1)]``, single-threaded BLAS each; with ``jobs > 1`` (``0``: :func:`cv_jobs`) in
     that many forked processes, which inherit ``task``'s data copy-on-write (nothing large is pickled) and return
@@ -138,7 +146,7 @@ def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | 
         try:
             with signals_held():  # the pool forks its workers at the first submit: Ctrl-C waits for _init_worker
                 futures = [pool.submit(_run_task, i) for i in range(n)]
-            return [future.result() for future in bar(futures)]
+            return [_wait(future) for future in bar(futures)]
         except KeyboardInterrupt:  # the workers ignore Ctrl-C: end them rather than wait for their fits; the pool
             for process in list(getattr(pool, "_processes", {}).values()):  # then fails the pending futures (none is
                 process.terminate()  # cancelled first: the pool would fail a cancelled one with a traceback)
