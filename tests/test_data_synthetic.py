@@ -1,5 +1,4 @@
 """Synthetic datasets: deterministic under the seed, with the designed sizes and classes."""
-import time
 
 import numpy as np
 import pytest
@@ -46,10 +45,8 @@ def test_same_seed_gives_identical_data_and_another_seed_differs(build):
         check_simple_undirected(g)
 
 
-def test_pretrain_corpus_has_four_generators_and_about_24k_nodes_built_quickly():
-    start = time.perf_counter()
+def test_pretrain_corpus_has_four_generators_and_about_24k_nodes():
     graphs = build_pretrain_corpus()
-    assert time.perf_counter() - start < 10
     assert [g.num_nodes() for g in graphs] == [8000, 6000, 6000, 4000]
     mean_degrees = [g.num_edges() / g.num_nodes() for g in graphs]
     assert all(4 < d < 12 for d in mean_degrees)
