@@ -192,6 +192,20 @@ def test_ctrl_c_between_a_cv_workers_fork_and_its_init_waits_for_the_init_to_dro
     assert "Traceback" not in capfd.readouterr().err
 
 
+def _seconds_until_a_ctrl_c_ends_a_cv_map(capfd) -> float:
+    """Seconds until the Ctrl-C the caller arranges ends a map of four 30-s fits on two workers (60 s if the pool
+    waited for them), raised as ``KeyboardInterrupt`` with no traceback printed."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's Ctrl-C, also in the background
+    began = time.time()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            cv.forked_map(lambda i: time.sleep(30), 4, jobs=2)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert "Traceback" not in capfd.readouterr().err
+    return time.time() - began
+
+
 def test_ctrl_c_while_the_cv_pool_forks_ends_its_workers_rather_than_waiting_for_their_fits(monkeypatch, capfd):
     held = cv.signals_held
 
@@ -202,28 +216,16 @@ def test_ctrl_c_while_the_cv_pool_forks_ends_its_workers_rather_than_waiting_for
             os.kill(os.getpid(), signal.SIGINT)  # delivered when the block lets it through, the submits done
 
     monkeypatch.setattr(cv, "signals_held", ctrl_c_inside)
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's Ctrl-C, also in the background
-    began = time.time()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            cv.forked_map(lambda i: time.sleep(30), 4, jobs=2)  # 60 s of fits if the pool waited for them
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    assert time.time() - began < 20 and "Traceback" not in capfd.readouterr().err
+    assert _seconds_until_a_ctrl_c_ends_a_cv_map(capfd) < 20
 
 
 def test_a_ctrl_c_another_thread_takes_still_ends_the_cv_map_at_once(capfd):
     # A Ctrl-C sent while the main thread blocks it (the pool's fork) goes to a thread that does not; CPython runs
     # its handler there but raises only in the main thread, which notices once it runs again: it must not sit in a
     # wait until a fit ends. The timer thread takes the signal itself, the main thread then waiting for the fits.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     ctrl_c = threading.Timer(2, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT))
-    began = time.time()
+    ctrl_c.start()
     try:
-        ctrl_c.start()
-        with pytest.raises(KeyboardInterrupt):
-            cv.forked_map(lambda i: time.sleep(30), 4, jobs=2)
+        assert _seconds_until_a_ctrl_c_ends_a_cv_map(capfd) < 10
     finally:
         ctrl_c.cancel()
-        signal.signal(signal.SIGINT, previous)
-    assert time.time() - began < 10 and "Traceback" not in capfd.readouterr().err
