@@ -32,6 +32,10 @@ setup(
         # and Doc2Vec (graph2vec); the versions tested here, with numpy 2.4
         "grakel>=0.1.11",
         "gensim>=4.4",
+        # the report's tests over datasets (docs/results.md): Friedman/Nemenyi post-hoc and the critical-difference
+        # diagram (scikit-posthocs), the Bayesian signed-rank test (baycomp); imported only by gcc_sgcl.experiments
+        "scikit-posthocs>=0.9",
+        "baycomp>=1.0.3",
     ],
     extras_require={"test": ["pytest"]},
 )

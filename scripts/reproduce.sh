@@ -20,7 +20,9 @@
 # Stages: curve (budget study), cgrid (SGCL's c, one seed), ship (the seed-0 gcc and chosen sgcl encoders,
 # exported to saved/pretrained; main then copies them instead of training them again), main (gcc and the chosen sgcl, 8 seeds, with the
 # "⊕ structural" rows), views (gcc and the chosen sgcl, 8 seeds, at 2, 8, 32 and 64 inference views on the node-level
-# columns; rows in views.jsonl.gz beside the store), loo (the chosen sgcl without each stage in turn, 3 seeds), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds, frozen and
+# columns; rows in views.jsonl.gz beside the store), loo (the chosen sgcl without each stage in turn, 3 seeds), align
+# (the pre-registered alignment check, docs/preregistration-alignment.md: sgcl-no-align at the chosen sgcl's c on
+# seeds 3-7, beside loo's 0-2), k64 (sgcl at the paper's k = 64), random (the untrained encoder, 3 seeds, frozen and
 # fine-tuned: supervised training from scratch), moco (8 seeds), long (gcc and the chosen sgcl at 4x and 2x the
 # table's steps, 3 seeds, rows in long_budget.jsonl.gz beside the store),
 # classical (training-free floors and the SGCL paper's task-specific baselines, docs/baselines.md; GCC's SVC on
@@ -36,13 +38,13 @@ source "$(dirname "$0")/_help.sh"
 show_help_if_asked "$0" "${1:-}"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
-stages=${*:-curve cgrid ship main views loo k64 random moco long classical ablation baselines pairs finetune runtime report}
+stages=${*:-curve cgrid ship main views loo align k64 random moco long classical ablation baselines pairs finetune runtime report}
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
   ABL=("${NODE[@]}" "${GRAPH[@]}"); HEAT=synthetic-graphs; BUDGET=(--steps 30 --batch-size 32 --repeats 2 --svc gcc)
   ROWS=saved/smoke/rows.jsonl; OUT=saved/smoke/results.md; RUNS=saved/smoke
-  SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); C_GRID=(0.2 0.3); MOCO=(--batch-size 8 --moco-queue 64)
+  SEEDS8=(0 1); SEEDS3=(0 1); SEEDS2=(0); ALIGN_SEEDS=(1); C_GRID=(0.2 0.3); MOCO=(--batch-size 8 --moco-queue 64)
   FT=(--epochs 2 --max-folds 2 --view-copies 2); RT=(--batches 5); INTRO=(); SHIP=saved/smoke/pretrained; TAG=synthetic
   CARRY=saved/smoke/carry; FOLDS=saved/smoke/folds
   CURVE_STEPS=(0 10 30); CURVE_DATA=("${NODE[@]}" "${GRAPH[@]}"); CURVE_SEEDS=(0)
@@ -54,7 +56,9 @@ else
   # verdict), 10 repetitions of 10-fold CV and GCC's SVC as in the papers.
   BUDGET=(--steps 6000 --batch-size 256 --repeats 10 --svc gcc)
   ROWS=docs/results/rows.jsonl.gz; OUT=docs/results.md; RUNS=saved/repro
-  SEEDS8=(${SEEDS:-0 1 2 3 4 5 6 7}); SEEDS3=(0 1 2); SEEDS2=(0 1); C_GRID=(0.2 0.25 0.3 0.35 0.4 0.45)
+  SEEDS8=(${SEEDS:-0 1 2 3 4 5 6 7}); SEEDS3=(0 1 2); SEEDS2=(0 1)
+  C_GRID=(0.2 0.25 0.3 0.35 0.4 0.45)
+  ALIGN_SEEDS=(3 4 5 6 7)  # the pre-registered alignment check's new seeds (loo has 0-2)
   MOCO=(--batch-size 32 --moco-queue 16384)  # the papers' MoCo: batch 32, 16384 keys, as many steps as E2E
   FT=(); RT=(--batches 40)  # fine-tuning: GCC's recipe (FinetuneConfig's defaults: 30 epochs, batch 32, all folds)
   INTRO=(--intro docs/results/intro.md --protocol docs/results/protocol.md --status docs/results/status.md
@@ -83,7 +87,7 @@ LONG_STEPS=(24000 12000); LONG_ROWS=${ROWS%/*}/long_budget.jsonl${ROWS##*.jsonl}
 # The views study: inference views averaged per row (GCC: 2) on the node-level columns, rows in a store of their own.
 VIEW_COPIES=(2 8 32 64); VIEW_DATA=("${NODE[@]}" "${SIM[@]}"); VIEW_ROWS=${ROWS%/*}/views.jsonl${ROWS##*.jsonl}
 # The stages that run the sweep (curve, ..., finetune below); ship, runtime and report only export, time or report.
-SWEEP_STAGES=(curve cgrid main views loo random k64 moco long classical ablation baselines pairs finetune)
+SWEEP_STAGES=(curve cgrid main views loo align random k64 moco long classical ablation baselines pairs finetune)
 if [ -n "${STASH:-}" ]; then
   # The carry is replaced by what the named stages need: a stash of no sweep stage would only delete it.
   [ -n "${PLAN:-}" ] && { echo "PLAN and STASH exclude each other" >&2; exit 2; }
@@ -158,6 +162,10 @@ for stage in $stages; do
                names=$(variants "$sgcl" @loo) || exit 1  # sgcl-no-<stage> at the tables' c, one per stage of config.STAGES
                mapfile -t loo <<< "$names"
                run run --methods "${loo[@]}" --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
+    align)     sgcl=$(sgcl_method) || exit 1  # pre-registered: docs/preregistration-alignment.md
+               for seed in "${ALIGN_SEEDS[@]}"; do  # seed by seed: a sweep cut off leaves whole seeds
+                 run run --methods "$(variant "$sgcl" sgcl-no-align)" --seeds "$seed" --datasets "${ALL[@]}"
+               done ;;
     random)    run run --methods gcc --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" --steps 0  # untrained encoders,
                finetune gcc --seeds "${SEEDS3[@]}" --steps 0 ;;  # frozen and fine-tuned
     k64)       sgcl=$(sgcl_method) || exit 1
