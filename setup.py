@@ -16,7 +16,7 @@ setup(
         'dgl==1.1.3; python_version < "3.12"',
         'dgl==2.1.0; python_version >= "3.12"',
         'torchdata>=0.5,<0.10; python_version >= "3.12"',  # dgl 2.1 imports torchdata.datapipes, gone in 0.10
-        'pandas; python_version >= "3.12"',  # imported by dgl 2.1 without being declared
+        "pandas",  # imported by dgl 2.1 without being declared, and by the report's tests over datasets
         "packaging",  # imported by dgl 1.1.3 without being declared
         "numpy",
         "scipy",
@@ -36,6 +36,7 @@ setup(
         # diagram (scikit-posthocs), the Bayesian signed-rank test (baycomp); imported only by gcc_sgcl.experiments
         "scikit-posthocs>=0.9",
         "baycomp>=1.0.3",
+        "statsmodels",  # Holm's correction of the report's families of tests (multipletests)
     ],
     extras_require={"test": ["pytest"]},
 )

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from gcc_sgcl.experiments.studies import (
-    ablation, budget, c_grid, classification, finetuned, leave_one_out, long_budget, pairs, progress, provenance,
-    quintiles, rank_test, runtime, similarity, stability, summary, views, written,
+    ablation, alignment_check, budget, c_grid, classification, finetuned, leave_one_out, long_budget, mean_ranks, over_datasets, pairs,
+    progress, provenance, quintiles, runtime, similarity, stability, summary, views, written,
 )
 from gcc_sgcl.experiments.studies.readme import headline_block, stability_block, update_readme
 from gcc_sgcl.experiments.studies.selection import Tables, read_tables
@@ -29,7 +29,8 @@ STUDIES: tuple[Callable[[Tables], list[str]], ...] = (
     classification.sections,
     similarity.sections,
     finetuned.sections,
-    rank_test.sections,
+    mean_ranks.sections,
+    over_datasets.sections,
     written.part("protocol"),
     budget.sections,
     long_budget.sections,
@@ -38,6 +39,7 @@ STUDIES: tuple[Callable[[Tables], list[str]], ...] = (
     pairs.sections,
     quintiles.sections,
     leave_one_out.sections,
+    alignment_check.sections,
     runtime.sections,
     views.sections,
     stability.sections,

@@ -206,6 +206,21 @@ def seed_ttest(differences: Sequence[float] | np.ndarray) -> float | None:
     return _pvalue(stats.ttest_1samp(x, 0.0).pvalue)
 
 
+def summary_ttest(summary: Summary) -> float | None:
+    """:func:`seed_ttest`'s p from a :class:`Summary` of the differences (their count, mean and std) where the
+    values themselves are not kept: ``None`` with fewer than 2; without spread 0 (non-zero mean) or 1.
+
+    >>> round(summary_ttest(summarize([0.01, 0.02, 0.01], interval="t")), 4), summary_ttest(Summary(1, 0.1, 0, 0, 0))
+    (0.0572, None)
+    """
+    if summary.n < 2:
+        return None
+    if not summary.std > 0:
+        return 0.0 if summary.mean != 0 else 1.0
+    t = summary.mean / (summary.std / np.sqrt(summary.n))
+    return float(2 * stats.t.sf(abs(t), summary.n - 1))
+
+
 def fdr_adjusted(pvalues: Sequence[float | None]) -> list[float | None]:
     """Benjamini–Hochberg adjusted p-values (``scipy.stats.false_discovery_control``) of the family ``pvalues``;
     a ``None`` (no test) stays ``None`` and is not counted in the family. Declaring the columns with adjusted
@@ -217,6 +232,38 @@ def fdr_adjusted(pvalues: Sequence[float | None]) -> list[float | None]:
     tested = [p for p in pvalues if p is not None]
     adjusted = iter(stats.false_discovery_control(tested).tolist() if tested else [])
     return [None if p is None else float(next(adjusted)) for p in pvalues]
+
+
+def holm_adjusted(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjusted p-values (``statsmodels.stats.multitest.multipletests(method="holm")``) of the family
+    ``pvalues``; a ``None`` (no test) stays ``None`` and is not counted in the family. Rejecting where the adjusted
+    p is below α keeps the probability of any false rejection in the family at most α, whatever the dependence
+    between the tests.
+
+    >>> [p if p is None else round(p, 4) for p in holm_adjusted([0.01, 0.04, None, 0.03, 0.2])]
+    [0.04, 0.09, None, 0.09, 0.2]
+    """
+    from statsmodels.stats.multitest import multipletests  # imported only by the report
+
+    tested = [p for p in pvalues if p is not None]
+    adjusted = iter(multipletests(tested, method="holm")[1].tolist() if tested else [])
+    return [None if p is None else float(next(adjusted)) for p in pvalues]
+
+
+def nemenyi_cd(entrants: int, datasets: int, alpha: float = 0.05) -> float:
+    """The Nemenyi critical difference of mean ranks (Demšar 2006, eq. 5): two of ``entrants`` methods ranked on
+    ``datasets`` datasets differ at level ``alpha`` when their mean ranks differ by at least
+    ``q_alpha * sqrt(k (k + 1) / (6 N))``, ``q_alpha`` the studentized range quantile over ``sqrt(2)``
+    (``scipy.stats.studentized_range``, infinite degrees of freedom).
+
+    >>> round(nemenyi_cd(11, 9), 2), round(nemenyi_cd(4, 14), 3)  # the second: Demšar's q_0.05 = 2.569 example
+    (5.03, 1.254)
+    """
+    if entrants < 2 or datasets < 1:
+        raise ValueError(f"the critical difference needs at least 2 entrants and 1 dataset, got {entrants} and "
+                         f"{datasets}")
+    q = float(stats.studentized_range.ppf(1.0 - alpha, entrants, np.inf)) / np.sqrt(2.0)
+    return float(q * np.sqrt(entrants * (entrants + 1) / (6.0 * datasets)))
 
 
 def min_wilcoxon_p(n: int) -> float:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from gcc_sgcl.experiments.stats import PAPER_ALPHA, Summary, marker
+from gcc_sgcl.experiments.stats import PAPER_ALPHA, Summary, holm_adjusted, marker
 from gcc_sgcl.experiments.studies.cells import (
     CLASSIFICATION, DATASET_LABELS, LOOSE_ALPHA, SIMILARITY, Cell, Column, FloorVerdict, GridRow, SeedDifferences,
     Statistic,
@@ -149,6 +149,34 @@ def column_name(c: Column, modes: set[str]) -> str:
 
 READINGS = {"interval above 0": "SGCL ahead", "interval below 0": "GCC ahead",
             "interval contains 0": "no difference shown", "one seed, no interval": "one seed only"}
+
+FWER = 0.05  # the family-wise error rate of the corrected verdicts (Holm)
+
+
+def corrected_readings(items: Sequence[SeedDifferences], alpha: float = FWER) -> list[tuple[float | None, str]]:
+    """Each item's seed-level t-test p adjusted by Holm over the family ``items``
+    (:func:`~gcc_sgcl.experiments.stats.holm_adjusted`) and its reading: ahead or behind where the adjusted p is
+    below ``alpha`` (the family-wise error rate), else ``no difference shown`` (``one seed only`` without a test).
+
+    >>> from gcc_sgcl.experiments.studies.cells import Column
+    >>> from gcc_sgcl.experiments.stats import summarize
+    >>> def d(*v):
+    ...     return SeedDifferences(Column("imdb-multi", "t", "accuracy", "e2e"), tuple(range(len(v))), v,
+    ...                            summarize(list(v), interval="t"))
+    >>> [(round(p, 4), r) for p, r in corrected_readings([d(0.010, 0.012, 0.011, 0.013), d(-0.01, -0.03, -0.02, -0.01)])]
+    [(0.0008, 'SGCL ahead'), (0.0354, 'GCC ahead')]
+    >>> [r for _, r in corrected_readings([d(0.010, 0.012, 0.011, 0.013), d(0.01, -0.02, 0.03, 0.011), d(0.02)])]
+    ['SGCL ahead', 'no difference shown', 'one seed only']
+    """
+    out = []
+    for item, p in zip(items, holm_adjusted([x.p for x in items])):
+        if item.summary.n < 2 or p is None:
+            out.append((p, READINGS["one seed, no interval"] if item.summary.n < 2 else "no difference shown"))
+        elif p < alpha:
+            out.append((p, "SGCL ahead" if item.summary.mean > 0 else "GCC ahead"))
+        else:
+            out.append((p, "no difference shown"))
+    return out
 
 
 def seed_differences_section(items: list[SeedDifferences], method: str, png: Path, csv_path: Path) -> str:

@@ -1,5 +1,5 @@
-"""The report's opening verdict: SGCL − GCC per column over paired seeds, frozen and fine-tuned apart, with the
-multiplicity-adjusted reading of the frozen columns.
+"""The report's opening verdict: SGCL − GCC per column over paired seeds, frozen and fine-tuned apart, each kind a
+family of tests read with Holm's correction.
 """
 from __future__ import annotations
 
@@ -11,18 +11,16 @@ from gcc_sgcl.experiments.tables import FINETUNED, SGCL
 if TYPE_CHECKING:
     from gcc_sgcl.experiments.studies.selection import Tables
 
-from gcc_sgcl.experiments.stats import fdr_adjusted
 from gcc_sgcl.experiments.studies.cells import SeedDifferences
-from gcc_sgcl.experiments.studies.markdown import column_name, count, interval_side
-
-FDR_Q = 0.10  # the false discovery rate of the opening verdict's multiplicity-adjusted columns (the intervals' 90 %)
+from gcc_sgcl.experiments.studies.markdown import FWER, column_name, corrected_readings, count, interval_side
 
 
 def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences], method: str = "SGCL") -> str:
     """The report's opening verdict, one line per kind of evaluation: the columns where ``method`` − GCC's
     90 % t-interval over paired seeds lies above 0, below 0, or contains it, and those with one paired seed;
-    then, the line's columns being many tests, those whose seed-level t-test stays below :data:`FDR_Q` after the
-    Benjamini–Hochberg adjustment over them (:func:`~gcc_sgcl.experiments.stats.fdr_adjusted`).
+    then, the line's columns being one family of tests, the columns where the seed-level t-test rejects a zero
+    difference after Holm's correction over the family at :data:`~gcc_sgcl.experiments.studies.markdown.FWER`
+    (:func:`~gcc_sgcl.experiments.studies.markdown.corrected_readings`): the verdicts the README states.
 
     >>> from gcc_sgcl.experiments.studies.cells import Column, SeedDifferences
     >>> from gcc_sgcl.experiments.stats import summarize
@@ -51,12 +49,12 @@ def summary_lines(frozen: list[SeedDifferences], finetuned: list[SeedDifferences
         single = [column_name(d.column, modes) for d in on("one seed, no interval")]
         seeds = sorted({len(d.seeds) for d in items})
         span = f"{seeds[0]}–{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
-        adjusted = fdr_adjusted([d.p for d in items])
-        tested = sum(p is not None for p in adjusted)
-        kept = [d for d, p in zip(items, adjusted) if p is not None and p < FDR_Q]
-        family = (f" With the {count(tested, 'column')}' seed-level t-tests adjusted for multiplicity "
-                  f"(Benjamini–Hochberg, false discovery rate {100 * FDR_Q:g} %), the difference stays non-zero on "
-                  f"{listed(kept)}." if tested > 1 else "")
+        readings = corrected_readings(items)
+        tested = sum(p is not None for p, _ in readings)
+        kept = [d for d, (_, r) in zip(items, readings) if r in ("SGCL ahead", "GCC ahead")]
+        family = (f" With the {count(tested, 'column')}' seed-level t-tests as one family, Holm-corrected "
+                  f"(family-wise error rate {100 * FWER:g} %), the difference is shown on {listed(kept)}."
+                  if tested > 1 else "")
         return (f"- {what} ({span} paired seeds, {count(len(items), 'column')}): {method} − GCC's 90 % interval "
                 f"lies above 0 on {listed(ahead)}; below 0 on {listed(behind)}; contains 0 on "
                 f"{count(len(within), 'column')}"

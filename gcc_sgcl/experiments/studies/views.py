@@ -13,9 +13,10 @@ import numpy as np
 
 from gcc_sgcl.engine.views import INFERENCE_COPIES
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.experiments.stats import Summary, summarize
+from gcc_sgcl.experiments.stats import Summary, holm_adjusted, summarize, summary_ttest
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, SIMILARITY, paper_order, seed_differences_of
 from gcc_sgcl.experiments.studies.markdown import (
+    FWER,
     READINGS, pyplot, save_panels, and_joined, interval_side, label, markdown_table, write_csv,
 )
 from gcc_sgcl.experiments.tables import BASELINE, SGCL
@@ -181,10 +182,23 @@ def views_section(points: list[ViewsPoint], png: Path, csv_path: Path, method: s
 VIEWS_ANCHOR = "docs/results.md#inference-views-how-many-to-average-per-row"
 
 
+def corrected_at(differences: Sequence[Summary], alpha: float = FWER) -> list[str]:
+    """The readings of one view count's columns (``differences``, one family), Holm-corrected at ``alpha``: ahead or
+    behind where the adjusted seed-level t-test rejects, else ``no difference shown``.
+
+    >>> corrected_at([summarize([0.01, 0.011, 0.012], interval="t"), summarize([0.01, -0.02], interval="t")])
+    ['SGCL ahead', 'no difference shown']
+    """
+    adjusted = holm_adjusted([summary_ttest(d) for d in differences])
+    return ["no difference shown" if p is None or p >= alpha else "SGCL ahead" if d.mean > 0 else "GCC ahead"
+            for d, p in zip(differences, adjusted)]
+
+
 def views_headline(points: list[ViewsPoint], default: int, tables: int = 2, method: str = "SGCL") -> str:
-    """The README's sentence on the views study: the node-level columns whose reading (:data:`READINGS`) at the
-    embeddings' ``default`` view count differs from the tables' ``tables`` views, with the interval at ``default``;
-    empty when the two counts are the same or no column has paired seeds at both."""
+    """The README's sentence on the views study: the node-level columns whose reading at the embeddings' ``default``
+    view count differs from the tables' ``tables`` views, each count's columns one family read with Holm's
+    correction (:func:`corrected_at`), with the interval at ``default``; empty when the two counts are the same or
+    no column has paired seeds at both."""
     paired = {(p.dataset, p.metric, p.copies): p.difference for p in points
               if p.difference is not None and p.difference.n > 1}
     columns = dict.fromkeys((p.dataset, p.metric) for p in points)
@@ -192,13 +206,14 @@ def views_headline(points: list[ViewsPoint], default: int, tables: int = 2, meth
             if (*c, tables) in paired and (*c, default) in paired]
     if default == tables or not both:
         return ""
-    moved = [f"{label(d)} {m}: {READINGS[interval_side(b)]} ({100 * b.mean:+.2f} pp [{100 * b.ci_low:+.2f}, "
-             f"{100 * b.ci_high:+.2f}], {b.n} seeds), where {tables} views read {READINGS[interval_side(a)]}"
-             for (d, m), a, b in both if interval_side(a) != interval_side(b)]
-    reading = (f"changes on {'; '.join(moved)}; the other node-level columns read as at {tables}" if moved else
-               f"reads on every node-level column as at {tables}")
-    return (f"At {default} views per node, the embeddings' default (the tables average GCC's {tables}), {method} − GCC "
-            f"{reading} (90 % t intervals over paired seeds; [Inference views]({VIEWS_ANCHOR})).")
+    at_tables, at_default = corrected_at([a for _, a, _ in both]), corrected_at([b for _, _, b in both])
+    moved = [f"{label(d)} {m}: {rb} ({100 * b.mean:+.2f} pp [{100 * b.ci_low:+.2f}, {100 * b.ci_high:+.2f}], "
+             f"{b.n} seeds), where {tables} views read {ra}"
+             for ((d, m), _, b), ra, rb in zip(both, at_tables, at_default) if ra != rb]
+    reading = (f"changes on {'; '.join(moved)}; the other columns read as at {tables}" if moved else
+               f"reads on every column as at {tables}")
+    return (f"At {default} views per node (the embeddings' default; the tables average GCC's {tables}), {method} − GCC "
+            f"on the {len(both)} node-level columns, Holm-corrected, {reading} ([Inference views]({VIEWS_ANCHOR})).")
 
 
 def views_choice_lines(choice: ViewsChoice, default: int, method: str = "sgcl") -> str:

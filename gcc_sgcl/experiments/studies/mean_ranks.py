@@ -1,5 +1,7 @@
-"""The paper's rank test (its Fig. 3): each entrant's rank per frozen column and its mean rank over the datasets,
-as a figure and a table with the seeds behind every rank.
+"""The paper's mean ranks (its Fig. 3, which it calls a rank test): each entrant's rank per frozen column and its
+mean rank over the datasets, as a figure and a table with the seeds behind every rank. Mean ranks alone test
+nothing: the Friedman test, the Nemenyi critical difference and the Bayesian signed-rank test are
+:mod:`~gcc_sgcl.experiments.studies.over_datasets`.
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ def average_ranks(scores: dict[str, float]) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Ranked:
-    """One entrant of the rank test: a method in one mode (``none`` for a training-free row), its rank on each
+    """One entrant of the mean ranks: a method in one mode (``none`` for a training-free row), its rank on each
     column where it is ranked (column → (rank, seeds behind its mean, that mean)) and its mean rank over the
     datasets it is ranked on, each dataset weighing once (a dataset's metrics' ranks averaged first)."""
 
@@ -52,8 +54,8 @@ class Ranked:
 
 
 @dataclass(frozen=True)
-class RankTest:
-    """The paper's rank test (its Fig. 3) on the frozen columns: the columns, every entrant ranked on at least one
+class MeanRanks:
+    """The paper's mean ranks (its Fig. 3) on the frozen columns: the columns, every entrant ranked on at least one
     of them (complete entrants first, each group by mean rank) and the number of datasets."""
 
     columns: list[tuple[str, str, str]]
@@ -65,8 +67,8 @@ class RankTest:
         return entrant.datasets == self.datasets
 
 
-def rank_test(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: Sequence[str],
-              min_seeds: int = RANK_MIN_SEEDS) -> RankTest:
+def mean_ranks(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: Sequence[str],
+              min_seeds: int = RANK_MIN_SEEDS) -> MeanRanks:
     """Rank every entrant on every column of ``tasks`` by its mean over seeds (:func:`average_ranks`: 1 = best,
     ties share). Entrants: each of ``methods`` (pre-trained) in each of ``modes``, on the columns where it has at
     least ``min_seeds`` seeds, and every training-free row (one seed) where it has one. An entrant's mean rank is
@@ -78,7 +80,7 @@ def rank_test(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: S
     ...                      metric="accuracy", mean=x, std=0.0, std_kind="", n=1, protocol="p")
     >>> rows = Rows([r(m, "e2e", d, x, s) for m, d, x in [("gcc", "a", 0.8), ("gcc", "b", 0.6), ("sgcl", "a", 0.7),
     ...             ("sgcl", "b", 0.6)] for s in range(3)] + [r("structural", "none", "a", 0.75)])
-    >>> test = rank_test(rows, ["e2e"], ["graph_classification"], ["gcc", "sgcl"])
+    >>> test = mean_ranks(rows, ["e2e"], ["graph_classification"], ["gcc", "sgcl"])
     >>> [(e.method, e.mean_rank, e.datasets) for e in test.entrants]
     [('gcc', 1.25, 2), ('sgcl', 2.25, 2), ('structural', 2.0, 1)]
     """
@@ -103,7 +105,7 @@ def rank_test(rows: Rows, modes: Sequence[str], tasks: Sequence[str], methods: S
                           len(per_dataset)))
     n_datasets = len(dict.fromkeys(d for d, _, _ in columns))
     out.sort(key=lambda e: (e.datasets != n_datasets, e.mean_rank))
-    return RankTest(columns, out, n_datasets)
+    return MeanRanks(columns, out, n_datasets)
 
 
 def entrant_name(method: str, mode: str) -> str:
@@ -115,8 +117,8 @@ def entrant_name(method: str, mode: str) -> str:
     return f"{method} ({'training-free' if mode == 'none' else {'moco': 'MoCo', 'e2e': 'E2E'}.get(mode, mode)})"
 
 
-def rank_section(test: RankTest, png: Path, csv_path: Path) -> str:
-    """The rank test: every entrant's rank per column with the seeds behind it, and its mean rank over the datasets
+def rank_section(test: MeanRanks, png: Path, csv_path: Path) -> str:
+    """The mean ranks: every entrant's rank per column with the seeds behind it, and its mean rank over the datasets
     it is ranked on, as Markdown, CSV (one line per entrant and column, and one per entrant for the mean) and the
     dot plot ``png``."""
     if not test.entrants:
@@ -136,7 +138,7 @@ def rank_section(test: RankTest, png: Path, csv_path: Path) -> str:
     return markdown_table(["method", "mean rank", "datasets", *titles], body)
 
 
-def plot_ranks(test: RankTest, png: Path) -> None:
+def plot_ranks(test: MeanRanks, png: Path) -> None:
     """Each entrant's rank on every column (dots, coloured by task) and its mean rank (diamond), entrants top to
     bottom in the table's order; hollow diamonds: entrants ranked on some datasets only."""
     plt = pyplot()
@@ -161,7 +163,7 @@ def plot_ranks(test: RankTest, png: Path) -> None:
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
     ax.set_xlabel("rank (1 = best)")
-    ax.set_title(f"Rank test over {len(test.columns)} frozen columns ({test.datasets} datasets); hollow diamond: "
+    ax.set_title(f"Mean ranks over {len(test.columns)} frozen columns ({test.datasets} datasets); hollow diamond: "
                  "ranked on some datasets only", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
@@ -170,15 +172,17 @@ def plot_ranks(test: RankTest, png: Path) -> None:
 
 
 def sections(t: Tables) -> list[str]:
-    """The paper's rank test (its Fig. 3) on every frozen column: ``rank_test.png`` and its table; the pre-trained
+    """The paper's mean ranks (its Fig. 3) on every frozen column: ``mean_ranks.png`` and its table; the pre-trained
     entrants are the tables' presets (:attr:`~gcc_sgcl.experiments.studies.selection.Tables.presets`: unjoined, no
     bracketed settings)."""
     rows, modes, folder = t.rows, t.modes, t.folder
-    test = rank_test(rows, modes, CLASSIFICATION + SIMILARITY, t.presets)
-    png = folder / "rank_test.png"
-    text = rank_section(test, png, folder / "rank_test.csv")
-    return ["## Rank test (frozen encoders, every column)",
-            "As the paper's Fig. 3: on each frozen column (classification and similarity search, each HITS@k its own "
+    test = mean_ranks(rows, modes, CLASSIFICATION + SIMILARITY, t.presets)
+    png = folder / "mean_ranks.png"
+    text = rank_section(test, png, folder / "mean_ranks.csv")
+    return ["## Mean ranks (the paper's Fig. 3; frozen encoders, every column)",
+            "Mean ranks only, as the paper's Fig. 3 (which calls them a rank test): they test nothing; the "
+            "Friedman test, the Nemenyi critical difference and the Bayesian signed-rank test follow in \"Tests over "
+            "datasets\". As the paper's Fig. 3: on each frozen column (classification and similarity search, each HITS@k its own "
             "column) the entrants are ranked by their mean over seeds, 1 = best, tied means sharing the mean of "
             "their ranks; an entrant's mean rank averages its ranks over the datasets it is ranked on, each dataset "
             "once (a similarity dataset's two HITS@k ranks averaged first). Entrants: the presets of the tables "
@@ -190,4 +194,4 @@ def sections(t: Tables) -> list[str]:
             "task-specific training-free rows (node-level `prone` and `graphwave`, graph-level rows, similarity "
             "rows) are ranked on their own columns only, their mean rank in brackets. A rank says nothing about "
             "the size of a difference or its noise: the tables and their tests above do.",
-            *([f"![rank test]({t.link(png)})"] if test.entrants else []), text]
+            *([f"![mean ranks]({t.link(png)})"] if test.entrants else []), text]
