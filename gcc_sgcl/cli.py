@@ -19,6 +19,28 @@ DEBUG_ENV = "GCC_SGCL_DEBUG"
 INTERRUPTED_EXIT = 130
 """The exit status of a command stopped by Ctrl-C (the shell's for SIGINT)."""
 
+TERMINATED_EXIT = 143
+"""The exit status of a command stopped by SIGTERM (128 + 15, the shell's convention)."""
+
+
+def stop_exit(signum: int) -> int:
+    """The exit status of a command stopped by the signal ``signum``: 128 + its number (130 for Ctrl-C, 143 for
+    SIGTERM).
+
+    >>> stop_exit(signal.SIGINT), stop_exit(signal.SIGTERM)
+    (130, 143)
+    """
+    return 128 + int(signum)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a ``kill``, a batch system's stop), raised in the main thread where Ctrl-C raises
+    ``KeyboardInterrupt``: a command stops on it exactly as on Ctrl-C, and exits with :data:`TERMINATED_EXIT`."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    raise Terminated
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """Ctrl-C and a ``kill``: the main process of a command handles them; the processes it forks ignore them."""
 
@@ -99,10 +121,15 @@ def one_line_warning(message: Warning | str, category: type[Warning], *_: object
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Wrap the body of a command's ``main()``: a known error (:data:`USER_ERRORS`) ends the program with
-    ``error: <message>`` on stderr and exit code 1, and Ctrl-C with one line and exit code 130, without a traceback
-    (unless ``$GCC_SGCL_DEBUG=1``); warnings print as one line (:func:`one_line_warning`)."""
+    ``error: <message>`` on stderr and exit code 1; Ctrl-C, and SIGTERM (raised as :class:`Terminated` inside the
+    block), end it with one line and exit code 130 or 143, without a traceback (unless ``$GCC_SGCL_DEBUG=1``);
+    warnings print as one line (:func:`one_line_warning`)."""
     if os.environ.get(DEBUG_ENV, "") in ("", "0"):
         warnings.formatwarning = one_line_warning
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread: Python runs handlers there only
+        previous = None
     try:
         yield
     except USER_ERRORS as error:
@@ -110,13 +137,18 @@ def user_errors() -> Iterator[None]:
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise
         raise SystemExit(f"error: {one_line(error)}") from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         close_progress_bars()
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise
-        print("\ninterrupted: nothing half-written (every output goes through a temporary file); run the same "
-              "command again to go on (pre-training and generate resume where they stopped)", file=sys.stderr)
-        raise SystemExit(INTERRUPTED_EXIT) from None
+        term = isinstance(stop, Terminated)
+        print(f"\n{'terminated (SIGTERM)' if term else 'interrupted'}: nothing half-written (every output goes "
+              "through a temporary file); run the same command again to go on (pre-training and generate resume "
+              "where they stopped)", file=sys.stderr)
+        raise SystemExit(TERMINATED_EXIT if term else INTERRUPTED_EXIT) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def close_progress_bars() -> None:

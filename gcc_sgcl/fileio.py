@@ -180,11 +180,21 @@ def replace_marked_blocks(path: str | os.PathLike, blocks: dict[tuple[str, str],
     return path
 
 
+GCC_CHECKPOINT_NAMES = re.compile(r"current\.pth|ckpt_epoch_\d+\.pth")
+"""The checkpoint file names of GCC's run folders (its README's ``<load_path>``): inside a run folder of this code
+they name that run's checkpoint."""
+
+
 def folder_of(load_path: str | os.PathLike) -> Path:
     """The folder a ``--load-path`` names: itself, or a checkpoint file's folder (where ``generate`` writes the
-    embeddings, the tasks read them and log ``results.csv``)."""
+    embeddings, the tasks read them and log ``results.csv``), GCC's checkpoint names included.
+
+    >>> folder_of("saved/run/current.pth").as_posix(), folder_of("saved/run").as_posix()
+    ('saved/run', 'saved/run')
+    """
     path = Path(load_path)
-    return path.parent if path.is_file() else path
+    gcc_name = not path.exists() and GCC_CHECKPOINT_NAMES.fullmatch(path.name)
+    return path.parent if path.is_file() or gcc_name else path
 
 
 def sha256_of(path: str | os.PathLike) -> str:

@@ -31,6 +31,9 @@ if [ $# -lt 1 ]; then
 bash scripts/pretrain.sh <gpu> [<method>] [flags...]   (bash scripts/pretrain.sh --help)" >&2
   exit 2
 fi
+# the command as typed, for the literal resume hint a stopped run prints
+GCC_SGCL_COMMAND="$(printf '%q ' ${NPROC:+NPROC=$NPROC} ${NNODES:+NNODES=$NNODES} bash "$0" "$@")"
+export GCC_SGCL_COMMAND="${GCC_SGCL_COMMAND% }"
 gpu=$1
 shift
 method=gcc  # GCC's interface: pretrain.sh <gpu> [flags]

@@ -783,7 +783,7 @@ def test_a_frozen_encoders_row_names_its_inference_views_and_other_rows_do_not()
     assert ResultRow(**{**row, "mode": "e2e", "method": "gcc"}).key[-1] == 2
 
 
-def test_a_sweep_stopped_during_pre_training_ends_with_one_line_and_status_130(tmp_path, monkeypatch, capsys):
+def test_a_sweep_stopped_by_sigterm_during_pre_training_ends_with_one_line_and_status_143(tmp_path, monkeypatch, capsys):
     import gcc_sgcl.experiments.__main__ as runner
     from gcc_sgcl.engine.pretrain import Interrupted
 
@@ -794,7 +794,7 @@ def test_a_sweep_stopped_during_pre_training_ends_with_one_line_and_status_130(t
     with pytest.raises(SystemExit) as exit_:
         runner.main(["run", "--rows", str(tmp_path / "rows.jsonl"), "--output-dir", str(tmp_path), "--methods", "gcc",
                      "--seeds", "0", "--datasets", "synthetic-graphs"])
-    assert exit_.value.code == 130
+    assert exit_.value.code == 143  # 128 + SIGTERM's 15
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == f"[gcc_sgcl] interrupted: {tmp_path / 'run'}: stopped at step 487, checkpoint written; the same command resumes it"
     assert not any("Traceback" in line for line in err)

@@ -74,8 +74,9 @@ def test_an_interrupted_run_checkpoints_says_how_to_resume_and_resumes_exactly(s
     run = Process(_pretrain(tmp_path), tmp_path)
     run.wait_for("s/step:")  # the pace line: a few steps are done
     code, err = run.signal_group(signum)
-    assert code == 130 and "Traceback" not in err, err[-3000:]
-    assert "Resume: the same command with --resume" in err
+    assert code == 128 + signum and "Traceback" not in err, err[-3000:]  # 130 for Ctrl-C, 143 for SIGTERM
+    assert "Resume: python -m gcc_sgcl.engine.pretrain --method sgcl --steps 40 --batch-size 8 " in err
+    assert err.rstrip().endswith("--num-workers 1 --resume")  # the literal command, not a description of it
     stopped = torch.load(tmp_path / "runs" / RUN / "checkpoint.pt", weights_only=True)
     assert 0 < stopped["step"] < 40
     subprocess.run(_pretrain(tmp_path, "--resume"), cwd=tmp_path, check=True, capture_output=True,
@@ -143,7 +144,8 @@ def test_generate_stopped_by_sigterm_goes_on_from_its_finished_chunks_to_a_strai
         assert run.proc.poll() is None and time.time() < end, run.err[-2000:]
         time.sleep(0.1)
     code, err = run.signal_group(signal.SIGTERM)  # a kill as Ctrl-C: generate keeps its finished chunks
-    assert code == 130 and "Traceback" not in err, err[-3000:]
+    assert code == 143 and "Traceback" not in err, err[-3000:]
+    assert err.rstrip().splitlines()[-1].startswith("terminated (SIGTERM): nothing half-written")
     state = json.loads((stopped / "synthetic-roles.partial.json").read_text())
     assert state["chunks"] == [[0, 0]] and not (stopped / "synthetic-roles.npy").exists()
     again = subprocess.run([sys.executable, *command, "--load-path", str(stopped)], capture_output=True, text=True,
@@ -229,3 +231,19 @@ def test_a_ctrl_c_another_thread_takes_still_ends_the_cv_map_at_once(capfd):
         assert _seconds_until_a_ctrl_c_ends_a_cv_map(capfd) < 10
     finally:
         ctrl_c.cancel()
+
+
+def test_sigterm_inside_any_command_body_exits_143_with_one_line_and_restores_the_handler(capsys):
+    from gcc_sgcl.cli import user_errors
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as stopped:
+        with user_errors():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises before this ends
+    assert stopped.value.code == 143
+    assert capsys.readouterr().err.strip().startswith("terminated (SIGTERM): nothing half-written")
+    assert signal.getsignal(signal.SIGTERM) is before
+    with pytest.raises(SystemExit) as stopped, user_errors():
+        raise KeyboardInterrupt
+    assert stopped.value.code == 130

@@ -115,6 +115,21 @@ def _node_task(run: Path, dataset: str, *flags: str) -> list[TaskResult]:
                                      "--folds", "2", "--repeats", "1", *flags])
 
 
+def test_gccs_checkpoint_names_inside_a_run_folder_read_that_runs_checkpoint_and_say_so(run, tmp_path, capsys):
+    graph = _edge_list(tmp_path / "g.edgelist", 30)
+    generate_module.main(["--load-path", str(run / "current.pth"), "--dataset", str(graph), "--copies", "1"])
+    assert (run / "g.npy").is_file()  # beside the checkpoint, as with the folder itself
+    assert "current.pth is GCC's name for a run's checkpoint" in capsys.readouterr().err
+    assert checkpoint_module.read_checkpoint(run / "ckpt_epoch_100.pth").path == run / "checkpoint.pt"
+
+
+def test_a_missing_checkpoint_says_what_the_folder_holds(run, tmp_path):
+    message = _error_line(lambda: generate_module.main(["--load-path", str(run / "model.pt"), "--dataset", "synthetic-roles"]))
+    assert "that folder holds checkpoint.pt: pass the folder" in message
+    message = _error_line(lambda: generate_module.main(["--load-path", str(tmp_path), "--dataset", "synthetic-roles"]))
+    assert "that folder holds run folders (run/): pass one of them" in message
+
+
 # ---------------------------------------------------------------------------------------------------------
 # 2. generate refuses non-finite embeddings
 
@@ -646,3 +661,13 @@ def test_resuming_from_an_exported_encoder_or_weights_of_another_shape_is_named(
     state["model"]["gnn.convs.0.apply_func.0.weight"] = torch.zeros(16, 12)
     with pytest.raises(CheckpointError, match=f"{path}: model tensor 'gnn.convs.0.apply_func.0.weight' has shape"):
         check_resumable(state, path, trainer.model)
+
+
+def test_generate_refuses_a_missing_dataset_before_embedding_any(run, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    message = _error_line(lambda: generate_module.main(["--load-path", str(run), "--dataset", "synthetic-roles",
+                                                        "imdb-binary", "rdt-5k", "--data-dir", str(data)]))
+    assert "2 datasets not found under" in message and "imdb-binary (expected" in message and "rdt-5k" in message
+    assert "scripts/download.sh --data-dir" in message and message.endswith("imdb-binary rdt-5k`.")
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoint.pt"]  # synthetic-roles, first, was not embedded

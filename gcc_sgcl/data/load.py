@@ -254,6 +254,34 @@ def dataset_present(name: Dataset, data_dir: DataDir = None) -> bool:
     return True
 
 
+def check_present(names: Sequence[Dataset], data_dir: DataDir = None) -> None:
+    """Before any work: every registered dataset of ``names`` has its files under the data root (their contents are
+    not read), else a :class:`DatasetNotFoundError` for the one missing, or one error naming all the missing ones
+    and the command that fetches them. Paths are left to their reader.
+
+    >>> check_present(["synthetic-roles", "usa_airport"], "/nonexistent")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    gcc_sgcl.data.paths.DatasetNotFoundError: dataset 'usa_airport' not found under /nonexistent: expected ...
+    """
+    root = resolve_data_dir(data_dir)
+    missing = []
+    for name in dict.fromkeys(names):
+        spec = None if is_dataset_path(name) else get_spec(name)
+        if spec is not None and spec.files:
+            try:
+                spec.locate(root)
+            except DatasetNotFoundError as error:
+                missing.append(error)
+    if len(missing) == 1:
+        raise missing[0]
+    if missing:
+        where = root.resolve()
+        raise FileNotFoundError(
+            f"{len(missing)} datasets not found under {where}: "
+            + "; ".join(f"{m.name} (expected {', '.join(m.expected)})" for m in missing)
+            + f". Fetch them with `bash scripts/download.sh --data-dir {where} {' '.join(m.name for m in missing)}`.")
+
+
 def load_any(name: Dataset, data_dir: DataDir = None) -> Any:
     """Dataset ``name`` loaded with the loader of its kind (a path: as a node or graph dataset, unlabelled)."""
     if is_dataset_path(name):

@@ -16,6 +16,7 @@ import numbers
 import os
 import pickle
 import re
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import torch
 
 from gcc_sgcl.config import CONFIG_KEYS, Config
 from gcc_sgcl.engine.device import check_torch_device
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.fileio import GCC_CHECKPOINT_NAMES, atomic_target
 from gcc_sgcl.models import GraphEncoder, build_encoder
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -68,11 +69,9 @@ def read_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
     file raises an error naming it, as does one whose fields do not fit (:func:`check_fields`); a CUDA ``device``
     torch cannot use raises a :class:`~gcc_sgcl.engine.device.DeviceError`
     (:func:`~gcc_sgcl.engine.device.check_torch_device`)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / CHECKPOINT_NAME
-    if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path} (run `bash scripts/pretrain.sh <gpu> <method>` first)")
+    path, note = checkpoint_path(path)
+    if note:
+        print(f"[gcc_sgcl] {note}", file=sys.stderr)
     if path.stat().st_size == 0:
         raise CheckpointError(f"{path}: empty checkpoint file (an interrupted copy?)")
     check_torch_device(device)
@@ -81,6 +80,49 @@ def read_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
     state = load_data(data, path, device)
     check_fields(state, path)
     return Checkpoint(path, state, hashlib.sha256(data).hexdigest())
+
+
+def checkpoint_path(path: str | os.PathLike) -> tuple[Path, str]:
+    """The checkpoint file ``path`` names, and a note when it was read as another name: a run folder is its
+    ``checkpoint.pt``, and GCC's ``current.pth`` / ``ckpt_epoch_N.pth`` inside a run folder of this code are that
+    run's ``checkpoint.pt``. A missing file is a ``FileNotFoundError`` that says what the folder holds.
+
+    >>> import tempfile
+    >>> run = Path(tempfile.mkdtemp()); (run / CHECKPOINT_NAME).write_bytes(b"x")
+    1
+    >>> found, note = checkpoint_path(run / "current.pth")
+    >>> found.name, note.startswith("current.pth is GCC's name")
+    ('checkpoint.pt', True)
+    >>> checkpoint_path(run / "model.pt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    FileNotFoundError: no checkpoint at .../model.pt; that folder holds checkpoint.pt: pass the folder ...
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / CHECKPOINT_NAME
+    if path.is_file():
+        return path, ""
+    beside = path.parent / CHECKPOINT_NAME
+    if GCC_CHECKPOINT_NAMES.fullmatch(path.name) and beside.is_file():
+        return beside, (f"{path.name} is GCC's name for a run's checkpoint; this run folder keeps one, "
+                        f"{CHECKPOINT_NAME}: reading {beside}")
+    raise FileNotFoundError(f"no checkpoint at {path}; {_holds(path.parent)}")
+
+
+def _holds(folder: Path, shown: int = 8) -> str:
+    """What ``folder`` holds, for a missing checkpoint's message."""
+    if not folder.is_dir():
+        return f"no folder {folder} either (run `bash scripts/pretrain.sh <gpu> <method>` first)"
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir())
+    if CHECKPOINT_NAME in names:
+        return f"that folder holds {CHECKPOINT_NAME}: pass the folder {folder} (or that file)"
+    runs = [n for n in names if n.endswith("/") and (folder / n / CHECKPOINT_NAME).is_file()]
+    if runs:
+        return (f"that folder holds run folders ({', '.join(runs[:shown])}{', …' if len(runs) > shown else ''}): "
+                "pass one of them")
+    listed = ", ".join(names[:shown]) + (f", … ({len(names)} entries)" if len(names) > shown else "")
+    return (f"that folder holds {listed or 'nothing'} (run `bash scripts/pretrain.sh <gpu> <method>` first, or "
+            "pass a run folder)")
 
 
 def load_data(data: bytes, path: str | os.PathLike, device: str | torch.device = "cpu") -> Any:

@@ -50,7 +50,6 @@ from gcc_sgcl.config import VISIT_BUDGETS, InputConfig, SamplingConfig, visit_bu
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import check_finite_weights, load_encoder_checkpoint
 from gcc_sgcl.engine.distributed import cleanup_distributed
-from gcc_sgcl.engine.interrupt import sigterm_as_ctrl_c
 from gcc_sgcl.engine.provenance import embeddings_record, write_embeddings
 from gcc_sgcl.engine.stream import ResumeState, ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan, available_cores, model_threads
@@ -181,10 +180,11 @@ def generate(
     anything is embedded, so a malformed file stops the run with nothing written. A dataset whose embedding holds NaN
     or inf stops the run before its files are written (those of the datasets before it stay).
     """
-    from gcc_sgcl.data import dataset_name, is_dataset_path, kind_of_data, load_any
+    from gcc_sgcl.data import check_present, dataset_name, is_dataset_path, kind_of_data, load_any
 
     g = settings or GenerateConfig()
     check_dataset_names(datasets, ("node", "graph", "similarity"), "--dataset")
+    check_present(datasets, data_dir)  # every registered dataset's files, before the first is embedded
     visit_budget_power(g.visit_budget, "--visit-budget")
     if g.num_workers is not None:
         check_num_workers(g.num_workers)
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     a = command_line().parse_args(argv)
     where = from_args(InputConfig, a)
-    with user_errors(), sigterm_as_ctrl_c():
+    with user_errors():
         try:
             for path in generate(where.load_path, where.dataset, from_args(GenerateConfig, a), where.device,
                                  where.data_dir):

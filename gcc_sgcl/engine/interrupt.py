@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import Iterator
 
-from gcc_sgcl.cli import INTERRUPTED_EXIT
+from gcc_sgcl.cli import stop_exit
 
 
 
@@ -28,7 +28,7 @@ class StopRequest:
         if self.signal is not None:
             print(f"\n[gcc_sgcl] {signal.Signals(signum).name} again: stopping now; the last checkpoint written is "
                   "kept", file=sys.stderr, flush=True)
-            os._exit(INTERRUPTED_EXIT)
+            os._exit(stop_exit(signum))
         self.signal = signum
         print(f"\n[gcc_sgcl] {signal.Signals(signum).name}: stopping after the current step to write the checkpoint "
               "(again to stop at once)", file=sys.stderr, flush=True)
@@ -50,24 +50,3 @@ def stop_on_signals() -> Iterator[StopRequest]:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
-
-
-
-def _interrupt(_signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def sigterm_as_ctrl_c() -> Iterator[None]:
-    """Inside the block SIGTERM (a ``kill``, a batch system's stop) stops the program as Ctrl-C does, so that what
-    it does on Ctrl-C (generate: keep its finished chunks, one line, exit 130) happens on SIGTERM too; the previous
-    handler is restored after it. Outside the main thread it does nothing."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _interrupt)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

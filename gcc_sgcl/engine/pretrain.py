@@ -13,11 +13,12 @@ import dataclasses
 import json
 import math
 import os
+import shlex
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import dgl
 import numpy as np
@@ -26,7 +27,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_embedding
-from gcc_sgcl.cli import check_writable_dir, user_errors
+from gcc_sgcl.cli import check_writable_dir, stop_exit, user_errors
 from gcc_sgcl.config import Config
 from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.paths import resolve_cache_dir
@@ -46,7 +47,7 @@ from gcc_sgcl.engine.distributed import (
     rank_batches,
     wrap_ddp,
 )
-from gcc_sgcl.engine.interrupt import INTERRUPTED_EXIT, StopRequest, stop_on_signals
+from gcc_sgcl.engine.interrupt import StopRequest, stop_on_signals
 from gcc_sgcl.engine.run_lock import run_folder_lock
 from gcc_sgcl.engine.run_summary import PaceEstimate, pace_lines, run_summary
 from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
@@ -490,10 +491,27 @@ def command_parser() -> argparse.ArgumentParser:
     return PretrainParser(extras=[(LaunchConfig, "launch")], epilog=GCC_HELP)
 
 
+RESUME_ENV = "GCC_SGCL_COMMAND"
+"""The command as the user typed it (``scripts/pretrain.sh`` sets it), for the literal resume hint."""
+
+
+def resume_command(argv: Sequence[str]) -> str:
+    """The literal command that resumes this run: the one typed (``$GCC_SGCL_COMMAND``, set by
+    ``scripts/pretrain.sh``), else this module's with ``argv``, with ``--resume`` added unless it is there.
+
+    >>> import os; os.environ.pop(RESUME_ENV, None) and None
+    >>> resume_command(["--method", "sgcl", "--run-name", "my run"])
+    "python -m gcc_sgcl.engine.pretrain --method sgcl --run-name 'my run' --resume"
+    """
+    typed = os.environ.get(RESUME_ENV) or shlex.join(["python", "-m", "gcc_sgcl.engine.pretrain", *argv])
+    return typed if "--resume" in shlex.split(typed) else f"{typed} --resume"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point: GCC's spellings read as this code's (:mod:`gcc_sgcl.gcc_compat`); Ctrl-C or
     SIGTERM ends with the checkpoint written and one line naming the command that resumes."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    typed = list(argv)
     with user_errors():
         argv, notes = translate_pretrain(argv)
     args = command_parser().parse_args(argv)
@@ -513,8 +531,8 @@ def main(argv: list[str] | None = None) -> None:
     except Interrupted as stop:
         if main_rank:
             print(f"[gcc_sgcl] stopped at step {stop.step} of {cfg.train.steps}; checkpoint in {stop.run_dir}. "
-                  f"Resume: the same command with --resume", file=sys.stderr)
-        raise SystemExit(INTERRUPTED_EXIT) from None
+                  f"Resume: {resume_command(typed)}", file=sys.stderr)
+        raise SystemExit(stop_exit(stop.signum)) from None
     finally:
         cleanup_distributed()
     if main_rank:

@@ -24,7 +24,7 @@ import argparse
 import dataclasses
 import sys
 
-from gcc_sgcl.cli import INTERRUPTED_EXIT, PlainHelpParser, user_errors
+from gcc_sgcl.cli import PlainHelpParser, stop_exit, user_errors
 from gcc_sgcl.config import InputConfig
 from gcc_sgcl.engine.pretrain import Interrupted
 from gcc_sgcl.experiments.encoders import export_run, stash
@@ -98,12 +98,12 @@ def deadline(sweep: Sweep, finetune: FinetuneConfig | None = None) -> Deadline |
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point. A sweep whose pre-training is stopped by Ctrl-C or SIGTERM (the checkpoint written
-    after the step in progress) ends with one line and exit status 130; the same command resumes it."""
+    after the step in progress) ends with one line and exit status 130 (143 for SIGTERM); the same command resumes it."""
     try:
         dispatch(argv)
     except Interrupted as stop:
         print(f"[gcc_sgcl] interrupted: {stop}; the same command resumes it", file=sys.stderr)
-        raise SystemExit(INTERRUPTED_EXIT) from None
+        raise SystemExit(stop_exit(stop.signum)) from None
 
 
 def dispatch(argv: list[str] | None = None) -> None:
