@@ -140,8 +140,9 @@ class TrainConfig(Settings):
                                  valid=PROBABILITY)
     decay_frac: float = setting(0.1, "fraction of the steps with a linear decay at the end (GCC)", valid=PROBABILITY)
     clip_norm: float = setting(1.0, "gradient-norm clipping threshold (GCC)", valid=POSITIVE)
-    num_workers: int = setting(0, "DataLoader processes building views (0 = in the main process); results do not "
-                                  "depend on it", valid=NON_NEGATIVE)
+    num_workers: int | None = setting(None, "DataLoader processes building views (default: the cores the model "
+                                            "threads leave; 0 = in the main process, between steps); results do not "
+                                            "depend on it", valid=NON_NEGATIVE)
     threads: int = setting(0, "torch threads of the model step (0 = half the CPU cores); float reductions, hence "
                               "the bits of the result, depend on it", valid=NON_NEGATIVE)
     flush_denormal: bool = setting(False, "flush denormal floats (below 1.2e-38) to zero in the model step on the "

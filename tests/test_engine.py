@@ -1,4 +1,5 @@
 """Checkpoints, exact resume, seeded determinism and the pre-train → generate → evaluate chain."""
+import dataclasses
 import time
 
 import dgl
@@ -262,3 +263,21 @@ def test_pe_sign_is_recorded_and_old_checkpoints_keep_canonical_signs(tmp_path):
     assert Config.from_dict(old).sampling.pe_sign == "canonical"
     with pytest.raises(ValueError, match="--pe-sign"):
         make_config("gcc", {"sampling": {"pe_sign": "sometimes"}})
+
+
+def test_pretraining_uses_every_core_by_default_and_splits_them_among_a_nodes_processes(monkeypatch):
+    from types import SimpleNamespace
+
+    from gcc_sgcl.config import Config
+    from gcc_sgcl.engine.pretrain import training_plan
+
+    cfg = Config()
+    for cores, model, workers in ((1, 1, 0), (2, 1, 1), (4, 2, 2), (16, 8, 8)):
+        plan = training_plan(cfg, cores=cores)
+        assert (plan.model, plan.builders, plan.chosen) == (model, workers, "auto")
+        assert plan.model + plan.builders == max(cores, 1)  # no core idle, none oversubscribed
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # torchrun: two processes share this node's 16 cores
+    plan = training_plan(cfg, SimpleNamespace(world_size=4), cores=16)
+    assert (plan.cores, plan.model, plan.builders) == (8, 4, 4)
+    given = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, num_workers=3))
+    assert training_plan(given, cores=2).builders == 3 and training_plan(given, cores=2).oversubscribed

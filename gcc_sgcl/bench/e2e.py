@@ -16,7 +16,7 @@ from typing import Sequence
 import dgl
 import torch
 
-from gcc_sgcl.engine.pretrain import Trainer, build_pipeline, pretrain, training_threads
+from gcc_sgcl.engine.pretrain import Trainer, build_pipeline, pretrain, training_plan
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, sampling_threads
 
@@ -50,7 +50,7 @@ def measure_e2e(graphs: Sequence[dgl.DGLGraph], methods: Sequence[str], batch_si
                 wall[n] = time.perf_counter() - start
             cfg = _config(method, batch_size, steps, workers, seed, Path(tmp), f"{method}-model")
             batches = prebuilt_batches(cfg, graphs, batch_size, steps, seed)
-            torch.set_num_threads(training_threads(cfg))
+            torch.set_num_threads(training_plan(cfg).model)
             model_s = model_step_seconds(Trainer(cfg), batches)
             nodes = sum(q.num_nodes() for q, _ in batches) / (steps * batch_size)
             results[method] = E2EResult((wall[2 * steps] - wall[steps]) / steps, model_s, nodes)

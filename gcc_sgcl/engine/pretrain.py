@@ -50,6 +50,7 @@ from gcc_sgcl.engine.distributed import (
 from gcc_sgcl.engine.interrupt import StopRequest, stop_on_signals
 from gcc_sgcl.engine.run_lock import run_folder_lock
 from gcc_sgcl.engine.run_summary import PaceEstimate, pace_lines, run_summary
+from gcc_sgcl.engine.threads import ThreadPlan, available_cores
 from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
 from gcc_sgcl.gcc_compat import HELP as GCC_HELP, translate_pretrain
 from gcc_sgcl.models import build_encoder, to_model_input
@@ -66,18 +67,32 @@ def dropout_seed(seed: int, step: int, rank: int = 0) -> int:
     return seed * _STEP_SEED_STRIDE + step + rank * _RANK_SEED_STRIDE
 
 
-def training_threads(cfg: Config, dist: DistContext | None = None) -> int:
-    """Torch intra-op threads of the model step: ``--threads``, or when it is 0 half of the CPU cores shared
-    among the processes of this node (``LOCAL_WORLD_SIZE`` under torchrun), leaving the rest to the DataLoader
-    workers (measured on 2 cores, batch 256: 1 model thread + 2 workers 0.30 s/step, 2 + 2 0.50 s/step).
+def training_plan(cfg: Config, dist: DistContext | None = None, cores: int | None = None) -> ThreadPlan:
+    """Torch threads of the model step and DataLoader workers of this process, from the cores it may use
+    (:func:`~gcc_sgcl.engine.threads.available_cores`, shared among the processes of this node: ``LOCAL_WORLD_SIZE``
+    under torchrun). The model gets ``--threads``, or when it is 0 half of the cores (measured on 2 cores, batch 256:
+    1 model thread + 2 workers 0.30 s/step, 2 + 2 0.50 s/step); the workers are ``--num-workers``, or by default the
+    cores the model leaves (at least 1 where there are 2 cores: on 0 the views are built between steps).
 
-    Never derived from ``--num-workers`` (batches built in this process run under
-    :func:`~gcc_sgcl.sampling.dataset.sampling_threads`), since float reductions depend on the thread count.
+    The model's threads never follow ``--num-workers`` (batches built in this process run under
+    :func:`~gcc_sgcl.sampling.dataset.sampling_threads`), since float reductions depend on the thread count; the
+    workers change no bit of the result.
+
+    >>> import dataclasses
+    >>> from gcc_sgcl.config import Config
+    >>> cfg = Config()
+    >>> training_plan(cfg, cores=2), training_plan(cfg, cores=16).builders, training_plan(cfg, cores=1).builders
+    (ThreadPlan(model=1, builders=1, cores=2, chosen='auto'), 8, 0)
+    >>> given = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, num_workers=0, threads=2))
+    >>> training_plan(given, cores=2).describe()
+    'threads: model 2 + 0 view builders = 2 of 2 cores (given)'
     """
-    if cfg.train.threads:
-        return cfg.train.threads
+    t = cfg.train
     local = 1 if dist is None else int(os.environ.get("LOCAL_WORLD_SIZE", dist.world_size))
-    return max(1, (os.cpu_count() or 1) // (2 * local))
+    cores = max(1, (available_cores() if cores is None else cores) // local)
+    model = t.threads or max(1, cores // 2)
+    workers = t.num_workers if t.num_workers is not None else max(0, cores - model)
+    return ThreadPlan(model, workers, cores, "given" if t.threads or t.num_workers is not None else "auto")
 
 
 def lr_factor(step: int, total: int, warmup_frac: float, decay_frac: float) -> float:
@@ -334,8 +349,9 @@ def _train(
             print(f"{run_dir}: already trained for {trainer.step_count} steps", file=sys.stderr)
         return run_dir
 
-    threads = training_threads(cfg, dist)
-    summary = run_summary(cfg, run_dir, threads, device_note, world_size)
+    plan = training_plan(cfg, dist)
+    threads = plan.model
+    summary = run_summary(cfg, run_dir, plan, device_note, world_size)
     if main:
         if progress:
             print(summary, file=sys.stderr, flush=True)
@@ -355,7 +371,7 @@ def _train(
         dataset,
         batch_sampler=batches,
         collate_fn=collate_pairs,
-        num_workers=t.num_workers,
+        num_workers=plan.builders,
         worker_init_fn=worker_init,
         generator=torch.Generator().manual_seed(t.seed),
     )

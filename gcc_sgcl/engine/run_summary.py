@@ -14,6 +14,7 @@ from typing import Callable
 import torch
 
 from gcc_sgcl.config import RUN_PLACE_FIELDS, Config
+from gcc_sgcl.engine.threads import ThreadPlan
 from gcc_sgcl.gcc_compat import GCC_CORPUS
 from gcc_sgcl.presets import settings_beyond_preset
 
@@ -45,8 +46,9 @@ def tables_command(cfg: Config, gpu: str = "<gpu>") -> str:
                      *TABLE_BUDGET[cfg.train.mode]])
 
 
-def run_summary(cfg: Config, run_dir: Path, threads: int, device_note: str = "", world_size: int = 1) -> str:
-    """The block a run prints before its first step (plain text, one setting per line)."""
+def run_summary(cfg: Config, run_dir: Path, plan: ThreadPlan, device_note: str = "", world_size: int = 1) -> str:
+    """The block a run prints before its first step (plain text, one setting per line); ``plan``: the model's
+    threads and the DataLoader workers (:func:`~gcc_sgcl.engine.pretrain.training_plan`)."""
     t = cfg.train
     beyond = flags_beyond_preset(cfg)
     corpus = " ".join(t.corpus)
@@ -61,9 +63,11 @@ def run_summary(cfg: Config, run_dir: Path, threads: int, device_note: str = "",
         f"  budget    {t.steps} steps x {batch} pairs"
         + (" (the tables: " + " ".join(TABLE_BUDGET[t.mode]) + ")" if (t.steps, batch) != (6000, int(
             TABLE_BUDGET[t.mode][-1])) else " (the tables' budget)"),
-        f"  device    {t.device}{f' ({device_note})' if device_note else ''}; {threads} model thread(s), "
-        f"{t.num_workers} DataLoader worker(s){f', {world_size} processes' if world_size > 1 else ''}"
-        + (f", {flush_note(t.device, threads)}" if t.flush_denormal else ""),
+        f"  device    {t.device}{f' ({device_note})' if device_note else ''}"
+        f"{f', {world_size} processes' if world_size > 1 else ''}"
+        + (f", {flush_note(t.device, plan.model)}" if t.flush_denormal else ""),
+        f"  {plan.describe().replace('view builder', 'DataLoader worker').replace('threads: ', 'threads   ', 1)}"
+        + (" per process" if world_size > 1 else ""),
         f"  run       {run_dir}: checkpoint every {t.save_freq} steps{minutes}, at the end and on Ctrl-C",
     ]
     return "\n".join(lines)
