@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import os
 import sys
 import types
 import typing
@@ -266,6 +267,10 @@ def settings_beyond_preset(cfg: Config, skip: tuple[tuple[str, str], ...] = ()) 
 DEFAULT_METHOD = "gcc"
 
 
+PROG_ENV = "GCC_SGCL_PROG"
+"""How the user called pre-training, for its usage line (``scripts/pretrain.sh`` sets it)."""
+
+
 class PretrainParser(OneLineParser):
     """Pre-training's command line: ``--method``, ``--resume``, one flag per field of every group of
     :data:`~gcc_sgcl.config.GROUPS` (dest ``<group>.<field>``) and of the method's augmentation family (dest
@@ -283,7 +288,8 @@ class PretrainParser(OneLineParser):
         self.method, self.family = method, family_of(method)
         self.extras, self.extra_epilog = tuple(extras), epilog
         others = ", ".join(f for f in AUGMENT_FAMILIES if f != self.family)
-        super().__init__(description=description, allow_abbrev=False, epilog=epilog or (
+        prog = os.environ.get(PROG_ENV) or "python -m gcc_sgcl.engine.pretrain"
+        super().__init__(prog=prog, description=description, allow_abbrev=False, epilog=epilog or (
             f"The augment flags listed are those of method {method!r} ({self.family} family), with the values "
             f"{method!r} trains with shown as defaults. Another method's: --method <method> --help (other "
             f"families: {others}; e.g. --method {others.split(',')[0]} --help)."))

@@ -198,7 +198,7 @@ def add_arguments(parser: argparse.ArgumentParser, klass: type, *, prefix: str =
             kwargs["metavar"] = f.name.upper()
         if ranged:
             kwargs["help"] = f"{kwargs['help']}; {ranged}"
-        if default is not dataclasses.MISSING and default is not None:
+        if default is not dataclasses.MISSING and default is not None and default != "":
             kwargs["help"] = f"{kwargs['help']} (default: {default})".lstrip()
         if meta.get("positional"):
             kwargs["metavar"] = f.name.upper()

@@ -38,7 +38,8 @@ gpu=$1
 shift
 method=gcc  # GCC's interface: pretrain.sh <gpu> [flags]
 if [ $# -gt 0 ] && [[ $1 != -* ]]; then method=$1; shift; fi
-for arg in "$@"; do case $arg in -h|--help) exec python -m gcc_sgcl.engine.pretrain --method "$method" --help ;; esac; done
+for arg in "$@"; do case $arg in -h|--help) GCC_SGCL_PROG="bash $0 $gpu $method" exec python -m gcc_sgcl.engine.pretrain \
+  --method "$method" --help ;; esac; done
 echo "[gcc_sgcl] pre-training $method (loading torch and DGL; the run's summary follows)" >&2
 if [ -z "${NPROC:-}" ] && [ -z "${NNODES:-}" ]; then
   exec python -m gcc_sgcl.engine.pretrain --method "$method" --gpu "$gpu" "$@"

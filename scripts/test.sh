@@ -8,4 +8,4 @@ show_help_if_asked "$0" "${1:-}"  # this header, without the other arguments
 source "$(dirname "$0")/_env.sh"
 cd "$ROOT"
 if [ $# -eq 0 ]; then set -- tests gcc_sgcl; fi
-exec python -m pytest -q --doctest-modules "$@"
+exec python -m pytest -q -rs --doctest-modules "$@"

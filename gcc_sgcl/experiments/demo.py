@@ -1,8 +1,8 @@
 """The embedded end-to-end demo: pre-train on the synthetic corpus, embed the synthetic downstream sets,
 evaluate all three tasks and print the methods side by side. No downloads.
 
-``python -m gcc_sgcl.experiments.demo [--methods gcc sgcl] [--steps 300] …`` (flags:
-:class:`DemoConfig`), wrapped by ``scripts/demo.sh``.
+``python -m gcc_sgcl.experiments.demo [--methods gcc sgcl] [--steps 300] …`` (every flag below), wrapped by
+``scripts/demo.sh``.
 Finished runs are reused (a re-run only re-evaluates; an interrupted run resumes from its checkpoint).
 """
 from __future__ import annotations
