@@ -58,7 +58,17 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; 
   # pip takes a CPU torch wheel where it finds one (on disk, or an index given by PIP_EXTRA_INDEX_URL); from PyPI
   # alone torch is its CUDA build (several GB)
   echo "[env] installing ${torch_req[*]:+${torch_req[*]} (the CPU build where pip finds one, else the CUDA build from PyPI), }gcc_sgcl, DGL, scipy, scikit-learn, tensorboard and the test tools" >&2
-  if ! "$VENV/bin/pip" install "${pip_args[@]}" -e "$ROOT[test]" "${torch_req[@]}" >&2; then
+  # pip -q is silent for minutes: a line every GCC_SGCL_HEARTBEAT seconds (default 30) says it is still working
+  "$VENV/bin/pip" install "${pip_args[@]}" -e "$ROOT[test]" "${torch_req[@]}" >&2 &
+  pip_pid=$! beat=$SECONDS
+  while kill -0 "$pip_pid" 2>/dev/null; do
+    sleep 1
+    if [ $((SECONDS - beat)) -ge "${GCC_SGCL_HEARTBEAT:-30}" ] && kill -0 "$pip_pid" 2>/dev/null; then
+      beat=$SECONDS
+      echo "[env] still installing: $((SECONDS - started)) s so far (usually 2-10 minutes in all)" >&2
+    fi
+  done
+  if ! wait "$pip_pid"; then
     echo "[env] installing into $VENV failed (see above); fix the cause and run again" >&2
     return 1 2>/dev/null || exit 1
   fi

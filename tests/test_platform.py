@@ -18,11 +18,14 @@ from gcc_sgcl.engine import device
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _fake_python(folder: Path, version: str, torch_version: str | None = None, pip_fails: bool = False) -> Path:
+def _fake_python(folder: Path, version: str, torch_version: str | None = None, pip_fails: bool = False,
+                 pip_seconds: int = 0) -> Path:
     """An interpreter stand-in: reports ``version`` (and ``torch_version``, or fails to import torch), runs other
     ``-c`` snippets with the real Python, and for ``-m venv … DIR`` records the call and makes DIR a virtualenv
-    whose ``pip`` and ``python`` only record their arguments in ``calls.log`` (and fail with ``pip_fails``)."""
-    recorder = f'#!/usr/bin/env bash\necho "$(basename "$0") $*" >> "{folder}/calls.log"\nexit {int(pip_fails)}\n'
+    whose ``pip`` and ``python`` only record their arguments in ``calls.log`` (and fail with ``pip_fails``), taking
+    ``pip_seconds`` to do it."""
+    recorder = (f'#!/usr/bin/env bash\necho "$(basename "$0") $*" >> "{folder}/calls.log"\nsleep {pip_seconds}\n'
+                f'exit {int(pip_fails)}\n')
     torch_line = f"echo {torch_version}; exit 0" if torch_version else "exit 1"
     path = folder / f"python{version}"
     path.write_text(
@@ -93,6 +96,13 @@ def test_system_torch_mode_sees_the_system_packages_and_installs_only_what_is_mi
         f"pip install -q --disable-pip-version-check --no-index --find-links {wheels} -e {tmp_path / 'project'}[test]",
     ]
     assert (venv / ".setup-stamp").exists() and not (tmp_path / "project" / ".venv").exists()
+
+
+def test_a_long_install_says_every_heartbeat_that_it_is_still_working(tmp_path):
+    out = _source_env(tmp_path, _fake_python(tmp_path, "3.11", pip_seconds=4), GCC_SGCL_HEARTBEAT="1")
+    assert out.returncode == 0 and "activated" in out.stdout
+    beats = [line for line in out.stderr.splitlines() if line.startswith("[env] still installing")]
+    assert len(beats) >= 2 and "usually 2-10 minutes" in beats[0]
 
 
 def test_a_failed_install_stops_even_when_sourced_inside_an_if_and_leaves_no_stamp(tmp_path):
