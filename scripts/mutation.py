@@ -1,13 +1,15 @@
 #!/usr/bin/env python
-"""Mutation run over the contrastive core: one-line mutants, each run against its targeted tests in a copy.
+"""Mutation run over the contrastive core and the encoder: one-line mutants, each run against its targeted tests in a
+copy.
 
-    python scripts/mutation.py                  every mutant (about 40 min on 2 busy cores under nice)
+    python scripts/mutation.py                  every mutant (about 50 min on 2 busy cores under nice)
     python scripts/mutation.py -k step -j 2     mutants whose id contains "step", two at a time
-    python scripts/mutation.py --list           the mutants, without running anything
+    python scripts/mutation.py --list           the mutants, without running anything (stale ones marked)
 
-The tree (``gcc_sgcl/``, ``tests/``, ``setup.py``) is copied to a scratch folder (``--work``, one per job), so
-the repository is never edited. Each mutant replaces one exact, unique line fragment of one file, then runs
-``pytest -x`` on the mutated module's doctests, the existing test files of its area and, last,
+The tree (``gcc_sgcl/``, ``tests/``, ``scripts/``, ``setup.py``) is copied to a scratch folder (``--work``, one per
+job), so the repository is never edited. Each mutant replaces one exact, unique line fragment of one file, then runs
+``pytest -x`` on the mutated module's doctests, the test files of its area (the encoder's and the embedding rows'
+end with ``tests/test_encoder_definition.py``, GCC's encoder equations) and, last,
 ``tests/test_core_definition.py``; a failure kills it. The first failing test is recorded, so the run also
 reports the kill rate without ``test_core_definition.py`` (the mutants it alone kills). A mutant whose original
 text is not found is reported as stale (the source changed): update its line here. Survivors are described in
@@ -34,6 +36,10 @@ CONTRASTIVE = ["tests/test_model_contrastive.py"]
 STEP = ["tests/test_model_contrastive.py", "tests/test_engine.py"]
 AUGMENT = ["tests/test_augment_view_building.py", "tests/test_augment.py", "tests/test_augment_baselines.py"]
 SAMPLING = ["tests/test_augment_view_building.py", "tests/test_sampling.py"]
+ENCODER_DEFINITION = "tests/test_encoder_definition.py"
+MODELS = ["tests/test_model_contrastive.py", "tests/test_gpu_path.py", ENCODER_DEFINITION]
+CROP = AUGMENT
+ROWS = ["tests/test_stream.py", "tests/test_api.py", ENCODER_DEFINITION]
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ def m(id: str, path: str, old: str, new: str, tests: list[str]) -> Mutant:
 
 
 LOSS, MEMORY, PRETRAIN = "contrastive/loss.py", "contrastive/memory.py", "engine/pretrain.py"
+GIN, ENCODER, CROPS = "models/gin.py", "models/encoder.py", "augment/crop.py"
 BASE, FUNC, PIPE = "augment/base.py", "augment/functional.py", "augment/pipeline.py"
 MUTANTS = [
     # contrastive/: InfoNCE, the logits of both modes, the queue, the momentum update
@@ -156,10 +163,11 @@ MUTANTS = [
     # sampling/: starts, walks, node sets, eigen-features, signs, keyed streams
     m("starts.degree-power-1", "sampling/dataset.py", "in_degree.astype(np.float64) ** 0.75",
       "in_degree.astype(np.float64) ** 1.0", SAMPLING),
-    m("rwr.restart-complement", "sampling/rwr.py", "going_on = draws[:, 1] >= restart_prob",
-      "going_on = draws[:, 1] < restart_prob", SAMPLING),
-    m("rwr.first-neighbour-only", "sampling/rwr.py", "cur = indices[indptr[cur] + (draws[:, 0] * d).astype(np.int64)]",
-      "cur = indices[indptr[cur]]", SAMPLING),
+    m("rwr.restart-complement", "sampling/rwr.py", "walkers.mantissas(counter + 1) >= restart_at",
+      "walkers.mantissas(counter + 1) < restart_at", SAMPLING),
+    m("rwr.first-neighbour-only", "sampling/rwr.py",
+      "cur = indices[indptr[cur] + (walkers.at(counter) * d).astype(np.int64)]", "cur = indices[indptr[cur]]",
+      SAMPLING),
     m("rwr.budget-factor", "sampling/rwr.py", "math.e / (math.e - 1)", "math.e / (math.e + 1)", SAMPLING),
     m("rwr.budget-ignores-hops", "sampling/rwr.py", "np.maximum(rw_hops, np.floor(scaled + 0.5)",
       "np.maximum(1, np.floor(scaled + 0.5)", SAMPLING),
@@ -167,10 +175,11 @@ MUTANTS = [
       SAMPLING),
     m("spectral.columns-n-1", "sampling/spectral.py", "np.clip(np.asarray(num_nodes) - 2, 0, k)",
       "np.clip(np.asarray(num_nodes) - 1, 0, k)", SAMPLING),
-    m("spectral.pe-not-normalised", "sampling/spectral.py", "pe = eigvec / np.where(norms > 0, norms, 1.0)",
-      "pe = eigvec", SAMPLING),
-    m("spectral.random-walk-laplacian", "sampling/spectral.py", "inv_sqrt = degree.astype(np.float64).clip(1.0) ** -0.5",
-      "inv_sqrt = degree.astype(np.float64).clip(1.0) ** -1.0", SAMPLING),
+    m("spectral.pe-not-normalised", "sampling/spectral.py", "pe[a:a + block] = rows / np.where(norms > 0, norms, 1.0)",
+      "pe[a:a + block] = rows", SAMPLING),
+    m("spectral.random-walk-laplacian", "sampling/spectral.py",
+      "minlength=b * size).astype(np.float64).clip(1.0) ** -0.5",
+      "minlength=b * size).astype(np.float64).clip(1.0) ** -1.0", SAMPLING),
     m("spectral.sparse-adjacency-power", "sampling/spectral.py", "clip(1.0) ** -0.5)", "clip(1.0) ** -1.0)",
       SAMPLING),
     m("signs.never-flipped", "sampling/spectral.py", "np.where(np.asarray(u) < 0.5, -1.0, 1.0)",
@@ -179,15 +188,69 @@ MUTANTS = [
       'random_signs(rng.child("pe_sign").uniform(1).repeat(k, axis=1))', SAMPLING),
     m("keys.child-unmixed", "sampling/keys.py", "return KeyedRandom(mix(self.keys ^ _name_code(name)))",
       "return KeyedRandom(self.keys ^ _name_code(name))", SAMPLING),
+    # models/: GCC's UnsupervisedGIN layer and readout, on both paths, and the encoder around it
+    m("gin.outer-relu-dropped", GIN, "h = torch.relu(norm(conv_of(conv, h)))", "h = norm(conv_of(conv, h))", MODELS),
+    m("gin.outer-norm-dropped", GIN, "h = torch.relu(norm(conv_of(conv, h)))", "h = torch.relu(conv_of(conv, h))",
+      MODELS),
+    m("gin.readout-last-layer-only", GIN,
+      "return sum(self.dropout(head(pool(s))) for head, s in zip(self.heads, states))",
+      "return self.dropout(self.heads[-1](pool(h)))", MODELS),
+    m("gin.readout-skips-input-layer", GIN, "states = [x]", "states = []", MODELS),
+    m("gin.readout-heads-shared", GIN, "zip(self.heads, states)", "zip([self.heads[-1]] * len(states), states)",
+      MODELS),
+    m("gin.readout-heads-reversed", GIN, "zip(self.heads, states)", "zip(self.heads, states[::-1])", MODELS),
+    m("gin.eps-not-zero", GIN, 'aggregator_type="sum")', 'aggregator_type="sum", init_eps=0.1)', MODELS),
+    m("gin.plain-drops-self-term", GIN, "conv.apply_func((1 + conv.eps) * h + agg)",
+      "conv.apply_func(conv.eps * h + agg)", MODELS),
+    m("gin.plain-sums-out-neighbours", GIN, "index_add_(0, g.dst, h.index_select(0, g.src))",
+      "index_add_(0, g.src, h.index_select(0, g.dst))", MODELS),
+    m("gin.mlp-inner-relu-dropped", GIN, "nn.BatchNorm1d(hidden), nn.ReLU(), nn.Linear(hidden, out_dim)]",
+      "nn.BatchNorm1d(hidden), nn.Linear(hidden, out_dim)]", MODELS),
+    m("gin.apply-node-func-ignored", GIN, "    if apply_node_func:\n", "    if True:\n", MODELS),
+    m("gin.apply-node-func-without-relu", GIN, "layers += [nn.BatchNorm1d(out_dim), nn.ReLU()]",
+      "layers += [nn.BatchNorm1d(out_dim)]", MODELS),
+    m("gin.set2set-two-iterations", GIN, "Set2Set(hidden_dim, n_iters=3, n_layers=1)",
+      "Set2Set(hidden_dim, n_iters=2, n_layers=1)", MODELS),
+    m("encoder.degree-clip-off-by-one", ENCODER, "clamp(max=self.max_degree)", "clamp(max=self.max_degree - 1)",
+      MODELS),
+    m("encoder.seed-flag-zeroed", ENCODER, "g.ndata[SEED].unsqueeze(1).to(pe.dtype)",
+      "torch.zeros_like(g.ndata[SEED]).unsqueeze(1).to(pe.dtype)", MODELS),
+    # augment/crop.py and the box it applies (functional.box_keep, segment_quantiles)
+    m("cropbox.y-bounds-unchecked", CROPS, "b[0] > b[1] or b[2] > b[3]", "b[0] > b[1]", CROP),
+    m("cropbox.x-quantiles-of-the-y-bounds", FUNC, "segment_quantiles(x, n, np.array(box[:2]))",
+      "segment_quantiles(x, n, np.array(box[2:]))", CROP),
+    m("cropbox.y-quantiles-of-x", FUNC, "ry = segment_quantiles(y, n,", "ry = segment_quantiles(x, n,", CROP),
+    m("cropbox.x-bounds-swapped", FUNC, "np.array(box[:2])", "np.array(box[1::-1])", CROP),
+    m("cropbox.y-lower-bound-reads-the-upper", FUNC, "(y >= ry[view, 0] - tol[:, 1])",
+      "(y >= ry[view, 1] - tol[:, 1])", CROP),
+    m("cropbox.y-tolerance-of-x", FUNC, "(y <= ry[view, 1] + tol[:, 1])", "(y <= ry[view, 1] + tol[:, 0])", CROP),
+    m("cropbox.quantile-position-off-by-one", FUNC, "h = (counts[:, None] - 1) * q", "h = counts[:, None] * q", CROP),
+    m("cropbox.crops-with-two-eigen-columns", CROPS, "(views.num_valid >= 3)", "(views.num_valid >= 2)", CROP),
+    m("cropbox.min-nodes-off-by-one", CROPS, "(kept >= MIN_CROP_NODES)", "(kept > MIN_CROP_NODES)", CROP),
+    m("cropbox.uncroppable-views-cropped", CROPS, "return keep | ~cropped[views.node_view]", "return keep", CROP),
+    m("cropbox.random-keeps-the-dropped-count", CROPS, "F.random_keep(views, counts,",
+      "F.random_keep(views, views.num_nodes - counts,", CROP),
+    # a row of generate / embed_nodes / embed_graphs: the mean over its copies of unit-norm view embeddings
+    m("rows.streamed-sum-not-mean", "engine/stream.py", "= total / (unit.copy + 1)", "= total", ROWS),
+    m("rows.streamed-first-view-only", "engine/stream.py", "total = emb if unit.copy == 0 else total + emb",
+      "total = emb if unit.copy == 0 else total", ROWS),
+    m("rows.streamed-mean-over-one-copy-fewer", "engine/stream.py", "total / (unit.copy + 1)",
+      "total / max(unit.copy, 1)", ROWS),
+    m("rows.built-sum-not-mean", "engine/generate.py", "return np.mean(out, axis=0)", "return np.sum(out, axis=0)",
+      ROWS),
+    m("rows.built-first-view-only", "engine/generate.py", "return np.mean(out, axis=0)", "return out[0]", ROWS),
+    m("rows.view-embedding-not-normalised", ENCODER,
+      "return F.normalize(self.gnn(g, self.node_inputs(g)), p=2, dim=-1, eps=1e-5)",
+      "return self.gnn(g, self.node_inputs(g))", ROWS),
 ]
 
 
 def copy_tree(dest: Path) -> Path:
-    """A fresh copy of what the tests need: the package, the tests and ``setup.py``."""
+    """A fresh copy of what the tests need: the package, the tests, the scripts some of them run and ``setup.py``."""
     if dest.exists():
         shutil.rmtree(dest)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("gcc_sgcl", "tests"):
+    for name in ("gcc_sgcl", "tests", "scripts"):
         shutil.copytree(ROOT / name, dest / name, ignore=ignore)
     shutil.copy2(ROOT / "setup.py", dest / "setup.py")
     return dest
@@ -213,6 +276,11 @@ def run_tests(work: Path, cmd: list[str], timeout: float) -> tuple[int | str, st
 def first_failure(output: str) -> str:
     found = re.search(r"^(?:FAILED|ERROR) (\S+)", output, re.MULTILINE)
     return found.group(1) if found else "(no test named: collection or doctest error)"
+
+
+def matches(mutant: Mutant, root: Path = ROOT) -> int:
+    """How often the mutant's original text occurs in its file under ``root``: 1, or it is stale."""
+    return (root / mutant.path).read_text().count(mutant.old)
 
 
 def run_mutant(mutant: Mutant, work: Path, timeout: float, new_tests: bool) -> dict:
@@ -243,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     mutants = [x for x in MUTANTS if any(part in x.id for part in args.k.split(","))]
     if args.list:
         for x in mutants:
-            print(f"{x.id:40s} {x.path}: {x.old.strip()!r} -> {x.new.strip()!r}")
+            stale = "" if matches(x) == 1 else f"STALE ({matches(x)} matches) "
+            print(f"{stale}{x.id:40s} {x.path}: {x.old.strip()!r} -> {x.new.strip()!r}")
         return 0
     scratch = Path(args.work or tempfile.mkdtemp(prefix="gcc_sgcl_mutation_"))
     works = [copy_tree(scratch / f"tree{j}") for j in range(max(1, args.jobs))]

@@ -30,6 +30,7 @@ from gcc_sgcl.augment import (
     paper_crop,
 )
 from gcc_sgcl.augment import functional as F
+from gcc_sgcl.augment.crop import MIN_CROP_NODES
 from gcc_sgcl.config import PAPER_CROP_TABLE, AugmentConfig, SamplingConfig
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
 from gcc_sgcl.sampling.dataset import ViewSampler
@@ -259,6 +260,20 @@ def test_crop_leaves_a_view_unchanged_when_it_cannot_crop():
     out = SpectralCrop((0.2, 0.8, 0.2, 0.8)).forward(views, rng)  # the others in the batch are cropped
     assert views_equal(out.select([0]), tiny)
     assert (out.num_nodes[[1, 2]] < views.num_nodes[[1, 2]]).all()
+
+
+def test_a_box_leaving_exactly_min_crop_nodes_crops_and_one_leaving_fewer_does_not():
+    view = view_of(nx.path_graph(10))  # the centre is an end; the Fiedler vector ranks the path in order
+    three = SpectralCrop((4 / 9, 5 / 9, 0.0, 1.0), basis="combinatorial").forward(view, keys(view))
+    assert three.num_nodes.tolist() == [MIN_CROP_NODES]  # the centre and the path's two middle nodes
+    two = SpectralCrop((4 / 9, 4 / 9, 0.0, 1.0), basis="combinatorial").forward(view, keys(view))
+    assert views_equal(two, view)
+
+
+@pytest.mark.parametrize("box", [(0.8, 0.2, 0.0, 1.0), (0.0, 1.0, 0.8, 0.2)])
+def test_a_box_whose_minimum_exceeds_its_maximum_on_either_axis_is_refused(box):
+    with pytest.raises(ValueError, match="min <= max"):
+        SpectralCrop(box)
 
 
 def test_paper_crop_table_matches_the_appendix():

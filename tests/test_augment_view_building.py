@@ -123,6 +123,17 @@ def test_box_keep_uses_each_views_own_quantiles_of_each_coordinate():
             np.testing.assert_array_equal(keep[lo:hi], expected)
 
 
+@pytest.mark.parametrize("transposed", [False, True])
+def test_box_keep_tie_tolerance_is_relative_to_each_coordinates_own_scale(transposed):
+    # the small coordinate spans [0, 1], the large one [-1000, 1000]: a small value 1e-3 above the box's upper
+    # bound lies outside it (its own tolerance is 1e-5), though within the large coordinate's (1e-2)
+    small = np.array([0.0, 0.1, 0.2, 0.3, 0.301, 1.0])  # its 0.6-quantile is 0.3
+    large = np.array([0.0, -1000.0, -500.0, 250.0, 500.0, 1000.0])
+    x, y, box = (small, large, (0.0, 0.6, 0.0, 1.0)) if transposed else (large, small, (0.0, 1.0, 0.0, 0.6))
+    keep = F.box_keep(x, y, segments(np.array([6]), np.array([0])), box)
+    np.testing.assert_array_equal(keep, [True, True, True, True, False, False])
+
+
 def test_random_keep_keeps_the_centre_and_the_requested_count():
     rng = np.random.default_rng(1)
     counts = rng.integers(1, 30, size=50)
