@@ -190,3 +190,25 @@ def test_no_file_of_the_repository_unpickles_with_weights_only_false():
         found += [f"{path.relative_to(ROOT)}: {n}" for n in needles if n in text and not
                   (n == "torch.load(" and text.count(n) == text.count("weights_only=True"))]
     assert found == [], found
+
+
+def test_a_container_shared_many_times_is_checked_once_not_once_per_path():
+    shared = [torch.zeros(1)]
+    for _ in range(60):  # 2**60 paths through 60 lists
+        shared = [shared, shared]
+    check_plain({"model": shared}, "run/checkpoint.pt", "checkpoint")  # returns at once
+
+
+@pytest.mark.parametrize("field, value, named", [("hidden_size", 10**9, "has shape"),
+                                                 ("num_layers", 10**7, "num_layers 10000000")])
+def test_a_config_claiming_a_huge_encoder_is_refused_before_anything_is_allocated(tmp_path, field, value, named):
+    from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint, save_checkpoint
+
+    cfg = make_config("gcc", {})
+    model = gcc_sgcl.models.build_encoder(cfg)
+    config = cfg.to_dict()
+    config["model"] = {**config["model"], field: value}
+    save_checkpoint({"config": config, "model": model.state_dict(), "step": cfg.train.steps}, tmp_path / "checkpoint.pt")
+    with pytest.raises(CheckpointError, match=named) as refused:
+        load_encoder_checkpoint(tmp_path)
+    assert str(tmp_path / "checkpoint.pt") in str(refused.value)

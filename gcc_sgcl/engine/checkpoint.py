@@ -168,11 +168,14 @@ def check_plain(value: Any, path: str | os.PathLike, where: str) -> None:
     ...
     gcc_sgcl.engine.checkpoint.CheckpointError: run/checkpoint.pt: field optimizer['b'] is a bytes, expected tensors and plain values
     """
-    stack = [(value, where)]
+    stack, seen = [(value, where)], set()
     while stack:  # a loop, not recursion: a file may nest lists deeper than Python's recursion limit
         value, where = stack.pop()
         if isinstance(value, (torch.Tensor, *PLAIN_TYPES)):
             continue
+        if id(value) in seen:  # a container shared many times (a pickle can nest 2**50 paths in 50 lists) once
+            continue
+        seen.add(id(value))
         if isinstance(value, (list, tuple)):
             stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
         elif isinstance(value, dict):
@@ -300,6 +303,7 @@ def load_encoder_checkpoint(load_path: str | Path, device: str = "cpu") -> tuple
         warnings.warn(f"{load_path}: the encoder is at step {step} of {cfg.train.steps}, its pre-training is "
                       "unfinished (a run still training, or stopped: its pretrain command with --resume finishes it)",
                       UnfinishedRunWarning, stacklevel=3)
+    check_architecture(cfg, state["model"], checkpoint.path)
     try:
         model = build_encoder(cfg).to(device)
     except (ValueError, TypeError) as error:
@@ -307,6 +311,34 @@ def load_encoder_checkpoint(load_path: str | Path, device: str = "cpu") -> tuple
     load_weights(model, state["model"], checkpoint.path)
     model.eval()
     return model, cfg, checkpoint
+
+
+def check_architecture(cfg: Config, weights: Mapping[str, torch.Tensor], path: str | os.PathLike) -> None:
+    """Before anything is allocated: the encoder ``cfg`` describes has the layers and the shapes of the ``weights``
+    the checkpoint carries, else a :class:`CheckpointError` naming ``path`` and the first mismatch. The layer count
+    is read from the weights first (a config may claim ten million layers), then the encoder is built on torch's
+    ``meta`` device, which holds shapes and no memory (a config may claim a hidden size of 1e9), and compared.
+
+    >>> from gcc_sgcl.config import Config
+    >>> cfg = Config()
+    >>> weights = build_encoder(cfg).state_dict()
+    >>> check_architecture(cfg, weights, "run/checkpoint.pt")
+    >>> big = Config.from_dict({**cfg.to_dict(), "model": {**cfg.to_dict()["model"], "hidden_size": 10**9}})
+    >>> check_architecture(big, weights, "run/checkpoint.pt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    gcc_sgcl.engine.checkpoint.CheckpointError: run/checkpoint.pt: model tensor ... has shape [...], but its config builds [...]
+    """
+    layers = {int(m.group(1)) for key in weights if (m := re.search(r"(?:^|\.)convs\.(\d+)\.", key))}
+    stated = cfg.model.num_layers - 1  # GIN layers after the input layer
+    if stated != len(layers):
+        raise CheckpointError(f"{path}: its config says num_layers {cfg.model.num_layers}, but its weights hold "
+                              f"{len(layers)} GIN layers (num_layers {len(layers) + 1})")
+    try:
+        with torch.device("meta"):
+            shapes = build_encoder(cfg)
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"{path}: its config builds no encoder ({error})") from None
+    check_weights(shapes, weights, path)
 
 
 def check_finite_weights(model: GraphEncoder, checkpoint: Path, datasets: list[str]) -> None:
