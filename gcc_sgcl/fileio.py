@@ -1,5 +1,12 @@
-"""Writing files so that readers only ever see complete ones, and hashing their bytes (imports nothing from
-the package, so every layer can use it)."""
+"""Writing files so that readers only ever see complete ones, never through a symbolic link, and hashing their
+bytes (imports nothing from the package, so every layer can use it).
+
+Every file the package writes into a run or output folder goes through one of three doors: :func:`atomic_target`
+(a temporary file, created with ``O_EXCL | O_NOFOLLOW``, renamed onto the name), :func:`open_nofollow` (lock files
+and the appended ``results.csv``: opened with ``O_NOFOLLOW``) or :func:`refuse_link` (a check before writing in place).
+A symbolic link planted where a file is to be written (a shared folder, an unpacked archive) is refused by each with
+a one-line :class:`LinkRefusedError` naming it and what it points to; the link and its target are left as they were.
+"""
 from __future__ import annotations
 
 import errno
@@ -7,6 +14,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,10 +41,69 @@ class WriteError(OSError):
         return type(self), (self.target, self.reason, self.errno)
 
 
+class LinkRefusedError(OSError):
+    """A symbolic link (or another file that is not a regular one) stands where the package would write a file: it
+    is refused, not written through; the message names it and what it points to, on one line.
+
+    >>> print(LinkRefusedError("run/.lock", "/home/u/notes"))
+    refused: run/.lock is a symbolic link (to /home/u/notes); the package never writes through a link: remove it
+    """
+
+    def __init__(self, path: str | os.PathLike, to: str | None = None, what: str = "a symbolic link") -> None:
+        if to is None and what == "a symbolic link":
+            try:
+                to = os.readlink(path)
+            except OSError:
+                to = "?"
+        aim = f" (to {to})" if to is not None else ""
+        advice = "never writes through a link" if what == "a symbolic link" else "writes regular files only"
+        super().__init__(f"refused: {path} is {what}{aim}; the package {advice}: remove it")
+        self.link, self.to, self.what = path, to, what
+
+    def __reduce__(self) -> tuple:
+        # raised in a forked worker (a CV fold's save), it is pickled back to the parent
+        return type(self), (self.link, self.to, self.what)
+
+
+def refuse_link(path: str | os.PathLike) -> Path:
+    """``path``, unless a symbolic link stands there (dangling or not): then a :class:`LinkRefusedError` naming it.
+    Writers that write in place (not through :func:`atomic_target` or :func:`open_nofollow`) call it first.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()); (folder / "a").symlink_to("/nowhere")
+    >>> refuse_link(folder / "b") == folder / "b"
+    True
+    >>> refuse_link(folder / "a")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    gcc_sgcl.fileio.LinkRefusedError: refused: .../a is a symbolic link (to /nowhere); the package never writes ...
+    """
+    if os.path.islink(path):
+        raise LinkRefusedError(path)
+    return Path(path)
+
+
+def open_nofollow(path: str | os.PathLike, flags: int, mode: int = 0o666) -> int:
+    """``os.open(path, flags | O_NOFOLLOW, mode)`` of a regular file, for files written in place (a lock file, an
+    appended log): a symbolic link at ``path`` (the kernel refuses to follow it) or a file that is not a regular one
+    (a FIFO, a device) raises a :class:`LinkRefusedError` naming it, and nothing is opened or created."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise LinkRefusedError(path) from None
+        raise
+    kind = stat.S_IFMT(os.fstat(fd).st_mode)
+    if kind != stat.S_IFREG:
+        os.close(fd)
+        raise LinkRefusedError(path, None, "not a regular file")
+    return fd
+
+
 def write_failure(target: str | os.PathLike, error: BaseException) -> WriteError | None:
     """The :class:`WriteError` naming ``target`` that ``error`` stands for when it is a failed write (an
     ``OSError`` of :data:`_WRITE_FAILURES`, or an error raised while handling one, as torch's ``RuntimeError:
-    [enforce fail at inline_container.cc...]`` is); ``None`` for any other error.
+    [enforce fail at inline_container.cc...]`` is); ``None`` for any other error (a :class:`LinkRefusedError`
+    included: it is raised as it is).
 
     >>> print(write_failure("out.npy", OSError(errno.ENOSPC, "No space left on device")))
     out.npy: cannot write it (No space left on device); nothing was written under that name
@@ -46,7 +113,7 @@ def write_failure(target: str | os.PathLike, error: BaseException) -> WriteError
     if isinstance(error, WriteError):
         return error
     cause = error if isinstance(error, OSError) else error.__context__
-    if not isinstance(cause, OSError) or cause.errno not in _WRITE_FAILURES:
+    if not isinstance(cause, OSError) or isinstance(cause, LinkRefusedError) or cause.errno not in _WRITE_FAILURES:
         return None
     reason = cause.strerror or str(cause).strip() or type(cause).__name__
     return WriteError(target, reason, cause.errno)
@@ -58,11 +125,13 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
     when the block succeeds, removed when it raises, so readers only ever see a complete file. The folder is
     synced after the rename (where the platform can open a folder), so the new name survives a power cut too.
 
-    The caller creates the file (``open``, ``torch.save``, ``np.save``, ...), so it gets the usual mode of
-    the process's umask. A kill mid-write can leave the temporary file behind: its name is
-    ``.<target name>.<pid>-<random>.tmp``, removed by :func:`remove_stale_temporaries` once that process is gone.
-    A failed write (a full disk, a read-only folder: :func:`write_failure`) raises a :class:`WriteError` naming
-    ``target``, not the temporary file.
+    The temporary file is created empty, with ``O_EXCL | O_NOFOLLOW`` (never a file or link that was there), and
+    the mode of the process's umask; the caller writes it (``open(tmp, "wb")``, ``torch.save``, ``np.save``, ...).
+    A symbolic link at ``target`` (dangling or not) is refused before anything is written, and again before the
+    rename: a :class:`LinkRefusedError` naming it, the link and what it points to left as they were. A kill
+    mid-write can leave the temporary file behind: its name is ``.<target name>.<pid>-<random>.tmp``, removed by
+    :func:`remove_stale_temporaries` once that process is gone. A failed write (a full disk, a read-only folder:
+    :func:`write_failure`) raises a :class:`WriteError` naming ``target``, not the temporary file.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -71,13 +140,17 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
     >>> [p.name for p in folder.iterdir()], (folder / "a.txt").read_text()
     (['a.txt'], 'done')
     """
-    target = Path(target)
+    target = refuse_link(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
+    created = False
     try:
         try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666))
+            created = True
             yield tmp
             with open(tmp, "rb") as f:
                 os.fsync(f.fileno())
+            refuse_link(target)  # planted while the file was written
             os.replace(tmp, target)
         except Exception as error:
             failure = write_failure(target, error)
@@ -87,7 +160,8 @@ def atomic_target(target: str | os.PathLike) -> Iterator[Path]:
         sync_folder(target.parent)
     finally:
         try:
-            tmp.unlink(missing_ok=True)
+            if created:
+                tmp.unlink(missing_ok=True)
         except OSError:  # a read-only folder refuses even removing what is not there; the error above tells why
             pass
 

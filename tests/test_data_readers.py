@@ -344,3 +344,27 @@ def test_matrix_market_reader_locates_malformed_input(tmp_path, text, line, mess
     path = write_file(tmp_path / "g.mtx", text)
     with pytest.raises(DataFormatError, match=_located(path, line) + message):
         read_matrix_market(path)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# errors quote at most a few hundred characters of a line (issue 83: a 1 GiB line was printed whole)
+
+
+@pytest.mark.parametrize("line", ["7" * 100_000, "1 " * 50_000, "1 " + "x" * 100_000], ids=["one-token", "many-tokens",
+                                                                                             "long-second-token"])
+def test_an_error_quoting_a_huge_line_cuts_it_and_gives_its_length(tmp_path, line):
+    path = write_file(tmp_path / "e.txt", f"1 2\n{line}\n")
+    with pytest.raises(DataFormatError, match=_located(path, 2)) as info:
+        read_edge_list(path)
+    message = str(info.value)
+    assert len(message) < len(str(path)) + 300 and "\n" not in message
+    assert message.endswith(f"'... ({len(line.strip())} characters)")
+
+
+def test_an_error_quoting_a_huge_node_id_of_a_labels_file_cuts_it(tmp_path):
+    from gcc_sgcl.data.files import read_labels_file
+
+    path = write_file(tmp_path / "labels.txt", "0 a\n" + "9" * 100_000 + " b\n")
+    with pytest.raises(DataFormatError, match=_located(path, 2)) as info:
+        read_labels_file(path, np.array([0, 1]), "g.edgelist")
+    assert len(str(info.value)) < len(str(path)) + 300 and "... (100000 characters) is not a node id" in str(info.value)

@@ -281,3 +281,17 @@ def test_pretraining_uses_every_core_by_default_and_splits_them_among_a_nodes_pr
     assert (plan.cores, plan.model, plan.builders) == (8, 4, 4)
     given = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, num_workers=3))
     assert training_plan(given, cores=2).builders == 3 and training_plan(given, cores=2).oversubscribed
+
+
+def test_steps_0_is_refused_on_the_command_line_with_what_to_do_instead(tmp_path):
+    with pytest.raises(SystemExit) as info:
+        pretrain_module.main(["--method", "gcc", "--steps", "0", "--output-dir", str(tmp_path)])
+    message = str(info.value.code)
+    assert message.startswith("error: --steps 0 trains nothing") and "\n" not in message
+    assert "python -m gcc_sgcl.experiments run --methods gcc --steps 0" in message
+    assert list(tmp_path.iterdir()) == []  # no run folder, no untrained checkpoint
+
+
+def test_a_0_step_run_through_the_api_is_the_untrained_random_init_encoder(tmp_path):
+    run = pretrain(_cfg(tmp_path, steps=0), progress=False, graphs=_corpus())
+    assert load_checkpoint(run)["step"] == 0

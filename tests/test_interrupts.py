@@ -89,6 +89,24 @@ def test_an_interrupted_run_checkpoints_says_how_to_resume_and_resumes_exactly(s
     assert all(torch.equal(resumed["model"][k], straight["model"][k]) for k in straight["model"])
 
 
+@pytest.mark.parametrize("second", ["during-the-step", "after-the-stop-line"])
+def test_a_second_ctrl_c_ends_pretraining_at_once_with_status_130_and_no_traceback(second, tmp_path):
+    """Issue 83: the second Ctrl-C comes while the step in progress finishes, or once the run has said how to resume
+    (its last lines and the interpreter's shutdown, where the signal handlers were Python's again)."""
+    run = Process(_pretrain(tmp_path, "--steps", "400"), tmp_path)
+    run.wait_for("s/step:")
+    os.killpg(run.proc.pid, signal.SIGINT)
+    end = time.time() + 600
+    while second == "after-the-stop-line" and "Resume: " not in run.err and run.proc.poll() is None:
+        assert time.time() < end, run.err[-2000:]
+        time.sleep(0.002)
+    with contextlib.suppress(ProcessLookupError):  # it may have ended already
+        os.killpg(run.proc.pid, signal.SIGINT)
+    code = run.proc.wait(timeout=600)
+    run._reader.join(timeout=10)
+    assert code == 130 and "Traceback" not in run.err and "Exception ignored" not in run.err, run.err[-3000:]
+
+
 def test_a_killed_run_keeps_the_checkpoint_of_its_last_minutes(tmp_path):
     """--save-freq far beyond the steps: only the wall-clock checkpoint (every 0.01 s here) can exist."""
     run = Process(_pretrain(tmp_path, "--save-freq", "100000", "--save-minutes", "0.0002", "--steps", "400"),

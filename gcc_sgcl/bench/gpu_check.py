@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import sys
 import time
 import traceback
@@ -23,10 +24,12 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from gcc_sgcl.cli import user_errors
 from gcc_sgcl.contrastive import e2e_logits, info_nce
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
 from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import plan_threads
+from gcc_sgcl.fileio import open_nofollow, refuse_link
 from gcc_sgcl.models import build_encoder, model_path, to_model_input
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.dataset import (
@@ -338,8 +341,12 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1 if "\nFAILED: " in text else 0)
     if not a.rows:
         sys.exit("give --rows FILE (append the checks' rows) or --table FILE (print them)")
+    with user_errors():  # a symbolic link at --rows: refused before the checks run, and when appending
+        refuse_link(a.rows)
     rows = run_checks(a)
-    with Path(a.rows).open("a") as f:
+    with user_errors():
+        fd = open_nofollow(a.rows, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    with open(fd, "a") as f:
         f.writelines(r.tsv() + "\n" for r in rows)
 
 

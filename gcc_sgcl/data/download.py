@@ -60,7 +60,7 @@ def fetch_file(url: str, dest: Path, sha256: str | None, progress: bool = True) 
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    with atomic_target(dest) as tmp, open(tmp, "xb") as out, _open_stream(url) as (chunks, size):
+    with atomic_target(dest) as tmp, open(tmp, "wb") as out, _open_stream(url) as (chunks, size):
         with tqdm(total=size, unit="B", unit_scale=True, desc=dest.name, disable=not progress) as bar:
             for chunk in chunks:
                 out.write(chunk)

@@ -45,7 +45,7 @@ from gcc_sgcl.data.readers import (
     split_fields,
     tu_name,
 )
-from gcc_sgcl.data.text import DataFormatError, LineReader, open_bytes, open_text
+from gcc_sgcl.data.text import DataFormatError, LineReader, open_bytes, open_text, quoted
 
 UNLABELLED = -1
 _DECIMAL = re.compile(r"[+-]?[0-9]+")  # an integer id in a labels or pairs file, leading zeros allowed
@@ -224,7 +224,12 @@ class _IdIndex:
     def _key(self, token: str) -> int | str | None:
         if not self._integer:
             return token
-        return int(token) if _DECIMAL.fullmatch(token) else None
+        if not _DECIMAL.fullmatch(token):
+            return None
+        digits = token.lstrip("+-").lstrip("0") or "0"
+        if len(digits) > 19:  # beyond int64, so no id (and a very long one beyond what int() converts)
+            return None
+        return -int(digits) if token.startswith("-") else int(digits)
 
     def get(self, token: str) -> int | None:
         """The position of the item ``token`` names, or None."""
@@ -260,9 +265,9 @@ def read_labels_file(path: str | Path, ids: np.ndarray, of: str) -> np.ndarray:
         if position is None:
             if header:
                 continue
-            raise r.error(f"{node!r} is not a node id of {of}")
+            raise r.error(f"{quoted(node)} is not a node id of {of}")
         if labelled[position]:
-            raise r.error(f"node {node!r} labelled twice")
+            raise r.error(f"node {quoted(node)} labelled twice")
         labelled[position] = True
         positions.append(position)
         values.append(label)
@@ -285,7 +290,8 @@ def read_pairs_file(path: str | Path, ids_1: np.ndarray, ids_2: np.ndarray, of_1
         if u is None or v is None:
             if header:
                 continue
-            raise r.error(f"{a!r} is not a node id of {of_1}" if u is None else f"{b!r} is not a node id of {of_2}")
+            raise r.error(f"{quoted(a)} is not a node id of {of_1}" if u is None else
+                          f"{quoted(b)} is not a node id of {of_2}")
         pairs.append((u, v))
     if not pairs:
         raise DataFormatError(f"{path}: no pairs; expected lines 'node_1 node_2'")

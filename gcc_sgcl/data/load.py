@@ -20,7 +20,7 @@ from gcc_sgcl.data.kinds import KINDS, kind_of_data
 from gcc_sgcl.data.paths import DatasetNotFoundError, resolve_data_dir
 from gcc_sgcl.data.readers import read_two_columns
 from gcc_sgcl.data.registry import DATASETS, DatasetSpec, get_spec
-from gcc_sgcl.data.text import DataFormatError
+from gcc_sgcl.data.text import DataFormatError, quoted
 
 DataDir = str | os.PathLike | None
 Dataset = str | os.PathLike
@@ -131,7 +131,7 @@ def check_labels_file(path: Dataset, labels: np.ndarray) -> None:
         odd_is_integer = sum(integer) < len(rows) - sum(integer)  # the rarer kind is the odd one out
         label, line = next(row for row, is_integer in zip(rows, integer) if is_integer == odd_is_integer)
         what = "an integer among names" if odd_is_integer else "not an integer, unlike the others"
-        raise DataFormatError(f"{path} line {line}: label {label!r} is {what} ({sum(integer)} of its {len(rows)} "
+        raise DataFormatError(f"{path} line {line}: label {quoted(label)} is {what} ({sum(integer)} of its {len(rows)} "
                               f"labels are integers); labels must be all integers or all names")
 
 

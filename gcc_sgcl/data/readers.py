@@ -14,7 +14,7 @@ import dgl
 import numpy as np
 
 from gcc_sgcl.data.graphs import simple_undirected_graph
-from gcc_sgcl.data.text import DataFormatError, LineReader, damage, open_text, source_name
+from gcc_sgcl.data.text import DataFormatError, LineReader, damage, open_text, quoted, source_name
 
 # Edge lists are converted to numpy in chunks so huge files (LiveJournal) never hold Python ints for all rows.
 _CHUNK = 1 << 20
@@ -78,7 +78,7 @@ def read_gin_graphs(path: Path, member: str | None = None) -> tuple[list[dgl.DGL
             for v in range(n):
                 tokens = r.next(f"node line {v} of {n} of graph {i} ('tag m neighbours...')")
                 if len(tokens) < 2:
-                    raise r.error(f"expected 'tag m neighbours...', got {' '.join(tokens)!r}")
+                    raise r.error(f"expected 'tag m neighbours...', got {quoted(tokens)}")
                 m = r.ints(tokens[1:2], "an integer neighbour count m")[0]
                 if m < 0 or len(tokens) < 2 + m:
                     raise r.error(f"node declares {m} neighbours but the line lists {len(tokens) - 2}")
@@ -222,12 +222,12 @@ def read_id_edge_list(path: Path) -> np.ndarray:
         for line in r:
             fields = split_fields(line)
             if len(fields) < 2:
-                raise r.error(f"expected an edge 'u v' (two node ids, then optional columns), got {' '.join(line)!r}")
+                raise r.error(f"expected an edge 'u v' (two node ids, then optional columns), got {quoted(line)}")
             tokens += fields[:2]
     if not tokens:
         raise DataFormatError(f"{path}: no edges; expected lines 'u v' (two node ids each)")
     if len(tokens) == 2 and not any(map(is_number, tokens)):  # a header and no edge (a one-edge graph means nothing)
-        raise DataFormatError(f"{path}: only the line {' '.join(tokens)!r}, a header without any edge after it; "
+        raise DataFormatError(f"{path}: only the line {quoted(tokens)}, a header without any edge after it; "
                               f"expected lines 'u v' (two node ids each)")
     header = len(tokens) > 2 and not any(map(is_number, tokens[:2]))
     ids = id_values(tokens[2:] if header else tokens)
@@ -244,7 +244,7 @@ def read_two_columns(path: Path, expected: str) -> Iterator[tuple[str, str, Line
         for line in r:
             fields = split_fields(line)
             if len(fields) != 2:
-                raise r.error(f"expected {expected}, got {' '.join(line)!r}")
+                raise r.error(f"expected {expected}, got {quoted(line)}")
             yield fields[0], fields[1], r
 
 
@@ -305,7 +305,7 @@ def read_lpm_lscc(path: Path) -> tuple[int, np.ndarray]:
 def _section_header(r: LineReader, keyword: str) -> int:
     tokens = r.next(f"'{keyword} count'")
     if len(tokens) != 2 or tokens[0] != keyword:
-        raise r.error(f"expected '{keyword} count', got {' '.join(tokens)!r}")
+        raise r.error(f"expected '{keyword} count', got {quoted(tokens)}")
     (count,) = r.ints(tokens[1:], f"'{keyword} count'")
     if count < 0:
         raise r.error(f"negative {keyword} count {count}")
@@ -341,11 +341,11 @@ def read_panther_dict(path: Path, num_nodes: int) -> dict[str, int]:
         ids = set()
         for tokens in r:
             if len(tokens) != 2:
-                raise r.error(f"expected 'name<TAB>id', got {chr(9).join(tokens)!r}")
+                raise r.error(f"expected 'name<TAB>id', got {quoted(tokens, chr(9))}")
             name, (node,) = tokens[0].strip(), r.ints(tokens[1:], "an integer node id after the tab")
             r.check_range([node], num_nodes, "node id")
             if name in names or node in ids:
-                raise r.error(f"duplicate entry for name {name!r} or id {node}")
+                raise r.error(f"duplicate entry for name {quoted(name)} or id {node}")
             names[name] = node
             ids.add(node)
     return names
@@ -366,7 +366,7 @@ def read_matrix_market(path: Path, member: str | None = None) -> tuple[int, np.n
         def entry() -> tuple[int, int]:
             tokens = r.next(f"{nnz} entries 'row col [value]' (as {header} declares)")
             if len(tokens) not in (2, 3):
-                raise r.error(f"expected 'row col [value]', got {' '.join(tokens)!r}")
+                raise r.error(f"expected 'row col [value]', got {quoted(tokens)}")
             u, v = r.ints(tokens[:2], "integer 'row col'")
             if not (1 <= u <= rows and 1 <= v <= rows):
                 raise r.error(f"index out of range [1, {rows}]")

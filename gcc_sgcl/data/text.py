@@ -5,7 +5,7 @@ import gzip
 import io
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, TextIO
@@ -16,6 +16,29 @@ _ENCODING = "utf-8-sig"  # UTF-8, a leading byte-order mark dropped
 
 class DataFormatError(ValueError):
     """A data file does not follow its format; the message starts with ``<file> line <n>:``."""
+
+
+QUOTE_LIMIT = 200
+"""The most characters of an input line (or field) an error message quotes: a 1 GiB line is cut, not printed."""
+
+
+def quoted(text: str | Sequence[str], sep: str = " ", limit: int = QUOTE_LIMIT) -> str:
+    """``text`` (or the tokens ``text`` joined by ``sep``) quoted for an error message: its ``repr``, cut to its first
+    ``limit`` characters with an ellipsis and its length when longer (tokens are joined only that far).
+
+    >>> quoted(["1", "x"]), quoted("ab" * 200, limit=6)
+    ("'1 x'", "'ababab'... (400 characters)")
+    """
+    if not isinstance(text, (list, tuple)):
+        text = str(text)
+        head, length = text[:limit + 1], len(text)
+    else:
+        head, length = "", sum(map(len, text)) + len(sep) * max(len(text) - 1, 0)
+        for i, token in enumerate(text):
+            head += (sep if i else "") + token[:limit + 1]
+            if len(head) > limit:
+                break
+    return repr(head) if length <= limit else f"{head[:limit]!r}... ({length} characters)"
 
 
 @contextmanager
@@ -105,7 +128,7 @@ class LineReader:
     def expect_end(self, after: str) -> None:
         """Raise at the first non-blank line left, if any (``after`` says what should have been last)."""
         for tokens in self:
-            raise self.error(f"expected end of file after {after}, got {' '.join(tokens)!r}")
+            raise self.error(f"expected end of file after {after}, got {quoted(tokens)}")
 
     def error(self, message: str, line_number: int | None = None) -> DataFormatError:
         """A :class:`DataFormatError` located at the current (or the given) line."""
@@ -114,11 +137,11 @@ class LineReader:
     def ints(self, tokens: list[str], expected: str, count: int | None = None) -> list[int]:
         """``tokens`` as integers (exactly ``count`` of them when given), else an error naming ``expected``."""
         if count is not None and len(tokens) != count:
-            raise self.error(f"expected {expected}, got {(self._sep or ' ').join(tokens)!r}")
+            raise self.error(f"expected {expected}, got {quoted(tokens, self._sep or ' ')}")
         try:
             return list(map(int, tokens))
         except ValueError:
-            raise self.error(f"expected {expected}, got {(self._sep or ' ').join(tokens)!r}") from None
+            raise self.error(f"expected {expected}, got {quoted(tokens, self._sep or ' ')}") from None
 
     def check_range(self, values: list[int], upper: int, what: str) -> None:
         """Raise unless every value lies in ``[0, upper)``."""

@@ -27,8 +27,9 @@ Each ``<stem>.npy`` gets a record, ``<stem>.provenance.json`` (:mod:`gcc_sgcl.en
 sha256 and step and whether its run had finished, the dataset's source (a registered name, or a path and the file's
 sha256) and the digest of its graphs, the views' settings (:class:`~gcc_sgcl.engine.views.ViewOptions`) and whether
 the rows are joined. The task commands read it (:func:`~gcc_sgcl.engine.provenance.check_provenance`). Every file is
-written through a temporary file, so a full disk leaves nothing half-written under a final name; an encoder that gives
-NaN or inf writes nothing.
+written through a temporary file, so a full disk leaves nothing half-written under a final name, and never through a
+symbolic link planted at its name (refused, before anything is embedded); an encoder that gives NaN or inf writes
+nothing.
 """
 from __future__ import annotations
 
@@ -50,13 +51,13 @@ from gcc_sgcl.config import VISIT_BUDGETS, InputConfig, SamplingConfig, visit_bu
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import check_finite_weights, load_encoder_checkpoint
 from gcc_sgcl.engine.distributed import cleanup_distributed
-from gcc_sgcl.engine.provenance import embeddings_record, write_embeddings
+from gcc_sgcl.engine.provenance import embeddings_record, output_files, write_embeddings
 from gcc_sgcl.engine.stream import ResumeState, ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan, available_cores, model_threads
 from gcc_sgcl.engine.views import (
     GCC_COPIES, GRAPH_COPIES, INFERENCE_COPIES, LoadedDataset, Parts, ViewOptions, cached_views, view_sources,
 )
-from gcc_sgcl.fileio import folder_of
+from gcc_sgcl.fileio import folder_of, refuse_link
 from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, from_args, setting
@@ -200,6 +201,9 @@ def generate(
     model, cfg, checkpoint = load_encoder_checkpoint(load_path, device)
     check_finite_weights(model, checkpoint.path, datasets)
     load_dir = check_writable_dir(folder_of(load_path), "--load-path")
+    for stem in stems:  # a link planted at an output is refused before anything is embedded
+        for file in output_files(load_dir / f"{stem}.npy"):
+            refuse_link(file)
     written = []
     for name, stem in zip(datasets, stems):
         data = loaded.pop(name, None)  # a path's data, read up front, is freed once written

@@ -2,7 +2,8 @@
 loop then writes the checkpoint and exits with one line); a second one exits at once, leaving the last checkpoint
 written (saves are atomic). DataLoader workers ignore SIGINT
 (:func:`~gcc_sgcl.sampling.dataset.worker_init`): the terminal sends it to the whole process group, and the main
-process ends them itself."""
+process ends them itself. Once the stop is under way, the command keeps that second-signal rule to its end
+(:func:`stop_at_once_on_signals`), so a Ctrl-C in its last lines or in the interpreter's shutdown is no traceback."""
 from __future__ import annotations
 
 import contextlib
@@ -11,8 +12,25 @@ import signal
 import sys
 from collections.abc import Iterator
 
-from gcc_sgcl.cli import stop_exit
+from gcc_sgcl.cli import STOP_SIGNALS, stop_exit
 
+
+def _stop_now(signum: int, _frame: object = None) -> None:
+    """A second stop signal: one line, and the process ends at once with :func:`~gcc_sgcl.cli.stop_exit`'s status."""
+    print(f"\n[gcc_sgcl] {signal.Signals(signum).name} again: stopping now; the last checkpoint written is kept",
+          file=sys.stderr, flush=True)
+    os._exit(stop_exit(signum))
+
+
+def stop_at_once_on_signals() -> None:
+    """From now on, SIGINT and SIGTERM end this process at once with one line (:func:`_stop_now`), for a command
+    ending after a stop request: a signal in its last lines or in the interpreter's shutdown would otherwise raise
+    ``KeyboardInterrupt`` and print a traceback. A no-op outside the main thread."""
+    try:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, _stop_now)
+    except ValueError:  # not the main thread
+        pass
 
 
 class StopRequest:
@@ -26,9 +44,7 @@ class StopRequest:
 
     def _handle(self, signum: int, _frame: object) -> None:
         if self.signal is not None:
-            print(f"\n[gcc_sgcl] {signal.Signals(signum).name} again: stopping now; the last checkpoint written is "
-                  "kept", file=sys.stderr, flush=True)
-            os._exit(stop_exit(signum))
+            _stop_now(signum)
         self.signal = signum
         print(f"\n[gcc_sgcl] {signal.Signals(signum).name}: stopping after the current step to write the checkpoint "
               "(again to stop at once)", file=sys.stderr, flush=True)

@@ -47,11 +47,11 @@ from gcc_sgcl.engine.distributed import (
     rank_batches,
     wrap_ddp,
 )
-from gcc_sgcl.engine.interrupt import StopRequest, stop_on_signals
+from gcc_sgcl.engine.interrupt import StopRequest, stop_at_once_on_signals, stop_on_signals
 from gcc_sgcl.engine.run_lock import run_folder_lock
 from gcc_sgcl.engine.run_summary import PaceEstimate, pace_lines, run_summary
 from gcc_sgcl.engine.threads import ThreadPlan, available_cores
-from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries
+from gcc_sgcl.fileio import atomic_target, refuse_link, remove_stale_temporaries
 from gcc_sgcl.gcc_compat import HELP as GCC_HELP, translate_pretrain
 from gcc_sgcl.models import build_encoder, to_model_input
 from gcc_sgcl.presets import PretrainParser, config_from_args, current_name
@@ -300,6 +300,8 @@ def pretrain(
         check_writable_dir(run_dir, "--output-dir", create=True)
     with run_folder_lock(run_dir) if main else contextlib.nullcontext():
         if main:
+            for name in (CHECKPOINT_NAME, RUN_RECORD):  # a planted link: refused before anything is loaded
+                refuse_link(run_dir / name)
             remove_stale_temporaries(run_dir / CHECKPOINT_NAME)
         return _train(cfg, run_dir, resume, progress, graphs, dist, device_note, on_step)
 
@@ -312,9 +314,13 @@ class Interrupted(Exception):
         self.run_dir, self.step, self.signum = run_dir, step, signum
 
 
+RUN_RECORD = "config.json"
+"""The run folder's record of its configuration (:func:`write_run_record`)."""
+
+
 def write_run_record(run_dir: Path, cfg: Config, summary: str) -> None:
     """``config.json`` of the run folder: the configuration and the summary printed at its start."""
-    with atomic_target(run_dir / "config.json") as tmp:
+    with atomic_target(run_dir / RUN_RECORD) as tmp:
         tmp.write_text(json.dumps({"summary": summary, **cfg.to_dict()}, indent=2, sort_keys=True) + "\n")
 
 
@@ -523,6 +529,22 @@ def resume_command(argv: Sequence[str]) -> str:
     return typed if "--resume" in shlex.split(typed) else f"{typed} --resume"
 
 
+def check_command_line_steps(steps: int) -> None:
+    """``--steps`` of the command line: 0 would write an untrained checkpoint as a run's, so it is refused with one
+    line saying what to do instead (the experiments runner and :func:`pretrain` still make the 0-step "random init"
+    encoders).
+
+    >>> check_command_line_steps(0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: --steps 0 trains nothing ...: give --steps 1 or more; for the untrained ("random init") encoder use ...
+    """
+    if steps == 0:
+        raise ValueError("--steps 0 trains nothing and would write an untrained encoder as the run's checkpoint: give "
+                         "--steps 1 or more; for the untrained (\"random init\") encoder use the experiments runner "
+                         "(python -m gcc_sgcl.experiments run --methods gcc --steps 0 ...) or pretrain(cfg) with "
+                         "cfg.train.steps = 0 from Python")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point: GCC's spellings read as this code's (:mod:`gcc_sgcl.gcc_compat`); Ctrl-C or
     SIGTERM ends with the checkpoint written and one line naming the command that resumes."""
@@ -532,6 +554,8 @@ def main(argv: list[str] | None = None) -> None:
         argv, notes = translate_pretrain(argv)
     args = command_parser().parse_args(argv)
     cfg = config_from_args(args)
+    with user_errors():
+        check_command_line_steps(cfg.train.steps)
     note, gpu = "", from_args(LaunchConfig, args).gpu
     if gpu:
         with user_errors():
@@ -545,6 +569,7 @@ def main(argv: list[str] | None = None) -> None:
         with user_errors():
             run_dir = pretrain(cfg, resume=args.resume, dist=dist, device_note=note)
     except Interrupted as stop:
+        stop_at_once_on_signals()  # another Ctrl-C from here to the exit ends it at once, not with a traceback
         if main_rank:
             print(f"[gcc_sgcl] stopped at step {stop.step} of {cfg.train.steps}; checkpoint in {stop.run_dir}. "
                   f"Resume: {resume_command(typed)}", file=sys.stderr)

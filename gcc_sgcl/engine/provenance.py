@@ -22,7 +22,7 @@ from gcc_sgcl.classical.structural import GRAPH_COLUMNS, NODE_COLUMNS
 from gcc_sgcl.config import Config
 from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.engine.checkpoint import Checkpoint, UnfinishedRunWarning
-from gcc_sgcl.fileio import atomic_target, remove_stale_temporaries, sha256_of
+from gcc_sgcl.fileio import atomic_target, refuse_link, remove_stale_temporaries, sha256_of
 
 RECORD_SUFFIX = ".provenance.json"
 RECORD_FORMAT = 1  # raise when a field of :func:`embeddings_record` changes meaning
@@ -69,13 +69,24 @@ def embeddings_record(checkpoint: Checkpoint, cfg: Config, name: str, data: Any,
     }
 
 
+def output_files(path: Path) -> tuple[Path, Path, Path]:
+    """The files :func:`write_embeddings` writes for the embeddings file ``path``: itself, ``<stem>.ids.txt`` and
+    ``<stem>.provenance.json``.
+
+    >>> [p.name for p in output_files(Path("saved/run/g.npy"))]
+    ['g.npy', 'g.ids.txt', 'g.provenance.json']
+    """
+    return path, path.with_suffix(".ids.txt"), record_path(path)
+
+
 def write_embeddings(path: Path, emb: np.ndarray, ids: np.ndarray | None, record: dict) -> list[Path]:
     """Write ``emb`` to ``path``, the ``ids`` of its rows (if any) to ``<stem>.ids.txt`` and ``record`` (completed
     with the two files' sha256) to ``<stem>.provenance.json``, each through a temporary file; returns the paths.
     The record comes last, and names the bytes of the files it describes, so a reader can tell when a file was
     replaced without it."""
     files = [path]
-    for output in (path, path.with_suffix(".ids.txt"), record_path(path)):
+    for output in output_files(path):
+        refuse_link(output)  # a planted link: refused before any of the files is written
         remove_stale_temporaries(output)  # of a killed generate
     with atomic_target(path) as tmp, open(tmp, "wb") as f:
         np.save(f, emb)

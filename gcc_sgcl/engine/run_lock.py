@@ -5,6 +5,10 @@ The kernel drops the lock when its holder exits, however it exits, so a lock fil
 simply taken over by the next one. A process forked while the lock is held (data loader and CV workers) closes
 its copy of the lock's descriptor at once: otherwise it would hold the lock too, and keep it after its parent was
 killed.
+
+The lock file is opened with ``O_NOFOLLOW`` (:func:`~gcc_sgcl.fileio.open_nofollow`): a symbolic link planted as
+``.lock`` is refused with one line naming it, its target neither emptied nor written; on release the file is removed
+only while it is still the one this process locked.
 """
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from gcc_sgcl.fileio import open_nofollow
 
 LOCK_NAME = ".lock"
 _HELD: set[int] = set()  # descriptors of the locks this process holds
@@ -47,15 +53,17 @@ def run_folder_lock(folder: str | os.PathLike, user: str = "run",
     """Hold ``folder``'s lock for the block (the folder is created); yields the lock file's path.
 
     Raises :class:`RunFolderLockedError` at once, without waiting, when another process holds it; its message
-    names the folder, the holder (``user``, e.g. "run") and its PID, and ends with ``advice``. The lock file is
-    removed on release.
+    names the folder, the holder (``user``, e.g. "run") and its PID, and ends with ``advice``. A symbolic link (or
+    another file that is not a regular one) at the lock file's place raises a
+    :class:`~gcc_sgcl.fileio.LinkRefusedError` naming it. The lock file is removed on release, unless something
+    else has taken its name meanwhile.
     """
     folder = Path(folder)
     path = folder / LOCK_NAME
     while True:
         folder.mkdir(parents=True, exist_ok=True)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o644)
         except FileNotFoundError:  # a finishing holder removed the emptied folder after our mkdir
             continue
         try:
@@ -82,5 +90,9 @@ def run_folder_lock(folder: str | os.PathLike, user: str = "run",
     finally:
         if fd in _HELD:  # else a forked child leaves the block: the lock and its file are the parent's
             _HELD.discard(fd)
-            path.unlink(missing_ok=True)
+            try:
+                if os.path.samestat(os.lstat(path), os.fstat(fd)):  # still our file, not one (or a link) put there
+                    path.unlink()
+            except FileNotFoundError:
+                pass
             os.close(fd)

@@ -29,7 +29,7 @@ import torch
 from tqdm import tqdm
 
 from gcc_sgcl.engine.threads import ThreadPlan, model_threads, plan_threads
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.fileio import atomic_target, refuse_link, remove_stale_temporaries
 from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import (
@@ -171,7 +171,9 @@ class ResumeState:
     and then ``<prefix>.partial.json`` names every chunk the file holds and what they are rows of (``key``),
     replaced through a temporary file, so the pair agrees whenever the run is stopped. A run shorter than
     ``interval`` that ends normally writes nothing. A state of another key (another encoder, dataset, views, chunking
-    or share) is not read: the run starts over and replaces it. :meth:`discard` removes both files.
+    or share) is not read: the run starts over and replaces it (a new rows file is written whole through a temporary
+    file). A symbolic link in place of either file is refused, when the state is made and at every save
+    (:class:`~gcc_sgcl.fileio.LinkRefusedError`), never written through. :meth:`discard` removes both files.
 
     >>> import tempfile
     >>> state = ResumeState(Path(tempfile.mkdtemp()) / "g", {"copies": 2})
@@ -192,6 +194,8 @@ class ResumeState:
         self._unsaved: dict[tuple[int, int], slice] = {}
         self._own_file = False  # the rows file is this run's: read back by it, or written by it
         self._saved = time.monotonic()
+        self._refuse_links()
+        remove_stale_temporaries(self.rows_path)  # of a killed run's save
         record = self._read()
         if record is not None and record.get("key") == self.key and self.rows_path.is_file():
             self.done = {(int(p), int(a)) for p, a in record["chunks"]}
@@ -203,6 +207,10 @@ class ResumeState:
     @property
     def record_path(self) -> Path:
         return self.prefix.with_name(self.prefix.name + ".partial.json")
+
+    def _refuse_links(self) -> None:
+        for path in (self.rows_path, self.record_path):
+            refuse_link(path)
 
     def _read(self) -> dict | None:
         try:
@@ -239,17 +247,21 @@ class ResumeState:
         (through a temporary file)."""
         if not self._unsaved:
             return
+        self._refuse_links()
         if self._own_file and self.rows_path.is_file():
             stored = np.load(self.rows_path, mmap_mode="r+")
             for rows in self._unsaved.values():
                 stored[rows] = self._rows[rows]
+            stored.flush()
+            del stored
         else:  # a new file (another run's is replaced), written whole: its unfinished rows are named by no record
             self.record_path.unlink(missing_ok=True)
-            stored = np.lib.format.open_memmap(self.rows_path, "w+", np.float32, self._rows.shape)
-            stored[:] = self._rows
+            with atomic_target(self.rows_path) as tmp:
+                stored = np.lib.format.open_memmap(tmp, "w+", np.float32, self._rows.shape)
+                stored[:] = self._rows
+                stored.flush()
+                del stored
             self._own_file = True
-        stored.flush()
-        del stored
         with atomic_target(self.record_path) as tmp:
             tmp.write_text(json.dumps({"key": self.key, "chunks": sorted(self.done)}))
         self._unsaved = {}

@@ -10,7 +10,8 @@ folds only when the meta is equal and the features are equal up to float noise (
 the other CPU kind differs in its last bits); otherwise it empties the folder. Reads and removal are best-effort:
 a fold file that is gone or unreadable is fitted again. One evaluation at a time uses a folder
 (:func:`held_cache`): a second one started meanwhile stops at once with an error naming the folder and the first
-one's PID, instead of emptying the first one's folds.
+one's PID, instead of emptying the first one's folds. A symbolic link in place of a file the cache writes or removes
+is refused (:class:`~gcc_sgcl.fileio.LinkRefusedError`), never written through.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import numpy as np
 import sklearn
 
 from gcc_sgcl.engine.run_lock import run_folder_lock
-from gcc_sgcl.fileio import atomic_target
+from gcc_sgcl.fileio import atomic_target, refuse_link
 
 VERSION = 1  # raise when a classifier's fit changes in a way its description does not show
 FEATURE_RTOL = 1e-5  # stored and current features agree to this (relative to the largest magnitude)
@@ -108,6 +109,8 @@ def open_cache(folder: Path, features: np.ndarray, meta: dict[str, Any]) -> int:
     """Make ``folder`` the cache of the evaluation of ``features`` described by ``meta``: its stored folds are
     kept when its meta and features match (:func:`same_features`), else it is emptied and both are written.
     Returns the number of folds kept."""
+    for name in (META, FEATURES):
+        refuse_link(folder / name)
     if folder.exists():
         try:
             stored_meta, stored_features = json.loads((folder / META).read_text()), np.load(folder / FEATURES)
@@ -166,11 +169,13 @@ def close_cache(folder: Path) -> None:
     """Remove the files the cache owns (meta, features, folds, interrupted temporaries) and then the folder and its
     parent if they are left empty (the sweep's folder of one row label, mode, seed and budget; under
     :func:`held_cache` its lock file stays until the lock is released); any other file is left alone, and nothing
-    happens if the folder is gone already."""
-    for pattern in (META, FEATURES, "*.npz", ".*.tmp"):
-        for path in folder.glob(pattern):
-            if pattern != "*.npz" or path.stem.isdigit():
-                path.unlink(missing_ok=True)
+    happens if the folder is gone already. A symbolic link among them is refused before any is removed."""
+    owned = [path for pattern in (META, FEATURES, "*.npz", ".*.tmp") for path in folder.glob(pattern)
+             if pattern != "*.npz" or path.stem.isdigit()]
+    for path in owned:
+        refuse_link(path)
+    for path in owned:
+        path.unlink(missing_ok=True)
     _remove_empty(folder)
 
 

@@ -23,7 +23,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from gcc_sgcl.fileio import atomic_target, write_failure
+from gcc_sgcl.fileio import atomic_target, open_nofollow, refuse_link, write_failure
 from gcc_sgcl.tasks.embeddings import Embeddings
 
 RESULTS_FILE = "results.csv"
@@ -130,9 +130,11 @@ def _header(path: Path) -> list[str] | None:
 
 def check_results_csv(path: str | Path) -> bool:
     """Whether the ``results.csv`` log ``path`` is new (absent or empty); ``ValueError`` if it exists with another
-    header than :data:`CSV_COLUMNS` (or one of :data:`EARLIER_CSV_HEADERS`). The commands check it before evaluating, so a
-    foreign file costs no work."""
-    path = Path(path)
+    header than :data:`CSV_COLUMNS` (or one of :data:`EARLIER_CSV_HEADERS`), and a
+    :class:`~gcc_sgcl.fileio.LinkRefusedError` if it or its lock file is a symbolic link (never written through). The
+    commands check it before evaluating, so a foreign file costs no work."""
+    path = refuse_link(path)
+    refuse_link(lock_path(path))
     header = _header(path)
     if header is None:
         return True
@@ -151,12 +153,14 @@ def append_results_csv(path: str | Path, results: Sequence[TaskResult], load_pat
 
     An existing file with a different header is left untouched and reported (:func:`check_results_csv`), rather
     than mixed; one of :data:`EARLIER_CSV_HEADERS` is first rewritten with the columns it lacks (through a temporary
-    file). The rows are added in one write, and a failed one (a full disk) is cut off again: a
-    :class:`~gcc_sgcl.fileio.WriteError` naming ``path`` leaves the log as it was. Processes appending to one log
+    file). A symbolic link in place of the log or of its lock file is refused
+    (:class:`~gcc_sgcl.fileio.LinkRefusedError`), its target left as it was. The rows are added in one write, and a
+    failed one (a full disk) is cut off again: a :class:`~gcc_sgcl.fileio.WriteError` naming ``path`` leaves the log
+    as it was. Processes appending to one log
     take turns (:func:`results_lock`), so none writes a second header or appends to a file being replaced; a
     damaged line is reported (:func:`damaged_tail`) and the new rows are made to start a row of their own.
     """
-    path = Path(path)
+    path = refuse_link(path)  # before its lock file is made
     now = datetime.now().isoformat(timespec="seconds")
     with results_lock(path):
         if not check_results_csv(path) and tuple(_header(path)) in EARLIER_CSV_HEADERS:
@@ -172,12 +176,18 @@ def append_results_csv(path: str | Path, results: Sequence[TaskResult], load_pat
         _append(path, text.getvalue().encode())
 
 
+def lock_path(path: Path) -> Path:
+    """The lock file of the log ``path``: ``.<name>.lock`` beside it."""
+    return path.with_name(f".{path.name}.lock")
+
+
 @contextmanager
 def results_lock(path: Path) -> Iterator[None]:
     """Hold the exclusive ``flock`` of the log ``path`` for the block, waiting for it: a side file
-    ``.<name>.lock`` beside it, since the log itself may be replaced while it is held (the header migration). The
-    file is left in place (removing it would let two processes lock two files)."""
-    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+    ``.<name>.lock`` beside it (:func:`lock_path`, opened with ``O_NOFOLLOW``), since the log itself may be replaced
+    while it is held (the header migration). The file is left in place (removing it would let two processes lock
+    two files)."""
+    fd = open_nofollow(lock_path(path), os.O_RDWR | os.O_CREAT, 0o666)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -213,7 +223,7 @@ def damaged_tail(path: Path) -> str:
 def _append(path: Path, data: bytes) -> None:
     """Append ``data`` to ``path`` (created if absent); a failed write is cut off again, so a full disk leaves no
     half row, and raised as a :class:`~gcc_sgcl.fileio.WriteError` naming ``path``."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
         size = os.fstat(fd).st_size
         rest = memoryview(data)
