@@ -278,3 +278,23 @@ def test_the_gpu_checks_rows_file_refuses_a_link_before_the_checks_run(kind, pla
     with pytest.raises(SystemExit) as info:
         gpu_check.main(["--rows", str(planted.link)])
     planted.refused(info.value.code)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ["rows.jsonl", "rows.jsonl.lock", "rows.jsonl.gz", "results.md"])
+def test_the_row_store_and_the_report_refuse_a_link(name, kind, plant, tmp_path):
+    from gcc_sgcl.experiments.report import build_report
+    from gcc_sgcl.experiments.rows import ResultRow, RowStore
+
+    rows = tmp_path / "results" / ("rows.jsonl.gz" if name == "rows.jsonl.gz" else "rows.jsonl")
+    row = ResultRow(method="gcc", mode="e2e", seed=0, dataset="imdb-binary", task="graph_classification",
+                    metric="accuracy", mean=0.7, std=0.0, std_kind="", n=1, protocol="p")
+    if name == "results.md":
+        RowStore(rows).append([row])
+    planted = plant(tmp_path / "results" / name, kind)
+    with pytest.raises(LinkRefusedError) as refused:
+        if name == "results.md":
+            build_report(rows, tmp_path / "results" / "results.md")
+        else:
+            RowStore(rows).append([row])
+    planted.refused(refused.value)

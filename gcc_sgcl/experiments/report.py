@@ -22,6 +22,7 @@ from gcc_sgcl.experiments.studies import (
 from gcc_sgcl.experiments.studies.readme import headline_block, stability_block, update_readme
 from gcc_sgcl.experiments.studies.selection import Tables, read_tables
 from gcc_sgcl.experiments.tables import TABLES_FILE
+from gcc_sgcl.fileio import atomic_target
 
 STUDIES: tuple[Callable[[Tables], list[str]], ...] = (
     written.part("intro", "# Results"),
@@ -67,7 +68,8 @@ def build_report(rows_path: str | Path, out: str | Path, intro: str | Path | Non
     if t.spec is not None:
         t.spec.write(t.folder / TABLES_FILE)
     t.out.parent.mkdir(parents=True, exist_ok=True)
-    t.out.write_text(text)
+    with atomic_target(t.out) as tmp:  # never through a link planted in the report's place
+        tmp.write_text(text)
     if readme:
         update_readme(readme, headline_block(t), stability_block(t.folder))
     return text

@@ -23,7 +23,7 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator
 
 import numpy as np
 
-from gcc_sgcl.fileio import atomic_target, sync_folder
+from gcc_sgcl.fileio import atomic_target, open_nofollow, refuse_link, sync_folder
 from gcc_sgcl.tasks.records import TaskResult
 
 CLASSICAL_MODE = "none"
@@ -195,7 +195,7 @@ class RowStore:
                 self._write(before + text)
                 return
             created = not self.path.exists()
-            with self.path.open("a") as f:
+            with os.fdopen(open_nofollow(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
@@ -215,7 +215,8 @@ class RowStore:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        with open(f"{self.path}.lock", "a") as lock:
+        refuse_link(self.path)  # a store that is a link is refused before it is read, let alone written
+        with os.fdopen(open_nofollow(f"{self.path}.lock", os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield
 
