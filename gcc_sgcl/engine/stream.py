@@ -84,12 +84,20 @@ class Unit:
     copy: int
 
 
-def chunk_size(batch_size: int, views: int = CHUNK_VIEWS) -> int:
-    """Views per unit: ``views`` rounded to a multiple of ``batch_size`` (at least one batch).
+PROGRESS_UNITS = 8  # a copy of a dataset of few, costly items (RDT-B's 2 000 graphs) is split in this many units
 
-    >>> chunk_size(256), chunk_size(300), chunk_size(4096)
-    (1024, 900, 4096)
+
+def chunk_size(batch_size: int, views: int = CHUNK_VIEWS, items: int | None = None) -> int:
+    """Views per unit: ``views`` rounded to a multiple of ``batch_size`` (at least one batch); with ``items`` (the
+    largest part's item count), no more than about ``items / PROGRESS_UNITS``, so that the progress bar and its
+    estimate move within minutes even where a view is costly. The rows do not depend on it: a unit is a whole
+    number of the model's batches.
+
+    >>> chunk_size(256), chunk_size(300), chunk_size(4096), chunk_size(256, items=2000), chunk_size(256, items=10**6)
+    (1024, 900, 4096, 256, 1024)
     """
+    if items is not None:
+        views = min(views, -(-items // PROGRESS_UNITS))
     return batch_size * max(1, round(views / batch_size))
 
 
@@ -299,7 +307,7 @@ def streamed_rows(model: GraphEncoder, sources: Sequence[ViewSource], batch_size
     """
     plan = plan or stream_plan(model, sources)
     units = share_of(plan_units([len(s) for s in sources], [s.copies for s in sources],
-                                chunk or chunk_size(batch_size)), *share)
+                                chunk or chunk_size(batch_size, items=max(len(s) for s in sources))), *share)
     if not units:
         raise ValueError("nothing to embed: no items" if share[1] == 1 else f"rank {share[0]} has no rows to embed")
     starts = np.cumsum([0] + [len(s) for s in sources])
