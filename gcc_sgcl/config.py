@@ -197,7 +197,8 @@ class AugmentConfig(Settings):
 
     The global embedding ``E_t`` (filter, align) must have as many columns as the positional embedding for
     ``Align``. The contrastive baselines' view generation replaces this family: :class:`GraphCLConfig`,
-    :class:`GraceConfig`, :class:`MVGRLConfig`, :class:`GCAConfig` (:data:`AUGMENT_FAMILIES`).
+    :class:`GraceConfig`, :class:`MVGRLConfig`, :class:`GCAConfig`, :class:`CuCoConfig`, :class:`InfoGCLConfig`,
+    :class:`BYOVConfig` (:data:`AUGMENT_FAMILIES`).
     """
 
     FAMILY = "sgcl"
@@ -338,7 +339,76 @@ class GCAConfig(Settings):
     p_tau: float = setting(0.7, "cap of a degree-weighted dropping probability (GCA)", valid=PROBABILITY)
 
 
-AugmentSettings = Union[AugmentConfig, GraphCLConfig, GraceConfig, MVGRLConfig, GCAConfig]
+@dataclass
+class CuCoConfig(Settings):
+    """CuCo (Chu et al., IJCAI 2021): a curriculum of negatives -- each query's negatives (the other keys of the batch,
+    or MoCo's queue) sorted from easy to hard by their similarity to it, ``negatives`` of them drawn at step t of T
+    from the easiest share ((t + 1) / T)^pacing_power -- and a key view with a tenth of its nodes dropped --
+    BUPT-GAMMA/CuCo ``unsupervised_TU/cuco.py`` (``rank_negative_queue``, ``sample_negative_index`` with ``lamda =
+    1/2``, ``negative_number = 16``) and ``aug.py`` (``--aug dnodes``: ``drop_nodes`` drops ``node_num / 10``)."""
+
+    FAMILY = "cuco"
+    FLAG_PREFIX = "cuco_"
+
+    node_drop: float = setting(0.1, "share of the key view's nodes dropped, never its centre (CuCo's default "
+                                    "augmentation dnodes drops a tenth)", valid=PROBABILITY)
+    negatives: int = setting(16, "negatives drawn per query at each step from the curriculum's pool, with "
+                                 "replacement (CuCo's negative_number)", valid=at_least(1))
+    pacing_power: float = setting(0.5, "lambda of the pacing function: at step t of T the pool is the easiest "
+                                        "((t + 1) / T)^lambda of the negatives (CuCo's root pacing 1/2; 1 = linear)",
+                                  valid=POSITIVE)
+
+
+@dataclass
+class InfoGCLConfig(Settings):
+    """InfoGCL (Xu et al., NeurIPS 2021): per positive pair, the two views InfoGCL's optimal-view rule picks
+    (Corollary 1: least mutual information between the views, the task's information kept) among GraphCL's
+    augmentations of each view (none, node dropping, subgraph, edge perturbation, attribute masking at GraphCL's ratio
+    0.2; Shen-Lab/GraphCL ``--aug_ratio``): the shared information is measured by the Jaccard overlap of the two views'
+    nodes and edges, and an augmentation keeps the task's information when the centre keeps its neighbours. The
+    contrast is GCC's global-global one. InfoGCL's authors released no code."""
+
+    FAMILY = "infogcl"
+    FLAG_PREFIX = "infogcl_"
+
+    ratio: float = setting(0.2, "ratio of each candidate augmentation (GraphCL's --aug_ratio, InfoGCL's candidates)",
+                           valid=PROBABILITY)
+
+
+@dataclass
+class BYOVConfig(Settings):
+    """BYOV (You et al., WSDM 2022): each view of a pair is generated from its RWR view by a learned graph generator
+    (a VGAE: GCN encoder, MLP edge decoder): walks on the generator's transition matrix give the view's nodes and
+    edges; after each encoder step the generators are trained by InfoMin, their VGAE loss weighted by a reward of 1
+    for the pairs whose contrastive loss is above the batch mean, else 0.01 -- Shen-Lab/GraphCL_Automated
+    ``semisupervised_TU_LP/pretrain`` (``res_gcn.py`` ``vgae``, ``tu_dataset.py`` ``generator_generate`` with
+    ``n_walk = 16``, ``n_walkLen = 20``, ``experiment_generative.py``, ``main.py`` ``--lr 0.001``). The generators
+    are 32 wide where BYOV's are 128 (``--hidden``: their dense decoder costs hidden^2 per pair of nodes) and fit a
+    sample of each view's edges where BYOV's fit them all (``fit_edges``), for the time of a step."""
+
+    FAMILY = "byov"
+    FLAG_PREFIX = "byov_"
+
+    walks: int = setting(16, "walks per generated view, the first from the view's centre (BYOV's n_walk; 4 on "
+                             "COLLAB)", valid=at_least(1))
+    walk_length: int = setting(20, "steps of each walk on the generator's transition matrix (BYOV's n_walkLen; 10 on "
+                                   "COLLAB)", valid=at_least(1))
+    hidden: int = setting(32, "width of the generators' encoder and decoder (BYOV: 128; smaller here, see the family's "
+                              "docs)", valid=at_least(1))
+    layers: int = setting(3, "GCN layers of each generator's encoder after its feature layer (BYOV's "
+                             "--n_layers_conv)", valid=at_least(1))
+    lr: float = setting(0.001, "Adam learning rate of the generators (BYOV's --lr)", valid=POSITIVE)
+    threshold: float = setting(0.1, "transition probabilities below this are dropped before a walk (BYOV's "
+                                    "vgae.generate)", valid=Range(0, 1, high_open=True))
+    low_reward: float = setting(0.01, "reward of a pair whose contrastive loss is not above the batch mean; 1 above "
+                                      "it (BYOV's InfoMin reward)", valid=PROBABILITY)
+    fit_edges: int = setting(64, "edges per view (and as many non-edges) the generators' VGAE loss averages over, "
+                                 "drawn uniformly; 0 = every edge, as BYOV (this code: the RWR views of GCC's corpus "
+                                 "have 840 edges on average)", valid=NON_NEGATIVE)
+
+
+AugmentSettings = Union[AugmentConfig, GraphCLConfig, GraceConfig, MVGRLConfig, GCAConfig, CuCoConfig, InfoGCLConfig,
+                        BYOVConfig]
 AUGMENT_FAMILIES: dict[str, type] = {k.FAMILY: k for k in typing.get_args(AugmentSettings)}
 """Augmentation family → its settings class; a method's preset chooses the family (``gcc`` and ``sgcl*``: ``sgcl``)."""
 

@@ -27,7 +27,8 @@
 # table's steps, 3 seeds, rows in long_budget.jsonl.gz beside the store),
 # classical (training-free floors and the SGCL paper's task-specific baselines, docs/baselines.md; GCC's SVC on
 # their features takes hours on COLLAB), ablation (the chosen sgcl
-# with its crop / reorder swapped for the random analogue, as the appendix's ablation table), baselines (GraphCL, GRACE, MVGRL, GCA), pairs (single stages and pairs on RDT-B; the
+# with its crop / reorder swapped for the random analogue, as the appendix's ablation table), baselines (GraphCL, GRACE, MVGRL, GCA),
+# competitors (the SGCL paper's CuCo, BYOV and InfoGCL as adapted in docs/baselines.md, 3 seeds), pairs (single stages and pairs on RDT-B; the
 # similar / diverse filters at the chosen sgcl's c),
 # finetune (GCC's recipe), runtime, report. Data root: $GCC_SGCL_DATA (default ../shared/data). Stored rows are
 # skipped, finished runs reused, an interrupted run resumes from its checkpoint: re-running after a kill
@@ -38,7 +39,7 @@ source "$(dirname "$0")/_help.sh"
 show_help_if_asked "$0" "${1:-}"
 set -euo pipefail
 export GCC_SGCL_DATA=${GCC_SGCL_DATA:-../shared/data}
-stages=${*:-curve cgrid ship main views loo align k64 random moco long classical ablation baselines pairs finetune runtime report}
+stages=${*:-curve cgrid ship main views loo align k64 random moco long classical ablation baselines competitors pairs finetune runtime report}
 
 if [ "${PROFILE:-paper-cpu}" = smoke ]; then
   CORPUS=(synthetic); NODE=(synthetic-roles); GRAPH=(synthetic-graphs); SIM=(synthetic-similarity)
@@ -87,7 +88,7 @@ LONG_STEPS=(24000 12000); LONG_ROWS=${ROWS%/*}/long_budget.jsonl${ROWS##*.jsonl}
 # The views study: inference views averaged per row (GCC: 2) on the node-level columns, rows in a store of their own.
 VIEW_COPIES=(2 8 32 64); VIEW_DATA=("${NODE[@]}" "${SIM[@]}"); VIEW_ROWS=${ROWS%/*}/views.jsonl${ROWS##*.jsonl}
 # The stages that run the sweep (curve, ..., finetune below); ship, runtime and report only export, time or report.
-SWEEP_STAGES=(curve cgrid main views loo align random k64 moco long classical ablation baselines pairs finetune)
+SWEEP_STAGES=(curve cgrid main views loo align random k64 moco long classical ablation baselines competitors pairs finetune)
 if [ -n "${STASH:-}" ]; then
   # The carry is replaced by what the named stages need: a stash of no sweep stage would only delete it.
   [ -n "${PLAN:-}" ] && { echo "PLAN and STASH exclude each other" >&2; exit 2; }
@@ -182,6 +183,9 @@ for stage in $stages; do
                run run --methods "$(variant "$sgcl" sgcl crop=random)" "$(variant "$sgcl" sgcl permute=random)" \
                  --seeds "${SEEDS3[@]}" --datasets "${ABL[@]}" ;;
     baselines) run run --methods graphcl grace mvgrl gca --seeds "${SEEDS3[@]}" --datasets "${ALL[@]}" ;;
+    competitors) for seed in "${SEEDS3[@]}"; do  # the SGCL paper's CuCo, BYOV, InfoGCL (docs/baselines.md), seed by seed
+                   run run --methods cuco infogcl byov --seeds "$seed" --datasets "${ALL[@]}"
+                 done ;;
     pairs)     sgcl=$(sgcl_method) || exit 1  # the similar / diverse filters at the sgcl row's c
                names=$(variants "$sgcl" @singles @pairs) || exit 1  # the heat-map's cells at the tables' c
                mapfile -t heat <<< "$names"

@@ -7,7 +7,8 @@ A :class:`PairPipeline` turns a batch of start nodes into ``(query, key)`` view 
 similar/diverse filter on the candidate walks, the global-embedding rows the views carry (alignment), and the
 pair steps. SGCL (appendix, "Sequence of augmentations"): filter -> crop each view -> align the pair -> per view
 mask | reorder | nothing. Baselines: one view transform for the query views and one for the keys (GRACE and GCA
-use different rates, MVGRL diffuses only the key view).
+use different rates, MVGRL diffuses only the key view, CuCo drops nodes of the key view only), or one step choosing
+both views of a pair together (InfoGCL).
 """
 from __future__ import annotations
 
@@ -23,10 +24,21 @@ from gcc_sgcl.augment.crop import paper_crop
 from gcc_sgcl.augment.filter import FilterOutcome, ViewFilter
 from gcc_sgcl.augment.gca import gca_view
 from gcc_sgcl.augment.grace import grace_view
-from gcc_sgcl.augment.graphcl import graphcl_view
+from gcc_sgcl.augment.graphcl import NodeDrop, graphcl_view
+from gcc_sgcl.augment.infogcl import InfoMinViews, infogcl_views
 from gcc_sgcl.augment.mvgrl import Diffusion, Sparsifier, Threshold, TopK
 from gcc_sgcl.augment.spectral_order import Mask, RandomPermute, Reorder
-from gcc_sgcl.config import AugmentConfig, AugmentSettings, GCAConfig, GraceConfig, GraphCLConfig, MVGRLConfig
+from gcc_sgcl.config import (
+    AugmentConfig,
+    AugmentSettings,
+    BYOVConfig,
+    CuCoConfig,
+    GCAConfig,
+    GraceConfig,
+    GraphCLConfig,
+    InfoGCLConfig,
+    MVGRLConfig,
+)
 from gcc_sgcl.registry import Registry
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import ViewSampler
@@ -103,9 +115,11 @@ SPARSIFIERS: Registry[Callable[[MVGRLConfig], Sparsifier]] = Registry("--mvgrl-s
 SPARSIFIERS.register("topk")(lambda cfg: TopK(cfg.topk or None))
 SPARSIFIERS.register("threshold")(lambda cfg: Threshold(cfg.eps))
 
-BASELINES: Registry[Callable[[Any], Split]] = Registry("baseline")
-"""Baseline family -> builder of its query/key view transforms from the family's settings (defaults and sources:
-its class in :mod:`gcc_sgcl.config`, e.g. :class:`~gcc_sgcl.config.GraphCLConfig`)."""
+BASELINES: Registry[Callable[[Any], PairTransform]] = Registry("baseline")
+"""Baseline family -> builder of its pair step from the family's settings (defaults and sources: its class in
+:mod:`gcc_sgcl.config`, e.g. :class:`~gcc_sgcl.config.GraphCLConfig`): a :class:`Split` of query and key view
+transforms, or a step that looks at both views (InfoGCL's). A family that also changes the contrastive step (CuCo's
+negatives, BYOV's learned views) registers its hook in :data:`gcc_sgcl.contrastive.hooks.STEP_HOOKS`."""
 
 
 @BASELINES.register(GraphCLConfig.FAMILY)
@@ -128,6 +142,21 @@ def _mvgrl(cfg: MVGRLConfig) -> Split:
 def _gca(cfg: GCAConfig) -> Split:
     return Split(gca_view(cfg.drop_edge_q, cfg.drop_feature_q, cfg.p_tau),
                  gca_view(cfg.drop_edge_k, cfg.drop_feature_k, cfg.p_tau))
+
+
+@BASELINES.register(CuCoConfig.FAMILY)
+def _cuco(cfg: CuCoConfig) -> Split:  # its curriculum of negatives: contrastive.hooks.CurriculumNegatives
+    return Split(Identity(), NodeDrop(cfg.node_drop))
+
+
+@BASELINES.register(InfoGCLConfig.FAMILY)
+def _infogcl(cfg: InfoGCLConfig) -> InfoMinViews:
+    return infogcl_views(cfg.ratio)
+
+
+@BASELINES.register(BYOVConfig.FAMILY)
+def _byov(cfg: BYOVConfig) -> Split:  # GCC's RWR pairs; the generators' views: contrastive.hooks.LearnedViews
+    return Split(Identity(), Identity())
 
 
 def build_pair_pipeline(cfg: AugmentSettings) -> PairPipeline:

@@ -33,6 +33,7 @@ from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
+from gcc_sgcl.contrastive.hooks import step_hook
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, check_resumable, load_checkpoint, save_checkpoint
 from gcc_sgcl.engine.device import resolve_device_quietly
 from gcc_sgcl.engine.distributed import (
@@ -140,6 +141,11 @@ class Trainer:
         self.dist = dist
         t = cfg.train
         self.device = torch.device(t.device) if dist is None else dist.device
+        # the family's part of the step beyond its views (CuCo's negatives, BYOV's generators); None for most
+        self.hook = step_hook(cfg)
+        if self.hook is not None and self.hook.single_process and dist is not None:
+            raise ValueError(f"{cfg.family} trains its view generators on the whole batch in one process: run it "
+                             f"without torchrun")
         torch.manual_seed(t.seed)
         self.model = build_encoder(cfg).to(self.device)
         if dist is not None:
@@ -182,6 +188,7 @@ class Trainer:
             "scheduler": self.scheduler.state_dict(),
             "train_seconds": self.train_seconds,
             "corpus_sha256": self.corpus_sha256,
+            **({"step_hook": self.hook.state_dict()} if self.hook is not None else {}),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -195,12 +202,16 @@ class Trainer:
         self.step_count = state["step"]
         self.train_seconds = state.get("train_seconds")
         self.corpus_sha256 = state.get("corpus_sha256")
+        if self.hook is not None and "step_hook" in state:
+            self.hook.load_state_dict(state["step_hook"])
 
     def step(self, graph_q, graph_k) -> dict[str, float]:
         """One optimisation step on a batch of (query, key) views; returns scalars to log."""
         t = self.cfg.train
         rank = 0 if self.dist is None else self.dist.rank
         torch.manual_seed(dropout_seed(t.seed, self.step_count, rank))
+        if self.hook is not None:
+            graph_q, graph_k = self.hook.views(graph_q, graph_k, self.step_count)
         graph_q, graph_k = to_model_input(graph_q, self.device), to_model_input(graph_k, self.device)
         self.net.train()
         q = self.net(graph_q)
@@ -215,6 +226,8 @@ class Trainer:
             with torch.no_grad():
                 k = self.key_model(graph_k)
             logits, target = moco_logits(q, k, self.queue.keys, t.nce_t)
+        if self.hook is not None and (bias := self.hook.logit_bias(logits, target, self.step_count)) is not None:
+            logits = logits + bias
         loss, prob = info_nce(logits, target)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -225,6 +238,7 @@ class Trainer:
         if t.mode == "moco":
             momentum_update(self.key_model, self.model, t.momentum)
             self.queue.enqueue(self._global_rows(k)[0])
+        hooked = {} if self.hook is None else self.hook.update(logits.detach(), target, self.step_count)
         self.step_count += 1
         stats = {
             "loss": loss.item(),
@@ -233,6 +247,7 @@ class Trainer:
             "grad_norm": float(grad_norm),
             "nodes_q": graph_q.num_nodes() / graph_q.batch_size,
             "nodes_k": graph_k.num_nodes() / graph_k.batch_size,
+            **hooked,
         }
         if self.dist is not None:  # global-batch means (every rank holds an equal share)
             names = ("loss", "prob", "nodes_q", "nodes_k")
