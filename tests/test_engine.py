@@ -295,3 +295,15 @@ def test_steps_0_is_refused_on_the_command_line_with_what_to_do_instead(tmp_path
 def test_a_0_step_run_through_the_api_is_the_untrained_random_init_encoder(tmp_path):
     run = pretrain(_cfg(tmp_path, steps=0), progress=False, graphs=_corpus())
     assert load_checkpoint(run)["step"] == 0
+
+
+def test_thread_and_worker_counts_far_beyond_the_cores_are_refused_unless_asked_for(monkeypatch):
+    from gcc_sgcl.engine.threads import OVERSUBSCRIBE_ENV, plan_threads
+
+    with pytest.raises(ValueError, match=r"threads \(1000000\) \+ workers \(0\) exceed 8x the 2 cores"):
+        plan_threads(model=1_000_000, cores=2)
+    with pytest.raises(ValueError, match=r"workers \(1000\) exceed 8x the 2 cores .*GCC_SGCL_OVERSUBSCRIBE=1"):
+        plan_threads(builders=1000, cores=2)
+    assert plan_threads(builders=15, cores=2).oversubscribed  # a few beyond the cores: allowed, and said
+    monkeypatch.setenv(OVERSUBSCRIBE_ENV, "1")
+    assert plan_threads(builders=1000, cores=2).builders == 1000

@@ -28,6 +28,12 @@ def available_cores() -> int:
     return len(affinity(0)) if affinity else os.cpu_count() or 1
 
 
+OVERSUBSCRIBE_LIMIT = 8
+"""Model threads plus worker processes beyond this many per core are refused (``--threads 1000000`` aborts inside
+OpenMP, ``workers=1000`` forks a thousand processes) unless :data:`OVERSUBSCRIBE_ENV` is set."""
+OVERSUBSCRIBE_ENV = "GCC_SGCL_OVERSUBSCRIBE"
+
+
 @dataclass(frozen=True)
 class ThreadPlan:
     """Torch threads of the model and view-building worker processes of one run.
@@ -47,6 +53,11 @@ class ThreadPlan:
     def __post_init__(self) -> None:
         if self.model < 1 or self.builders < 0:
             raise ValueError(f"a plan needs >= 1 model thread and >= 0 builders, got {self.model}, {self.builders}")
+        limit = OVERSUBSCRIBE_LIMIT * max(1, self.cores)
+        if self.model + self.builders > limit and os.environ.get(OVERSUBSCRIBE_ENV, "") in ("", "0"):
+            raise ValueError(f"threads ({self.model}) + workers ({self.builders}) exceed {OVERSUBSCRIBE_LIMIT}x the "
+                             f"{self.cores} cores this process may use ({limit}): a typo? (set {OVERSUBSCRIBE_ENV}=1 to "
+                             f"run that many)")
 
     @property
     def oversubscribed(self) -> bool:
