@@ -271,6 +271,41 @@ def folder_of(load_path: str | os.PathLike) -> Path:
     return path.parent if path.is_file() or gcc_name else path
 
 
+def load_npy(path: str | os.PathLike) -> "np.ndarray":
+    """``np.load`` of a ``.npy`` file whose header has first been checked against the file's size: a header
+    declaring more data than the file holds (a forged or truncated file asking for terabytes) is a ``ValueError``
+    naming the file before anything is allocated; object arrays (pickles) are refused.
+
+    >>> import tempfile, numpy as np
+    >>> path = Path(tempfile.mkdtemp()) / "rows.npy"; np.save(path, np.zeros((3, 2), np.float32))
+    >>> load_npy(path).shape
+    (3, 2)
+    >>> _ = path.write_bytes(path.read_bytes().replace(b"(3, 2)", b"(9, 2)"))  # a header claiming more rows
+    >>> load_npy(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: ...rows.npy: its header declares shape (9, 2) of float32 (72 bytes), but the file holds 24 bytes after it: truncated or forged
+    """
+    import numpy as np
+    from numpy.lib import format as npy
+
+    path = Path(path)
+    with open(path, "rb") as f:
+        try:
+            version = npy.read_magic(f)
+            read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+            shape, _, dtype = read(f)
+        except ValueError as error:
+            raise ValueError(f"{path}: not a .npy array ({error})") from None
+        if dtype.hasobject:
+            raise ValueError(f"{path}: an array of Python objects, refused (it would be unpickled)")
+        declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        held = os.fstat(f.fileno()).st_size - f.tell()
+    if declared != held:
+        raise ValueError(f"{path}: its header declares shape {shape} of {dtype} ({declared:,} bytes), but the file "
+                         f"holds {held:,} bytes after it: truncated or forged")
+    return np.load(path, allow_pickle=False)
+
+
 def sha256_of(path: str | os.PathLike) -> str:
     """Hex sha256 of a file's bytes."""
     digest = hashlib.sha256()

@@ -212,3 +212,26 @@ def test_a_config_claiming_a_huge_encoder_is_refused_before_anything_is_allocate
     with pytest.raises(CheckpointError, match=named) as refused:
         load_encoder_checkpoint(tmp_path)
     assert str(tmp_path / "checkpoint.pt") in str(refused.value)
+
+
+@pytest.mark.parametrize("payload", ["forged-header", "object-array", "truncated"])
+def test_an_embeddings_file_is_checked_against_its_size_before_anything_is_allocated(tmp_path, payload):
+    import numpy as np
+
+    from gcc_sgcl.tasks.embeddings import load_embeddings
+
+    path = tmp_path / "g.npy"
+    np.save(path, np.zeros((4, 16), np.float32))
+    data = path.read_bytes()
+    if payload == "forged-header":  # asks for 4e12 rows: about 233 TiB
+        path.write_bytes(data.replace(b"'shape': (4, 16)", b"'shape': (4000000000000, 16)"))
+    elif payload == "object-array":
+        np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    else:
+        path.write_bytes(data[:-10])
+    with pytest.raises(ValueError) as refused:
+        load_embeddings(tmp_path, "g", 16)
+    message = str(refused.value)
+    assert str(path) in message and "generate it again" in message and "\n" not in message
+    assert {"forged-header": "4000000000000", "object-array": "Python objects", "truncated": "truncated"}[payload] \
+        in message

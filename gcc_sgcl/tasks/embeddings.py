@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from gcc_sgcl.engine.provenance import check_provenance, encoder_columns, record_path, rows_of
-from gcc_sgcl.fileio import folder_of
+from gcc_sgcl.fileio import folder_of, load_npy
 
 
 @dataclass(frozen=True)
@@ -117,9 +117,9 @@ def load_embeddings(load_path: str | Path, dataset: str, hidden: int) -> np.ndar
     path = embeddings_path(load_path, dataset)
     check_embeddings_exist(load_path, [dataset])
     try:
-        emb = np.load(path)
-    except (ValueError, OSError, EOFError) as error:  # not an .npy, truncated, or object arrays
-        raise ValueError(f"{path}: not a readable .npy array ({error}); generate it again") from None
+        emb = load_npy(path)  # its header checked against the file's size before anything is allocated
+    except (ValueError, OSError, EOFError) as error:  # not an .npy, truncated, forged, or object arrays
+        raise ValueError(f"{str(error).removeprefix(f'{path}: ')} in {path}; generate it again") from None
     if emb.ndim != 2:
         raise ValueError(f"{path}: expected a 2-D (rows, hidden) array, got shape {emb.shape}")
     encoder = encoder_columns(path)

@@ -28,7 +28,7 @@ import numpy as np
 import sklearn
 
 from gcc_sgcl.engine.run_lock import run_folder_lock
-from gcc_sgcl.fileio import atomic_target, refuse_link
+from gcc_sgcl.fileio import atomic_target, load_npy, refuse_link
 
 VERSION = 1  # raise when a classifier's fit changes in a way its description does not show
 FEATURE_RTOL = 1e-5  # stored and current features agree to this (relative to the largest magnitude)
@@ -113,7 +113,7 @@ def open_cache(folder: Path, features: np.ndarray, meta: dict[str, Any]) -> int:
         refuse_link(folder / name)
     if folder.exists():
         try:
-            stored_meta, stored_features = json.loads((folder / META).read_text()), np.load(folder / FEATURES)
+            stored_meta, stored_features = json.loads((folder / META).read_text()), load_npy(folder / FEATURES)
             kept = stored_meta == meta and same_features(stored_features, features)
         except (OSError, ValueError):
             kept = False
