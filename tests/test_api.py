@@ -128,7 +128,7 @@ def test_generate_builds_one_units_views_at_a_time_and_drops_them_before_buildin
     folder = tmp_path / "encoder"
     shutil.copytree(run, folder)
     generate(folder, ["synthetic-roles"], GenerateConfig(copies=3, num_workers=0), progress=False)
-    assert events == [("build", 0), ("embed",)] * 2 * 3  # 1620 nodes: two chunks of 1024, three copies each
+    assert events == [("build", 0), ("embed",)] * 7 * 3  # 1620 nodes: seven chunks of 256 (an eighth at most), 3 copies
     with pytest.raises(ValueError, match="a part with no copies"):  # an iterator read twice
         options = views_module.ViewOptions(gcc_sgcl.load_encoder(run).cfg.sampling, copies=1)
         parts = views_module.dataset_views("synthetic-roles", options, progress=False)

@@ -137,7 +137,7 @@ def _install_requires() -> list[Requirement]:
     return [Requirement(r) for r in seen["install_requires"]]
 
 
-@pytest.mark.parametrize("python,dgl,extra", [("3.10", "==1.1.3", set()), ("3.11", "==1.1.3", set()),
+@pytest.mark.parametrize("python,dgl,extra", [("3.10", "==1.1.3", {"pandas"}), ("3.11", "==1.1.3", {"pandas"}),
                                               ("3.12", "==2.1.0", {"torchdata", "pandas"})])
 def test_setup_pins_the_dgl_with_wheels_for_each_python(python, dgl, extra):
     wanted = {r.name: str(r.specifier) for r in _install_requires()
