@@ -7,6 +7,8 @@ import os
 import re
 import signal
 import sys
+import threading
+import traceback
 import warnings
 import zipfile
 from collections.abc import Iterator
@@ -40,6 +42,33 @@ class Terminated(KeyboardInterrupt):
 
 def _terminate(_signum: int, _frame: object) -> None:
     raise Terminated
+
+
+def _stopped_worker_pipe(kind: type, tb: object) -> bool:
+    """Whether an error is the broken pipe of multiprocessing's fd-sharing thread: a DataLoader worker ended by a
+    stop while a batch's shared memory was on its way (nothing is lost; the command is stopping). That thread
+    reports it through ``sys.excepthook`` as a traceback after the command's one line."""
+    frames = traceback.extract_tb(tb) if tb is not None else []
+    return issubclass(kind, (BrokenPipeError, ConnectionResetError)) and any(
+        "multiprocessing" in frame.filename for frame in frames)
+
+
+def quiet_stopped_workers() -> tuple:
+    """Make ``sys.excepthook`` and ``threading.excepthook`` drop :func:`_stopped_worker_pipe` errors (every other
+    error is reported as before); returns the previous pair, to restore."""
+    system, threads = sys.excepthook, threading.excepthook
+
+    def system_hook(kind: type, value: BaseException, tb: object) -> None:
+        if not _stopped_worker_pipe(kind, tb):
+            system(kind, value, tb)
+
+    def thread_hook(args: threading.ExceptHookArgs) -> None:
+        if not _stopped_worker_pipe(args.exc_type, args.exc_traceback):
+            threads(args)
+
+    sys.excepthook, threading.excepthook = system_hook, thread_hook
+    return system, threads
+
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """Ctrl-C and a ``kill``: the main process of a command handles them; the processes it forks ignore them."""
@@ -130,6 +159,7 @@ def user_errors() -> Iterator[None]:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: Python runs handlers there only
         previous = None
+    hooks, stopping = quiet_stopped_workers(), False
     try:
         yield
     except USER_ERRORS as error:
@@ -138,6 +168,7 @@ def user_errors() -> Iterator[None]:
             raise
         raise SystemExit(f"error: {one_line(error)}") from None
     except KeyboardInterrupt as stop:
+        stopping = True  # the quiet hooks stay until the exit: workers' pipes may still break meanwhile
         close_progress_bars()
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise
@@ -147,6 +178,8 @@ def user_errors() -> Iterator[None]:
               "where they stopped)", file=sys.stderr)
         raise SystemExit(TERMINATED_EXIT if term else INTERRUPTED_EXIT) from None
     finally:
+        if not stopping:
+            sys.excepthook, threading.excepthook = hooks
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

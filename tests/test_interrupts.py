@@ -267,3 +267,22 @@ def test_sigterm_inside_any_command_body_exits_143_with_one_line_and_restores_th
     with pytest.raises(SystemExit) as stopped, user_errors():
         raise KeyboardInterrupt
     assert stopped.value.code == 130
+
+
+def test_a_workers_broken_pipe_reported_by_a_thread_during_a_stop_prints_nothing(capsys):
+    from gcc_sgcl.cli import quiet_stopped_workers
+
+    namespace = {}  # a function "of multiprocessing", as its fd-sharing thread's send is
+    exec(compile("def send():\n    raise BrokenPipeError(32, 'Broken pipe')\n", "/x/multiprocessing/reduction.py",
+                 "exec"), namespace)
+    previous = quiet_stopped_workers()
+    try:
+        for error in (namespace["send"], lambda: 1 / 0):
+            try:
+                error()
+            except Exception:
+                sys.excepthook(*sys.exc_info())  # what multiprocessing.resource_sharer's thread does
+    finally:
+        sys.excepthook, threading.excepthook = previous
+    err = capsys.readouterr().err
+    assert "BrokenPipeError" not in err and "ZeroDivisionError" in err  # only the stopped worker's pipe is dropped

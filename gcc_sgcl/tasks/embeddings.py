@@ -119,7 +119,8 @@ def load_embeddings(load_path: str | Path, dataset: str, hidden: int) -> np.ndar
     try:
         emb = load_npy(path)  # its header checked against the file's size before anything is allocated
     except (ValueError, OSError, EOFError) as error:  # not an .npy, truncated, forged, or object arrays
-        raise ValueError(f"{str(error).removeprefix(f'{path}: ')} in {path}; generate it again") from None
+        raise ValueError(f"{path}: not a readable .npy array ({str(error).removeprefix(f'{path}: ')}); generate it "
+                         "again") from None
     if emb.ndim != 2:
         raise ValueError(f"{path}: expected a 2-D (rows, hidden) array, got shape {emb.shape}")
     encoder = encoder_columns(path)
