@@ -199,7 +199,8 @@ for stage in $stages; do
                python -m gcc_sgcl.experiments runtime --methods gcc "$sgcl" "$(variant "$sgcl" sgcl crop=random)" \
                    "$(variant "$sgcl" sgcl permute=random)" graphcl grace mvgrl mvgrl-heat gca --corpus "${CORPUS[@]}" --rows "$ROWS" "${RT[@]}" ;;
     report)    dry && { echo "(plan: report rebuilds $OUT from $ROWS)"; continue; }
-               python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
+               # a fixed hash seed: scikit-posthocs stacks the CD diagram's bars in a set's order (byte-identical PNGs)
+               PYTHONHASHSEED=0 python -m gcc_sgcl.experiments report --rows "$ROWS" --out "$OUT" --heatmap-dataset "$HEAT" "${INTRO[@]}" \
                  --c-grid "${C_GRID[@]}"
                if [ -f "$SHIP/README.md" ]; then python -m gcc_sgcl.experiments shipped --folder "$SHIP"; fi ;;
     *) echo "unknown stage $stage (${SWEEP_STAGES[*]} ship runtime report)" >&2
