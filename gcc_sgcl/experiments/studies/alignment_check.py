@@ -62,7 +62,7 @@ def contrasts(rows: Rows, seeds: Sequence[int] = SEEDS) -> list[Contrast]:
     """The registered contrasts A and B on every column of families P and S, on ``seeds`` only, Holm-corrected
     within each family (its columns × A, B)."""
     def on(items: list[SeedDifferences]) -> list[SeedDifferences]:
-        return [restrict(d, seeds) for d in items if restrict(d, seeds) is not None]
+        return [kept for d in items if (kept := restrict(d, seeds)) is not None]
 
     out = []
     for family, tasks in (("P", CLASSIFICATION), ("S", SIMILARITY)):

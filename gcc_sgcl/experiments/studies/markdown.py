@@ -153,10 +153,24 @@ READINGS = {"interval above 0": "SGCL ahead", "interval below 0": "GCC ahead",
 FWER = 0.05  # the family-wise error rate of the corrected verdicts (Holm)
 
 
+def holm_readings(tests: Sequence[tuple[float | None, float]], alpha: float = FWER) -> list[tuple[float | None, str]]:
+    """The readings of one family of seed-level tests, each given as ``(p, mean difference)`` (``p`` None: one seed,
+    no test): the Holm-adjusted p (:func:`~gcc_sgcl.experiments.stats.holm_adjusted`) and ``SGCL ahead`` / ``GCC
+    ahead`` where it is below ``alpha`` (the family-wise error rate), else ``no difference shown`` (``one seed
+    only`` without a test).
+
+    >>> [(round(p, 4), r) for p, r in holm_readings([(0.0004, 0.01), (0.0354, -0.02), (0.3, 0.01)])]
+    [(0.0012, 'SGCL ahead'), (0.0708, 'no difference shown'), (0.3, 'no difference shown')]
+    >>> holm_readings([(None, 0.02)])
+    [(None, 'one seed only')]
+    """
+    adjusted = holm_adjusted([p for p, _ in tests])
+    return [(p, READINGS["one seed, no interval"] if p is None else "no difference shown" if p >= alpha
+             else "SGCL ahead" if mean > 0 else "GCC ahead") for p, (_, mean) in zip(adjusted, tests)]
+
+
 def corrected_readings(items: Sequence[SeedDifferences], alpha: float = FWER) -> list[tuple[float | None, str]]:
-    """Each item's seed-level t-test p adjusted by Holm over the family ``items``
-    (:func:`~gcc_sgcl.experiments.stats.holm_adjusted`) and its reading: ahead or behind where the adjusted p is
-    below ``alpha`` (the family-wise error rate), else ``no difference shown`` (``one seed only`` without a test).
+    """:func:`holm_readings` of the family ``items`` (each one's seed-level t-test and mean difference).
 
     >>> from gcc_sgcl.experiments.studies.cells import Column
     >>> from gcc_sgcl.experiments.stats import summarize
@@ -168,15 +182,7 @@ def corrected_readings(items: Sequence[SeedDifferences], alpha: float = FWER) ->
     >>> [r for _, r in corrected_readings([d(0.010, 0.012, 0.011, 0.013), d(0.01, -0.02, 0.03, 0.011), d(0.02)])]
     ['SGCL ahead', 'no difference shown', 'one seed only']
     """
-    out = []
-    for item, p in zip(items, holm_adjusted([x.p for x in items])):
-        if item.summary.n < 2 or p is None:
-            out.append((p, READINGS["one seed, no interval"] if item.summary.n < 2 else "no difference shown"))
-        elif p < alpha:
-            out.append((p, "SGCL ahead" if item.summary.mean > 0 else "GCC ahead"))
-        else:
-            out.append((p, "no difference shown"))
-    return out
+    return holm_readings([(d.p, d.summary.mean) for d in items], alpha)
 
 
 def seed_differences_section(items: list[SeedDifferences], method: str, png: Path, csv_path: Path) -> str:

@@ -13,11 +13,10 @@ import numpy as np
 
 from gcc_sgcl.engine.views import INFERENCE_COPIES
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
-from gcc_sgcl.experiments.stats import Summary, holm_adjusted, summarize, summary_ttest
+from gcc_sgcl.experiments.stats import Summary, summarize, summary_ttest
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, SIMILARITY, paper_order, seed_differences_of
 from gcc_sgcl.experiments.studies.markdown import (
-    FWER,
-    READINGS, pyplot, save_panels, and_joined, interval_side, label, markdown_table, write_csv,
+    READINGS, pyplot, save_panels, and_joined, holm_readings, interval_side, label, markdown_table, write_csv,
 )
 from gcc_sgcl.experiments.tables import BASELINE, SGCL
 from gcc_sgcl.method import MethodSpec
@@ -182,22 +181,10 @@ def views_section(points: list[ViewsPoint], png: Path, csv_path: Path, method: s
 VIEWS_ANCHOR = "docs/results.md#inference-views-how-many-to-average-per-row"
 
 
-def corrected_at(differences: Sequence[Summary], alpha: float = FWER) -> list[str]:
-    """The readings of one view count's columns (``differences``, one family), Holm-corrected at ``alpha``: ahead or
-    behind where the adjusted seed-level t-test rejects, else ``no difference shown``.
-
-    >>> corrected_at([summarize([0.01, 0.011, 0.012], interval="t"), summarize([0.01, -0.02], interval="t")])
-    ['SGCL ahead', 'no difference shown']
-    """
-    adjusted = holm_adjusted([summary_ttest(d) for d in differences])
-    return ["no difference shown" if p is None or p >= alpha else "SGCL ahead" if d.mean > 0 else "GCC ahead"
-            for d, p in zip(differences, adjusted)]
-
-
 def views_headline(points: list[ViewsPoint], default: int, tables: int = 2, method: str = "SGCL") -> str:
     """The README's sentence on the views study: the node-level columns whose reading at the embeddings' ``default``
     view count differs from the tables' ``tables`` views, each count's columns one family read with Holm's
-    correction (:func:`corrected_at`), with the interval at ``default``; empty when the two counts are the same or
+    correction (:func:`~gcc_sgcl.experiments.studies.markdown.holm_readings`), with the interval at ``default``; empty when the two counts are the same or
     no column has paired seeds at both."""
     paired = {(p.dataset, p.metric, p.copies): p.difference for p in points
               if p.difference is not None and p.difference.n > 1}
@@ -206,7 +193,8 @@ def views_headline(points: list[ViewsPoint], default: int, tables: int = 2, meth
             if (*c, tables) in paired and (*c, default) in paired]
     if default == tables or not both:
         return ""
-    at_tables, at_default = corrected_at([a for _, a, _ in both]), corrected_at([b for _, _, b in both])
+    at_tables, at_default = ([r for _, r in holm_readings([(summary_ttest(d), d.mean) for d in family])]
+                             for family in ([a for _, a, _ in both], [b for _, _, b in both]))
     moved = [f"{label(d)} {m}: {rb} ({100 * b.mean:+.2f} pp [{100 * b.ci_low:+.2f}, {100 * b.ci_high:+.2f}], "
              f"{b.n} seeds), where {tables} views read {ra}"
              for ((d, m), _, b), ra, rb in zip(both, at_tables, at_default) if ra != rb]
