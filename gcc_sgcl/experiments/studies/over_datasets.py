@@ -72,7 +72,7 @@ def common_seeds(rows: Rows, methods: Sequence[str], mode: str, tasks: Sequence[
 
 @dataclass(frozen=True)
 class FriedmanNemenyi:
-    """One mode's test over datasets: ``scores`` (datasets × entrants), each entrant's mean rank (1 = best), the
+    """One mode's test over datasets: ``scores`` and ``ranks`` (datasets × entrants, 1 = best), the
     Friedman χ² and its p, the Nemenyi critical difference ``cd`` at :data:`ALPHA` and the Nemenyi pairwise p-values
     (``scikit_posthocs.posthoc_nemenyi_friedman``), entrants as (method, mode) with the ``seeds`` their pre-trained
     ones are read on."""
@@ -82,11 +82,16 @@ class FriedmanNemenyi:
     seeds: tuple[int, ...]
     datasets: list[str]
     scores: np.ndarray
-    mean_ranks: np.ndarray
+    ranks: np.ndarray
     chi2: float
     p: float
     cd: float
     pairwise: np.ndarray
+
+    @property
+    def mean_ranks(self) -> np.ndarray:
+        """Each entrant's rank (1 = best) averaged over the datasets."""
+        return self.ranks.mean(axis=0)
 
     def names(self) -> list[str]:
         """The entrants' display names."""
@@ -137,7 +142,7 @@ def friedman_nemenyi(rows: Rows, mode: str, methods: Sequence[str], tasks: Seque
     import scikit_posthocs  # imported only by the report
 
     pairwise = scikit_posthocs.posthoc_nemenyi_friedman(scores).to_numpy()
-    return FriedmanNemenyi(mode, entrants, seeds, datasets, scores, ranks.mean(axis=0), float(chi2), float(p),
+    return FriedmanNemenyi(mode, entrants, seeds, datasets, scores, ranks, float(chi2), float(p),
                            nemenyi_cd(len(entrants), len(datasets), alpha), pairwise)
 
 
@@ -266,7 +271,7 @@ def write_tables(tests: Sequence[FriedmanNemenyi], bayes: Sequence[BayesSignedRa
     datasets = tests[0].datasets if tests else []
     write_csv(csv_path, ["mode", "entrant", "seeds", "mean_rank", *datasets], body)
     table = [[MODE_NAMES.get(t.mode, t.mode), name, f"{rank:.2f}",
-              *(f"{stats.rankdata(-t.scores[j])[i]:g}" for j in range(len(t.datasets)))]
+              *(f"{r:g}" for r in t.ranks[:, i])]
              for t in tests for i, (name, rank) in enumerate(zip(t.names(), t.mean_ranks))]
     return markdown_table(["mode", "entrant", "mean rank", *(label(d) for d in datasets)], table)
 
