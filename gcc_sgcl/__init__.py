@@ -9,7 +9,7 @@ _dgl_compat.install()
 
 __version__ = "0.1.0"
 
-_API = ("Encoder", "as_dgl_graph", "load_encoder")
+_API = ("Encoder", "as_dgl_graph", "load_encoder", "read_graph_file")
 
 
 def __getattr__(name: str):

@@ -27,7 +27,9 @@ import torch
 
 from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.config import Config, visit_budget_power
+from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData
 from gcc_sgcl.data.graphs import graph_from_networkx, graph_from_scipy, simple_undirected_graph
+from gcc_sgcl.data.load import load_file
 from gcc_sgcl.data.readers import MAX_NODES, SPARE_NODES, node_count_limit
 from gcc_sgcl.engine import checkpoint, views
 from gcc_sgcl.models import GraphEncoder
@@ -80,6 +82,10 @@ def as_dgl_graph(graph: GraphLike) -> dgl.DGLGraph:
     4
     """
     if isinstance(graph, dgl.DGLGraph):
+        if len(graph.ntypes) > 1 or len(graph.canonical_etypes) > 1:
+            raise TypeError(f"a heterograph ({len(graph.ntypes)} node types, {len(graph.canonical_etypes)} edge "
+                            f"types) has no one node numbering: pass dgl.to_homogeneous(graph)")
+        _check_node_count(graph.num_nodes(), graph.num_edges(), "the DGLGraph's num_nodes()")
         src, dst = graph.edges()
         return simple_undirected_graph(src.numpy(), dst.numpy(), graph.num_nodes())
     if isinstance(graph, nx.Graph):
@@ -162,11 +168,17 @@ def _refuse_ambiguous_mask(nodes: Any, n: int) -> None:
                          f"(e.g. mask.astype(bool)) or the node ids")
 
 
-def _check_settings(batch_size: int, copies: int, seed: int = 0) -> None:
-    """Refuse a ``batch_size`` or ``copies`` that is not an integer >= 1, or a bad ``seed`` (:func:`_check_seed`)."""
-    for name, value in (("batch_size", batch_size), ("copies", copies)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+def _check_settings(batch_size: int, copies: int, seed: int = 0, threads: int | None = None,
+                    workers: int | None = None) -> None:
+    """Refuse a ``batch_size`` or ``copies`` that is not an integer >= 1, ``threads`` or ``workers`` that are
+    neither None nor an integer >= 0, or a bad ``seed`` (:func:`_check_seed`), naming the parameter."""
+    for name, value, low in (("batch_size", batch_size, 1), ("copies", copies, 1), ("threads", threads, 0),
+                             ("workers", workers, 0)):
+        if value is None and name in ("threads", "workers"):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            kind = "" if isinstance(value, (int, np.integer)) else f" (a {type(value).__name__})"
+            raise ValueError(f"{name} must be an integer >= {low}{' or None' if low == 0 else ''}, got {value!r}{kind}")
     _check_seed(seed)
 
 
@@ -201,7 +213,7 @@ class Encoder:
         ``workers`` processes beside the model's ``threads`` torch threads, both decided from the cores when None
         (:func:`~gcc_sgcl.engine.threads.plan_threads`; the choice is kept in ``last_plan``); rows do not depend
         on ``workers``."""
-        _check_settings(batch_size, copies, seed)
+        _check_settings(batch_size, copies, seed, threads, workers)
         visit_budget_power(visit_budget)
         g = as_dgl_graph(graph)
         items = _positions(graph, g.num_nodes(), nodes)
@@ -215,10 +227,11 @@ class Encoder:
     def embed_graphs(self, graphs: Sequence[GraphLike], batch_size: int = 256, seed: int = 0,
                      copies: int = views.GRAPH_COPIES, with_structural: bool = False,
                      progress: bool = False, threads: int | None = None, workers: int | None = None) -> np.ndarray:
-        """``(len(graphs), hidden)`` float32 embeddings of a list of whole graphs (a graph without edges is refused,
-        as ``generate.sh`` refuses it); ``with_structural`` appends each graph's structural vector (z-scored over
+        """``(len(graphs), hidden)`` float32 embeddings of a list of whole graphs (a graph without nodes, or a list in
+        which no graph has an edge, is refused, as ``generate.sh`` refuses such a collection; an edgeless graph among
+        others is embedded, as there); ``with_structural`` appends each graph's structural vector (z-scored over
         the given graphs); ``progress``, ``threads`` and ``workers`` as :meth:`embed_nodes`."""
-        _check_settings(batch_size, copies, seed)
+        _check_settings(batch_size, copies, seed, threads, workers)
         if isinstance(graphs, (dgl.DGLGraph, nx.Graph)) or sp.issparse(graphs):
             raise TypeError(f"embed_graphs takes a list of graphs, got one {type(graphs).__name__}: pass [graph] "
                             f"(or use embed_nodes for its nodes)")
@@ -228,10 +241,13 @@ class Encoder:
                 dataset.append(as_dgl_graph(g))
             except TypeError as error:
                 raise TypeError(f"graphs[{i}]: {error}") from None
-        for i, g in enumerate(dataset):
-            if not g.num_edges():
-                raise ValueError(f"graphs[{i}] has no {'edges' if g.num_nodes() else 'nodes'}: a graph's embedding "
-                                 f"needs at least one edge (generate.sh refuses such a graph too)")
+        empty = [i for i, g in enumerate(dataset) if not g.num_nodes()]
+        if empty:
+            raise ValueError(f"graphs[{empty[0]}] has no nodes ({len(empty)} of the {len(dataset)} graphs have none): "
+                             f"nothing to embed (generate.sh refuses such a collection too)")
+        if dataset and not any(g.num_edges() for g in dataset):
+            raise ValueError(f"none of the {len(dataset)} graphs has an edge: every view would be edgeless "
+                             f"(generate.sh refuses such a collection too; single edgeless graphs are embedded)")
         rows = self._embed(GraphViewDataset(dataset, self.cfg.sampling, seed), np.arange(len(dataset)), batch_size,
                            copies, progress, threads, workers)
         return joined(rows, structural_vector(dataset, per_graph=True)) if with_structural and len(dataset) else rows
@@ -246,6 +262,25 @@ class Encoder:
         sources = [ViewSource(dataset, items, copies)]
         self.last_plan = stream_plan(self.model, sources, threads, workers)
         return streamed_rows(self.model, sources, batch_size, self.last_plan, "views", progress)
+
+
+def read_graph_file(path: str | Path, labels: str | Path | None = None) -> NodeLabelData | GraphLabelData:
+    """A graph file read exactly as ``generate.sh`` and the task scripts read it (:mod:`gcc_sgcl.data.files`: edge
+    lists with quoted or string ids, ``.mtx``, GraphML, GML, DGL binary, GIN text, TU), so that the rows of
+    :meth:`Encoder.embed_nodes` / :meth:`Encoder.embed_graphs` on what it returns are ``generate``'s for the file. One
+    graph gives a ``NodeLabelData`` (``.graph``; ``.ids[i]``, node ``i``'s id in the file; ``.labels``), a
+    collection a ``GraphLabelData`` (``.graphs``, ``.labels``); ``labels`` is a labels file (``id label`` lines;
+    ``-1`` for items it does not name or whose label is missing). A malformed file raises a ``DataFormatError`` (a
+    ``ValueError``) naming the file and line.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "cities.csv")
+    >>> _ = open(path, "w").write('"New York","Los Angeles"\\n"Los Angeles",Boston\\n')
+    >>> data = read_graph_file(path)
+    >>> data.graph.num_nodes(), data.ids.tolist()
+    (3, ['New York', 'Los Angeles', 'Boston'])
+    """
+    return load_file(str(path), None if labels is None else str(labels))
 
 
 def load_encoder(path: str | Path, device: str = "cpu") -> Encoder:

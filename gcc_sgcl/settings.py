@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
+
+import numpy as np
 
 T = TypeVar("T")
 
@@ -109,10 +112,62 @@ def flag_name(field_name: str, klass: type | None = None) -> str:
     return flag_names(field_name, klass)[0]
 
 
+_SCALARS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+@functools.lru_cache(maxsize=None)
+def _scalar_kinds(klass: type) -> dict[str, tuple[type, bool]]:
+    """``field → (scalar type, optional)`` of the fields of ``klass`` typed ``int``, ``float``, ``str`` or ``bool``
+    (``| None`` allowed), or a list of one of them; other fields are not listed."""
+    kinds = {}
+    for name, hint in typing.get_type_hints(klass).items():
+        optional = type(None) in typing.get_args(hint)
+        hint = _value_type(hint)
+        if typing.get_origin(hint) is list:
+            hint = typing.get_args(hint)[0]
+        if hint in _SCALARS:
+            kinds[name] = (hint, optional)
+    return kinds
+
+
+def _is_kind(value: Any, kind: type) -> bool:
+    """Whether ``value`` is a value of the scalar ``kind``: a bool is no number, an integer is a float."""
+    if kind is bool:
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if kind is int:
+        return isinstance(value, (int, np.integer))
+    if kind is float:
+        return isinstance(value, (int, float, np.integer, np.floating))
+    return isinstance(value, kind)
+
+
+def check_types(obj: Any) -> None:
+    """Raise ``TypeError`` naming the flag of the first field of dataclass ``obj`` whose value is not of its declared
+    scalar type: a config file's ``"hidden_size": "64"`` or ``64.0``, a ``True`` for a count.
+
+    >>> @dataclass
+    ... class Widths(Settings):
+    ...     hidden_size: int = setting(64, "width")
+    >>> Widths(hidden_size=64.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: --hidden-size must be an integer, got float 64.0
+    """
+    for name, (kind, optional) in _scalar_kinds(type(obj)).items():
+        value = getattr(obj, name)
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if not (v is None and optional) and not _is_kind(v, kind):
+                raise TypeError(f"{flag_name(name, type(obj))} must be {_SCALARS[kind]}, got "
+                                f"{type(v).__name__} {repr(v)[:80]}")
+
+
 def check_fields(obj: Any) -> None:
     """Raise ``ValueError`` naming the flag of the first field of dataclass ``obj`` outside its declared range or
-    choices (:func:`setting`'s ``valid`` and ``choices``); the one check every configuration goes through, from the
-    command line and from Python."""
+    choices (:func:`setting`'s ``valid`` and ``choices``), ``TypeError`` for one of another type
+    (:func:`check_types`); the one check every configuration goes through, from the command line and from Python."""
+    check_types(obj)
     for f in dataclasses.fields(obj):
         value, valid, choices = getattr(obj, f.name), f.metadata.get("valid"), f.metadata.get("choices")
         values = value if isinstance(value, (list, tuple)) else [value]

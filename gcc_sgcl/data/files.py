@@ -21,7 +21,8 @@ ids). An edge list's first line is a header (skipped) when its two ids are not n
 integers. Node labels and pairs files have two such fields per line and name nodes by those ids (integer ids by
 value: ``03`` names node ``3``; string ids as written); their first line is a header when none of its ids is a
 node id or a number, else an unknown id there stops the run like on any other line. Labels are ``0..C-1`` in
-sorted order of the distinct label values, ``-1`` for nodes (or graphs) a labels file does not name.
+sorted order of the distinct label values, ``-1`` for nodes (or graphs) a labels file does not name or labels
+missing (``nan``, ``NA``, ``null``, ...: :data:`MISSING_LABELS`).
 """
 from __future__ import annotations
 
@@ -36,18 +37,23 @@ import numpy as np
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData
 from gcc_sgcl.data.graphs import graph_from_networkx, reindex_first_appearance, remap_labels, simple_undirected_graph
 from gcc_sgcl.data.readers import (
+    MAX_NODES,
+    SPARE_NODES,
     is_number,
+    node_count_limit,
     read_gin_graphs,
     read_id_edge_list,
     read_matrix_market,
     read_tu_graphs,
     read_two_columns,
-    split_fields,
     tu_name,
 )
-from gcc_sgcl.data.text import DataFormatError, LineReader, open_bytes, open_text, quoted
+from gcc_sgcl.data.text import DataFormatError, LineReader, open_bytes, open_text, quoted, split_fields
 
 UNLABELLED = -1
+MISSING_LABELS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                            "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+"""Labels that say "missing" (pandas' ``read_csv`` spellings of NA): the item stays unlabelled (-1), never a class."""
 _DECIMAL = re.compile(r"[+-]?[0-9]+")  # an integer id in a labels or pairs file, leading zeros allowed
 
 _BY_SUFFIX = {
@@ -105,8 +111,8 @@ def file_format(path: Path) -> str:
     suffix = _suffix(path)
     if suffix == ".txt":
         with open_text(path) as f:
-            first = next(iter(LineReader(f, str(path), comments=("#", "%"))), [])
-        return "GIN" if len(split_fields(first)) == 1 else "edge list"
+            first = next(iter(LineReader(f, str(path), comments=("#", "%"), split=split_fields)), [])
+        return "GIN" if len(first) == 1 else "edge list"
     if suffix not in _BY_SUFFIX:
         known = ", ".join(sorted({".txt", *_BY_SUFFIX}))
         raise DataFormatError(f"{path}: unknown graph file type {suffix or '(none)'!r}; expected one of {known} "
@@ -114,7 +120,20 @@ def file_format(path: Path) -> str:
     return _BY_SUFFIX[suffix]
 
 
+def check_ids(path: Path, ids: np.ndarray) -> None:
+    """Refuse node ids holding a line break (a GraphML or GML id may): ``<stem>.ids.txt`` keeps one id per line, so
+    every row after such an id would be read as another node's."""
+    if ids.dtype.kind != "U" or not ids.size:
+        return
+    broken = np.flatnonzero(np.char.find(ids, "\n") >= 0)
+    broken = np.union1d(broken, np.flatnonzero(np.char.find(ids, "\r") >= 0))
+    if broken.size:
+        raise DataFormatError(f"{path}: node id {quoted(str(ids[broken[0]]))} holds a line break ({broken.size} ids "
+                              f"do): ids.txt keeps one id per line; rename the node(s)")
+
+
 def _node_data(path: Path, graph: dgl.DGLGraph, ids: np.ndarray) -> NodeLabelData:
+    check_ids(path, ids)
     return NodeLabelData(dataset_stem(path), graph, np.full(graph.num_nodes(), UNLABELLED, dtype=np.int64), ids)
 
 
@@ -160,14 +179,36 @@ def _read_dgl(path: Path) -> NodeLabelData | GraphLabelData:
     except Exception as error:  # DGLError carries a C++ stack trace; keep its first line
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DataFormatError(f"{path}: not a DGL binary (dgl.save_graphs): {first_line}") from error
+    for i, g in enumerate(graphs):  # before any per-node array: a 5 KB file may declare 3e9 nodes
+        if g.num_nodes() > node_count_limit(g.num_edges()):
+            which = f"graph {i + 1} of {len(graphs)}" if len(graphs) > 1 else "its graph"
+            raise DataFormatError(f"{path}: {which} declares {g.num_nodes()} nodes for {g.num_edges()} edges, more "
+                                  f"than {node_count_limit(g.num_edges())} (2 x edges + {SPARE_NODES}, at most "
+                                  f"{MAX_NODES}): a damaged or hand-edited file?")
     simple = [simple_undirected_graph(*(t.numpy() for t in g.edges()), g.num_nodes()) for g in graphs]
     if len(simple) == 1:
         return _node_data(path, simple[0], np.arange(simple[0].num_nodes()))
     per_graph = [t.numpy() for t in tensors.values() if t.ndim == 1 and len(t) == len(simple)]
     if len(per_graph) > 1:
         raise DataFormatError(f"{path}: several per-graph tensors ({', '.join(tensors)}); keep one label tensor")
-    labels = remap_labels(per_graph[0]) if per_graph else np.full(len(simple), UNLABELLED, dtype=np.int64)
+    labels = _tensor_labels(path, per_graph[0]) if per_graph else np.full(len(simple), UNLABELLED, dtype=np.int64)
     return GraphLabelData(dataset_stem(path), simple, labels)
+
+
+def _tensor_labels(path: Path, values: np.ndarray) -> np.ndarray:
+    """Classes ``0..C-1`` of a DGL binary's label tensor, ``-1`` (unlabelled) where a float tensor holds NaN; a
+    label that is not an integer (1.5, inf, a complex or bool tensor) is refused naming the file."""
+    if values.dtype.kind not in "iuf":
+        raise DataFormatError(f"{path}: the label tensor holds {values.dtype} values; expected integer classes")
+    missing = np.isnan(values) if values.dtype.kind == "f" else np.zeros(values.shape, dtype=bool)
+    known = values[~missing]
+    if values.dtype.kind == "f" and not (np.isfinite(known).all() and (known == np.round(known)).all()):
+        odd = known[~(np.isfinite(known) & (known == np.round(known)))][0]
+        raise DataFormatError(f"{path}: the label tensor holds {odd}, not an integer class (NaN marks a graph "
+                              f"unlabelled)")
+    labels = np.full(values.shape, UNLABELLED, dtype=np.int64)
+    labels[~missing] = remap_labels(known) if known.size else known
+    return labels
 
 
 def _read_gin(path: Path) -> GraphLabelData:
@@ -269,6 +310,8 @@ def read_labels_file(path: str | Path, ids: np.ndarray, of: str) -> np.ndarray:
         if labelled[position]:
             raise r.error(f"node {quoted(node)} labelled twice")
         labelled[position] = True
+        if label in MISSING_LABELS:
+            continue
         positions.append(position)
         values.append(label)
     if not positions:

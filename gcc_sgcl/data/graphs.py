@@ -91,7 +91,8 @@ def graph_from_networkx(g: nx.Graph) -> tuple[dgl.DGLGraph, np.ndarray]:
 
 def graph_from_scipy(adj: sp.spmatrix | sp.sparray) -> tuple[dgl.DGLGraph, np.ndarray]:
     """``(graph, ids)``: the simple bidirected graph of a square sparse adjacency matrix (any non-zero entry
-    is an edge, either direction), ``ids = 0..n-1``.
+    is an edge, either direction; an explicit zero is none, as in a ``.mtx`` file; NaN, inf and complex entries are
+    refused), ``ids = 0..n-1``.
 
     >>> g, ids = graph_from_scipy(sp.csr_array(np.array([[0, 1, 0], [0, 0, 0], [0, 0, 0]])))
     >>> g.num_nodes(), g.num_edges(), ids.tolist()
@@ -100,6 +101,13 @@ def graph_from_scipy(adj: sp.spmatrix | sp.sparray) -> tuple[dgl.DGLGraph, np.nd
     coo = sp.coo_array(adj)
     if coo.ndim != 2 or coo.shape[0] != coo.shape[1]:
         raise ValueError(f"an adjacency matrix must be square, got shape {coo.shape}")
+    if coo.dtype.kind not in "biuf":
+        raise ValueError(f"an adjacency matrix has real entries, got {coo.dtype} (a complex matrix's imaginary parts "
+                         f"would be lost)")
+    bad = int(coo.data.size - np.count_nonzero(np.isfinite(coo.data)))
+    if bad:
+        raise ValueError(f"the adjacency matrix holds {bad} entries that are NaN or inf: an entry is an edge (not 0) "
+                         f"or none (0)")
     edge = coo.data != 0
     n = coo.shape[0]
     return simple_undirected_graph(coo.row[edge], coo.col[edge], n), np.arange(n, dtype=np.int64)

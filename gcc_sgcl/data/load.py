@@ -15,7 +15,7 @@ import numpy as np
 
 from gcc_sgcl.data.cache import Parsed, load_cached
 from gcc_sgcl.data.containers import GraphLabelData, NodeLabelData, SimilarityPairData
-from gcc_sgcl.data.files import dataset_stem, read_dataset_file, read_labels_file, read_pairs_file
+from gcc_sgcl.data.files import MISSING_LABELS, dataset_stem, read_dataset_file, read_labels_file, read_pairs_file
 from gcc_sgcl.data.kinds import KINDS, kind_of_data
 from gcc_sgcl.data.paths import DatasetNotFoundError, resolve_data_dir
 from gcc_sgcl.data.readers import read_two_columns
@@ -123,7 +123,8 @@ def check_labels_file(path: Dataset, labels: np.ndarray) -> None:
     The file was read by :func:`~gcc_sgcl.data.files.read_labels_file` already, which refuses unknown ids and
     repeated ones; so it has one line per labelled item, and one more when its first line is a header.
     """
-    rows = [(label, reader.line_number) for _, label, reader in read_two_columns(Path(path), "'id label'")]
+    rows = [(label, reader.line_number) for _, label, reader in read_two_columns(Path(path), "'id label'")
+            if label not in MISSING_LABELS]
     labelled = int((np.asarray(labels) >= 0).sum())
     rows = rows[len(rows) - labelled:]  # without a header line
     integer = [bool(_INTEGER.fullmatch(label)) for label, _ in rows]
@@ -162,13 +163,18 @@ def check_has_edges(data: Any, paths: Sequence[Path], name: str, kind: str) -> N
     """Raise :class:`DataFormatError` naming ``paths`` when the parsed dataset ``name`` of ``kind`` has no edge
     where one is needed: a node dataset (its nodes would all be isolated; self-loops are dropped), a
     pre-training or similarity graph, or a whole graph collection (single graphs of a collection may be
-    edgeless); or a similarity dataset has no ground-truth pairs."""
+    edgeless, not empty); or a similarity dataset has no ground-truth pairs. The API's ``embed_graphs`` refuses
+    alike."""
     if isinstance(data, NodeLabelData) and data.graph.num_edges() == 0:
         raise DataFormatError(f"{_files(paths)}: dataset {name!r} has no edges: all {data.graph.num_nodes()} "
                               f"nodes are isolated (is the edge list empty, or only self-loops?)")
     if isinstance(data, GraphLabelData) and not any(g.num_edges() for g in data.graphs):
         raise DataFormatError(f"{_files(paths)}: dataset {name!r} has no edges in any of its "
                               f"{len(data.graphs)} graphs")
+    empty = [i for i, g in enumerate(graphs_of(data)) if g.num_nodes() == 0]
+    if isinstance(data, GraphLabelData) and empty:
+        raise DataFormatError(f"{_files(paths)}: graph {empty[0] + 1} of dataset {name!r} has no nodes "
+                              f"({len(empty)} of its {len(data.graphs)} graphs have none): nothing to embed")
     if isinstance(data, SimilarityPairData) and len(data.pairs) == 0:
         raise DataFormatError(f"{_files(paths)}: dataset {name!r} has no ground-truth pairs (no author "
                               f"name is in both dicts with edges in both graphs)")
@@ -280,6 +286,11 @@ def check_present(names: Sequence[Dataset], data_dir: DataDir = None) -> None:
             f"{len(missing)} datasets not found under {where}: "
             + "; ".join(f"{m.name} (expected {', '.join(m.expected)})" for m in missing)
             + f". Fetch them with `bash scripts/download.sh --data-dir {where} {' '.join(m.name for m in missing)}`.")
+
+
+def load_file(path: Dataset, labels: Dataset | None = None) -> NodeLabelData | GraphLabelData:
+    """A graph file (one graph, or a collection) as ``generate`` and the tasks read it, labelled by ``labels``."""
+    return _load_path(path, "any", labels)
 
 
 def load_any(name: Dataset, data_dir: DataDir = None) -> Any:

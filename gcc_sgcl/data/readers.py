@@ -14,7 +14,7 @@ import dgl
 import numpy as np
 
 from gcc_sgcl.data.graphs import simple_undirected_graph
-from gcc_sgcl.data.text import DataFormatError, LineReader, damage, open_text, quoted, source_name
+from gcc_sgcl.data.text import DataFormatError, LineReader, damage, open_text, quoted, source_name, split_fields
 
 # Edge lists are converted to numpy in chunks so huge files (LiveJournal) never hold Python ints for all rows.
 _CHUNK = 1 << 20
@@ -176,11 +176,6 @@ def read_edge_list(
     return np.concatenate(chunks).reshape(-1, 2)
 
 
-def split_fields(tokens: list[str]) -> list[str]:
-    """The fields of a line split on whitespace, further split on commas (``"a, b"``, ``"a,b"``, ``"a b"``)."""
-    return [field for token in tokens for field in token.split(",") if field]
-
-
 def id_values(tokens: list[str]) -> np.ndarray:
     """Id tokens as an array: int64 when every token is an integer written as Python writes it, else str (ids
     kept as written, so ``"01"`` and ``"1"`` stay two ids).
@@ -217,12 +212,11 @@ def read_id_edge_list(path: Path) -> np.ndarray:
     integers; with string ids a header cannot be told from an edge, so it must be a comment. A file whose one line
     holds two non-numbers is a header without data, and refused."""
     with open_text(path) as f:
-        r = LineReader(f, str(path), comments=("#", "%"))
+        r = LineReader(f, str(path), comments=("#", "%"), split=split_fields)
         tokens = []
-        for line in r:
-            fields = split_fields(line)
+        for fields in r:
             if len(fields) < 2:
-                raise r.error(f"expected an edge 'u v' (two node ids, then optional columns), got {quoted(line)}")
+                raise r.error(f"expected an edge 'u v' (two node ids, then optional columns), got {quoted(fields)}")
             tokens += fields[:2]
     if not tokens:
         raise DataFormatError(f"{path}: no edges; expected lines 'u v' (two node ids each)")
@@ -240,11 +234,10 @@ def read_two_columns(path: Path, expected: str) -> Iterator[tuple[str, str, Line
     """``(first, second, reader)`` for each line of a two-column file (fields separated by whitespace and/or
     commas; ``#``/``%`` comments); ``reader`` locates errors at the current line."""
     with open_text(path) as f:
-        r = LineReader(f, str(path), comments=("#", "%"))
-        for line in r:
-            fields = split_fields(line)
+        r = LineReader(f, str(path), comments=("#", "%"), split=split_fields)
+        for fields in r:
             if len(fields) != 2:
-                raise r.error(f"expected {expected}, got {quoted(line)}")
+                raise r.error(f"expected {expected}, got {quoted(fields)}")
             yield fields[0], fields[1], r
 
 
@@ -351,10 +344,39 @@ def read_panther_dict(path: Path, num_nodes: int) -> dict[str, int]:
     return names
 
 
+def _matrix_market_banner(r: LineReader, first: str) -> None:
+    """Refuse, at line 1, a Matrix Market banner (``%%MatrixMarket matrix coordinate real general``) of a matrix with
+    no adjacency reading: a dense ``array``, or ``complex`` entries."""
+    words = first.lower().split()
+    if not words or words[0] != "%%matrixmarket":
+        return
+    r.line_number = 1
+    if "array" in words[1:3]:
+        raise r.error("a dense 'array' matrix; expected a sparse 'coordinate' adjacency matrix")
+    if "complex" in words:
+        raise r.error("a 'complex' matrix: an adjacency matrix has real entries (the imaginary parts would be lost)")
+
+
+def _entry_value(r: LineReader, token: str) -> float:
+    """The value of a Matrix Market entry: a finite real number, else an error at its line."""
+    try:
+        value = float(token)
+    except ValueError:
+        raise r.error(f"entry value {quoted(token)} is not a number") from None
+    if not np.isfinite(value):
+        raise r.error(f"entry value {quoted(token)} is not a finite number")
+    return value
+
+
 def read_matrix_market(path: Path, member: str | None = None) -> tuple[int, np.ndarray]:
-    """``(num_nodes, (nnz, 2) 0-based edges)`` from a coordinate Matrix Market file (``.mtx``)."""
+    """``(num_nodes, (k, 2) 0-based edges)`` from a coordinate Matrix Market file (``.mtx``): every entry whose
+    value is not 0 (an explicit zero is no edge, as in :func:`~gcc_sgcl.data.graphs.graph_from_scipy`); a value that
+    is not a finite real number, a complex or a dense matrix are refused at their line."""
     with open_text(path, member) as f:
-        r = LineReader(f, source_name(path, member), comments=("%",))
+        first = f.readline()
+        r = LineReader(itertools.chain([first], f), source_name(path, member), comments=("%",))
+        _matrix_market_banner(r, first)
+        r.line_number = 0
         rows, cols, nnz = r.ints(r.next("header 'rows cols entries'"), "header 'rows cols entries'", count=3)
         header = f"header '{rows} {cols} {nnz}'"
         if rows != cols or rows < 0 or nnz < 0:
@@ -370,8 +392,10 @@ def read_matrix_market(path: Path, member: str | None = None) -> tuple[int, np.n
             u, v = r.ints(tokens[:2], "integer 'row col'")
             if not (1 <= u <= rows and 1 <= v <= rows):
                 raise r.error(f"index out of range [1, {rows}]")
+            if len(tokens) == 3 and _entry_value(r, tokens[2]) == 0:
+                return -1, -1  # an explicit zero: no edge
             return u - 1, v - 1
 
         edges = read_rows(nnz, entry)
         r.expect_end(f"{nnz} entries")
-    return rows, edges
+    return rows, edges[edges[:, 0] >= 0]

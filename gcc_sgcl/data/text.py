@@ -1,6 +1,7 @@
 """Reading numbered lines out of plain, gzip or zip-member text files, with errors that name file and line."""
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import zipfile
@@ -8,7 +9,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, Callable, TextIO
 
 
 _ENCODING = "utf-8-sig"  # UTF-8, a leading byte-order mark dropped
@@ -90,6 +91,31 @@ def source_name(path: Path, member: str | None = None) -> str:
     return f"{path}:{member}" if member is not None else str(path)
 
 
+def split_fields(line: str) -> list[str]:
+    """The fields of a line of an edge list, labels or pairs file: separated by whitespace and/or commas, empty
+    fields dropped; a field in double quotes keeps its spaces and commas (``"New York","Los Angeles"``, as CSV writes
+    it, ``""`` for a quote inside). A quote left open is a ``ValueError``.
+
+    >>> split_fields("a, b,c d"), split_fields('"New York","Los Angeles",3'), split_fields('"a b" "c,d"')
+    (['a', 'b', 'c', 'd'], ['New York', 'Los Angeles', '3'], ['a b', 'c,d'])
+    """
+    if '"' not in line:
+        return [field for token in line.split() for field in token.split(",") if field]
+    fields = None
+    for delimiter in (",", "\t", " "):  # the first that splits the line into several fields around its quotes
+        try:
+            row = next(csv.reader([line], delimiter=delimiter, skipinitialspace=True, strict=True))
+        except csv.Error:  # quotes that do not close before this delimiter (or at all)
+            continue
+        fields = [f.strip() for f in row if f.strip()]
+        if len(fields) > 1:
+            return fields
+    if fields is None:
+        raise ValueError(f"a double quote left open or inside a field (quote a field whole, \"\" for a quote "
+                         f"inside it): {quoted(line)}")
+    return fields
+
+
 class LineReader:
     """Iterates the tokens of each non-blank line of a text stream (``line_number`` tracks where it is) and
     builds errors located at that line.
@@ -104,20 +130,31 @@ class LineReader:
     [5]
     """
 
-    def __init__(self, stream: TextIO, source: str, comments: tuple[str, ...] = (), sep: str | None = None):
+    def __init__(self, stream: TextIO, source: str, comments: tuple[str, ...] = (), sep: str | None = None,
+                 split: Callable[[str], list[str]] | None = None):
         self.source = source
         self.line_number = 0
         self._stream = stream
         self._comments = comments
         self._sep = sep
+        self._split = split
 
     def __iter__(self) -> Iterator[list[str]]:
+        """The tokens of each line: split at ``sep``, or by ``split`` (e.g. :func:`split_fields`; its
+        ``ValueError`` becomes an error at the line)."""
         for line in self._stream:
             self.line_number += 1
             stripped = line.strip() if self._sep is None else line.rstrip("\r\n")
             if not stripped.strip() or (self._comments and stripped.startswith(self._comments)):
                 continue
-            yield stripped.split(self._sep)
+            if self._split is None:
+                yield stripped.split(self._sep)
+                continue
+            try:
+                fields = self._split(stripped)
+            except ValueError as error:
+                raise self.error(str(error)) from None
+            yield fields
 
     def next(self, expected: str) -> list[str]:
         """Tokens of the next non-blank line; a truncated file raises naming what was ``expected``."""

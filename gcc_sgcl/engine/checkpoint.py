@@ -339,13 +339,20 @@ def check_architecture(cfg: Config, weights: Mapping[str, torch.Tensor], path: s
     except (ValueError, TypeError) as error:
         raise CheckpointError(f"{path}: its config builds no encoder ({error})") from None
     check_weights(shapes, weights, path)
+    check_weight_values(shapes, weights, path)
 
 
-def check_finite_weights(model: GraphEncoder, checkpoint: Path, datasets: list[str]) -> None:
-    """Refuse to embed ``datasets`` with an encoder whose weights hold NaN or inf (a diverged run): a ValueError
-    naming the ``checkpoint`` and the first such tensor, before any view is built."""
-    for name, tensor in model.state_dict().items():
+def check_weight_values(module: torch.nn.Module, weights: Mapping[str, torch.Tensor],
+                        path: str | os.PathLike) -> None:
+    """A :class:`CheckpointError` naming ``path`` and the first tensor of ``weights`` that ``module`` could not take
+    as it is: a complex tensor (loading would drop its imaginary part), an integer one where ``module`` holds real
+    numbers or the reverse, or real weights holding NaN or inf (a diverged run, whose every row would be NaN). The
+    API and ``generate`` refuse alike, before anything is embedded."""
+    for key, expected in module.state_dict().items():
+        tensor = weights[key]
+        if tensor.is_complex() or tensor.is_floating_point() != expected.is_floating_point():
+            raise CheckpointError(f"{path}: model tensor {key!r} holds {str(tensor.dtype).removeprefix('torch.')} "
+                                  f"values, the encoder's are {str(expected.dtype).removeprefix('torch.')}")
         bad = int(tensor.numel() - torch.isfinite(tensor).sum()) if tensor.is_floating_point() else 0
         if bad:
-            raise ValueError(f"{checkpoint}: {bad} non-finite weights (NaN/inf) in {name!r}, its training diverged; "
-                             f"nothing written for {', '.join(datasets)}")
+            raise CheckpointError(f"{path}: {bad} non-finite weights (NaN/inf) in {key!r}: its training diverged")

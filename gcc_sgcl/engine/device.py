@@ -55,11 +55,19 @@ def resolve_device_quietly(gpu: str | int) -> tuple[str, str]:
 
 
 def check_torch_device(device: str | torch.device) -> None:
-    """Raise :class:`DeviceError` when ``device`` is a CUDA device torch cannot use on this machine.
+    """Raise :class:`DeviceError` when ``device`` is a CUDA device torch cannot use on this machine, or neither a CPU
+    nor a CUDA device (DGL runs on no other).
 
     >>> check_torch_device("cpu")
+    >>> check_torch_device("mps")
+    Traceback (most recent call last):
+    ...
+    gcc_sgcl.engine.device.DeviceError: device 'mps': this package runs on 'cpu' or 'cuda' (DGL has no mps backend)
     """
     device = torch.device(device)
+    if device.type not in ("cpu", "cuda"):
+        raise DeviceError(f"device {str(device)!r}: this package runs on 'cpu' or 'cuda' (DGL has no {device.type} "
+                          f"backend)")
     if device.type != "cuda":
         return
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0

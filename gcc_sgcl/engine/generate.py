@@ -49,7 +49,7 @@ from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.cli import PlainHelpParser, check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import VISIT_BUDGETS, InputConfig, SamplingConfig, visit_budget_power
 from gcc_sgcl.data.load import check_dataset_names
-from gcc_sgcl.engine.checkpoint import check_finite_weights, load_encoder_checkpoint
+from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 from gcc_sgcl.engine.distributed import cleanup_distributed
 from gcc_sgcl.engine.provenance import embeddings_record, output_files, write_embeddings
 from gcc_sgcl.engine.stream import ResumeState, ViewSource, stream_plan, streamed_rows
@@ -199,7 +199,6 @@ def generate(
     share = embedding_share(g)
     device = share_device(device, share)
     model, cfg, checkpoint = load_encoder_checkpoint(load_path, device)
-    check_finite_weights(model, checkpoint.path, datasets)
     load_dir = check_writable_dir(folder_of(load_path), "--load-path")
     for stem in stems:  # a link planted at an output is refused before anything is embedded
         for file in output_files(load_dir / f"{stem}.npy"):
