@@ -2,7 +2,6 @@
 checks of arguments done before any data is loaded (imports nothing from the package)."""
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import signal
@@ -14,6 +13,8 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from gcc_sgcl.settings import OneLineParser
 
 DEBUG_ENV = "GCC_SGCL_DEBUG"
 """Set to ``1`` to see the full traceback of an error a command would report in one line."""
@@ -42,6 +43,25 @@ class Terminated(KeyboardInterrupt):
 
 def _terminate(_signum: int, _frame: object) -> None:
     raise Terminated
+
+
+def stop_now(signum: int, _frame: object = None) -> None:
+    """A second stop signal: one line, and the process ends at once with :func:`stop_exit`'s status (every output goes
+    through a temporary file, so nothing is left half-written; a pre-training keeps its last checkpoint)."""
+    print(f"\n[gcc_sgcl] {signal.Signals(signum).name} again: stopping now; the last checkpoint written is kept",
+          file=sys.stderr, flush=True)
+    os._exit(stop_exit(signum))
+
+
+def stop_at_once_on_signals() -> None:
+    """From now on, SIGINT and SIGTERM end this process at once with one line (:func:`stop_now`), for a command
+    ending after a stop request: a signal in its last lines or in the interpreter's shutdown would otherwise raise
+    ``KeyboardInterrupt`` and print a traceback. A no-op outside the main thread."""
+    try:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, stop_now)
+    except ValueError:  # not the main thread
+        pass
 
 
 def _stopped_worker_pipe(kind: type, tb: object) -> bool:
@@ -124,9 +144,9 @@ def plain_text(text: str) -> str:
     return text.replace("``", "")
 
 
-class PlainHelpParser(argparse.ArgumentParser):
+class PlainHelpParser(OneLineParser):
     """An ArgumentParser whose ``--help`` is plain text (:func:`plain_text`): descriptions and help strings may be
-    the docstrings' reStructuredText."""
+    the docstrings' reStructuredText; its errors are one line (:class:`~gcc_sgcl.settings.OneLineParser`)."""
 
     def format_help(self) -> str:
         return plain_text(super().format_help())
@@ -169,6 +189,7 @@ def user_errors() -> Iterator[None]:
         raise SystemExit(f"error: {one_line(error)}") from None
     except KeyboardInterrupt as stop:
         stopping = True  # the quiet hooks stay until the exit: workers' pipes may still break meanwhile
+        stop_at_once_on_signals()  # a second Ctrl-C while this one is reported ends at once, not with a traceback
         close_progress_bars()
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             raise

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from gcc_sgcl.method import MethodSpec
-from gcc_sgcl.settings import NON_NEGATIVE, POSITIVE, PROBABILITY, Range, Settings, at_least, default_of, setting
+from gcc_sgcl.settings import NON_NEGATIVE, POSITIVE, PROBABILITY, SEED, Range, Settings, at_least, default_of, setting
 
 MODES = ("e2e", "moco")
+NAME_MAX = 255  # bytes of a folder name on Linux and macOS file systems
 PE_SIGNS = ("random", "canonical")
 # Visit budget of a node's inference view, max(rw_hops, round(deg^power · e/(e−1) / restart_prob)), by name: the
 # power of pre-training (GCC's LoadBalanceGraphDataset), or the one of GCC's generate.py (GraphDataset.__getitem__).
@@ -150,7 +151,7 @@ class TrainConfig(Settings):
                                           "drives towards 0, make later steps about 2.5x slower; like --threads, it "
                                           "changes the bits of the result, not the experiment (it applies to the "
                                           "thread running the step, every op at --threads 1)")
-    seed: int = setting(0, "seed of the weights, walks and augmentations", valid=NON_NEGATIVE)
+    seed: int = setting(0, "seed of the weights, walks and augmentations", valid=SEED)
     save_freq: int = setting(1000, "write the checkpoint every N steps (and at the end)", valid=at_least(1))
     save_minutes: float = setting(10.0, "also write the checkpoint once this many minutes of wall time passed since "
                                         "the last one, so a kill loses minutes, not hours (0 = by step only)",
@@ -181,7 +182,10 @@ class TrainConfig(Settings):
         name = self.run_name
         if name in (".", "..") or "\0" in name or any(sep and sep in name for sep in (os.sep, os.altsep, "/")):
             raise ValueError(f"--run-name must be one folder name inside --output-dir (no '/', no '.' or '..'), "
-                             f"got {name!r}")
+                             f"got {name[:200]!r}")
+        if len(name.encode()) > NAME_MAX:
+            raise ValueError(f"--run-name is {len(name.encode())} bytes long; a folder name holds at most {NAME_MAX} "
+                             f"(got {name[:40]!r}...)")
 
 
 @dataclass

@@ -41,11 +41,12 @@ class Range:
     high_open: bool = False
 
     def __str__(self) -> str:
+        low, high = _number(self.low), _number(self.high)
         if self.high is None:
-            return f"{'>' if self.low_open else '>='} {self.low:g}"
+            return f"{'>' if self.low_open else '>='} {low}"
         if self.low is None:
-            return f"{'<' if self.high_open else '<='} {self.high:g}"
-        return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+            return f"{'<' if self.high_open else '<='} {high}"
+        return f"in {'(' if self.low_open else '['}{low}, {high}{')' if self.high_open else ']'}"
 
     def contains(self, value: float) -> bool:
         """Whether ``value`` is valid (NaN never is)."""
@@ -61,6 +62,11 @@ class Range:
             raise ValueError(f"{name} must be {self}, got {value}")
 
 
+def _number(value: float | None) -> str:
+    """A bound as messages write it: an integer exactly (``18446744073709551615``), else ``:g``."""
+    return str(value) if isinstance(value, int) or value is None else f"{value:g}"
+
+
 def at_least(low: float) -> Range:
     """Values ≥ ``low``."""
     return Range(low)
@@ -69,6 +75,10 @@ def at_least(low: float) -> Range:
 POSITIVE = Range(0, low_open=True)
 NON_NEGATIVE = Range(0)
 PROBABILITY = Range(0, 1)
+SEED = Range(0, 2**64 - 1)
+"""Seeds: views and walks are keyed by them as uint64 (a larger one would overflow in torch or numpy)."""
+CV_SEED = Range(0, 2**32 - 1)
+"""Seeds of the evaluation's splits and classifiers: scikit-learn's ``random_state`` takes 32 bits."""
 
 
 def setting(default: Any = dataclasses.MISSING, help: str = "", *, choices: Sequence[str] = (),

@@ -8,3 +8,17 @@ show_help_if_asked() {
   if [ $# -gt 0 ]; then echo; "$@" --help; fi
   exit 0
 }
+
+# The datasets come first, the flags after: a dataset file whose name starts with '-' (e.g. -g.edgelist) would read
+# as a flag, so an existing file there is passed as ./-g.edgelist. Sets DASH_SAFE; use it as
+#   dash_safe "$@"; set -- ${DASH_SAFE[@]+"${DASH_SAFE[@]}"}
+dash_safe() {
+  DASH_SAFE=()
+  local datasets=1 arg
+  for arg in "$@"; do
+    if [ $datasets = 1 ] && [[ $arg == -* ]]; then
+      if [[ $arg != --* ]] && [ -e "$arg" ]; then arg="./$arg"; else datasets=0; fi
+    fi
+    DASH_SAFE+=("$arg")
+  done
+}

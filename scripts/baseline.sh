@@ -21,6 +21,7 @@ if [ $# -lt 3 ]; then
 fi
 hidden=$1 method=$2
 shift 2
+dash_safe "$@"; set -- ${DASH_SAFE[@]+"${DASH_SAFE[@]}"}
 datasets=()
 while [ $# -gt 0 ] && [[ $1 != -* ]]; do datasets+=("$1"); shift; done
 flags=("$@")

@@ -14,6 +14,7 @@ if [ $# -lt 3 ]; then
 fi
 load_path=$1 gpu=$2
 shift 2
+dash_safe "$@"; set -- ${DASH_SAFE[@]+"${DASH_SAFE[@]}"}
 echo "[gcc_sgcl] fine-tuning $load_path on $* (loading torch and DGL...)" >&2
 device=$(python -m gcc_sgcl.engine.device "$gpu")
 exec python -m gcc_sgcl.tasks.finetune --device "$device" --load-path "$load_path" --dataset "$@"

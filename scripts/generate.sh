@@ -27,6 +27,7 @@ if [ $# -lt 3 ]; then
 fi
 gpu=$1 load_path=$2
 shift 2
+dash_safe "$@"; set -- ${DASH_SAFE[@]+"${DASH_SAFE[@]}"}
 datasets=()  # GCC's per-graph similarity names → their pair, each pair once
 while [ $# -gt 0 ] && [[ $1 != -* ]]; do
   case $1 in

@@ -19,7 +19,7 @@ from gcc_sgcl.cli import PlainHelpParser, check_writable_dir, user_errors
 from gcc_sgcl.config import InputConfig, ModelConfig
 from gcc_sgcl.data import check_dataset_names, dataset_kind, dataset_name
 from gcc_sgcl.fileio import atomic_target
-from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, default_of, from_args, setting
+from gcc_sgcl.settings import SEED, Settings, add_arguments, at_least, default_of, from_args, setting
 
 
 @dataclass
@@ -32,7 +32,7 @@ class ClassicalConfig(Settings):
                                                                   "graphwave, graph2vec, panther, struc2vec, random; "
                                                                   "the others have fixed or data-chosen sizes)",
                                                                   valid=at_least(1))
-    seed: int = setting(0, "seed of the numpy Generator of randomized methods", valid=NON_NEGATIVE)
+    seed: int = setting(0, "seed of the numpy Generator of randomized methods", valid=SEED)
 
 
 def command_line() -> argparse.ArgumentParser:

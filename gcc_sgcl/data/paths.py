@@ -10,10 +10,14 @@ CACHE_ENV = "GCC_SGCL_CACHE"
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
-    """The data root: ``data_dir`` if given, else ``$GCC_SGCL_DATA``, else ``./data`` (relative to the cwd)."""
-    if data_dir is not None:
-        return Path(data_dir)
-    return Path(os.environ.get(DATA_ENV) or "data")
+    """The data root: ``data_dir`` if given, else ``$GCC_SGCL_DATA``, else ``./data`` (relative to the cwd); one that
+    exists as something other than a folder is a ``NotADirectoryError`` naming where it came from."""
+    root = Path(data_dir) if data_dir is not None else Path(os.environ.get(DATA_ENV) or "data")
+    if root.exists() and not root.is_dir():
+        given = "--data-dir" if data_dir is not None else f"${DATA_ENV}" if os.environ.get(DATA_ENV) else "./data"
+        raise NotADirectoryError(f"the data root {root} ({given}) is a file, not a folder: give the folder that holds "
+                                 f"node_classification/, graph_classification/, ...")
+    return root
 
 
 def resolve_cache_dir() -> Path:

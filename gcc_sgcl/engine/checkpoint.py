@@ -342,6 +342,10 @@ def check_architecture(cfg: Config, weights: Mapping[str, torch.Tensor], path: s
     check_weight_values(shapes, weights, path)
 
 
+class WeightValueError(CheckpointError):
+    """A checkpoint's weights fit the encoder's shapes but are not finite real numbers (:func:`check_weight_values`)."""
+
+
 def check_weight_values(module: torch.nn.Module, weights: Mapping[str, torch.Tensor],
                         path: str | os.PathLike) -> None:
     """A :class:`CheckpointError` naming ``path`` and the first tensor of ``weights`` that ``module`` could not take
@@ -351,8 +355,8 @@ def check_weight_values(module: torch.nn.Module, weights: Mapping[str, torch.Ten
     for key, expected in module.state_dict().items():
         tensor = weights[key]
         if tensor.is_complex() or tensor.is_floating_point() != expected.is_floating_point():
-            raise CheckpointError(f"{path}: model tensor {key!r} holds {str(tensor.dtype).removeprefix('torch.')} "
+            raise WeightValueError(f"{path}: model tensor {key!r} holds {str(tensor.dtype).removeprefix('torch.')} "
                                   f"values, the encoder's are {str(expected.dtype).removeprefix('torch.')}")
         bad = int(tensor.numel() - torch.isfinite(tensor).sum()) if tensor.is_floating_point() else 0
         if bad:
-            raise CheckpointError(f"{path}: {bad} non-finite weights (NaN/inf) in {key!r}: its training diverged")
+            raise WeightValueError(f"{path}: {bad} non-finite weights (NaN/inf) in {key!r}: its training diverged")

@@ -49,7 +49,7 @@ from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.cli import PlainHelpParser, check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import VISIT_BUDGETS, InputConfig, SamplingConfig, visit_budget_power
 from gcc_sgcl.data.load import check_dataset_names
-from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
+from gcc_sgcl.engine.checkpoint import WeightValueError, load_encoder_checkpoint
 from gcc_sgcl.engine.distributed import cleanup_distributed
 from gcc_sgcl.engine.provenance import embeddings_record, output_files, write_embeddings
 from gcc_sgcl.engine.stream import ResumeState, ViewSource, stream_plan, streamed_rows
@@ -60,7 +60,7 @@ from gcc_sgcl.engine.views import (
 from gcc_sgcl.fileio import folder_of, refuse_link
 from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
-from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, from_args, setting
+from gcc_sgcl.settings import NON_NEGATIVE, SEED, Settings, add_arguments, at_least, from_args, setting
 
 
 @dataclass
@@ -73,7 +73,7 @@ class GenerateConfig(Settings):
                                        f"{INFERENCE_COPIES} on a graph file, the count the views study in "
                                        f"docs/results.md chose; {GRAPH_COPIES} sign draws per whole graph)",
                                  valid=at_least(1))
-    seed: int = setting(0, "seed of the views", valid=NON_NEGATIVE)
+    seed: int = setting(0, "seed of the views", valid=SEED)
     num_workers: int | None = setting(None, "worker processes building the views beside the model (default: the "
                                             "cores the model's threads leave; 0: built in this process, between "
                                             "forwards)", valid=NON_NEGATIVE)
@@ -198,7 +198,10 @@ def generate(
     loaded = {name: load_any(name, data_dir) for name in datasets if is_dataset_path(name)}  # read once, up front
     share = embedding_share(g)
     device = share_device(device, share)
-    model, cfg, checkpoint = load_encoder_checkpoint(load_path, device)
+    try:
+        model, cfg, checkpoint = load_encoder_checkpoint(load_path, device)
+    except WeightValueError as error:  # a diverged run's
+        raise WeightValueError(f"{error}; nothing written for {', '.join(map(str, datasets))}") from None
     load_dir = check_writable_dir(folder_of(load_path), "--load-path")
     for stem in stems:  # a link planted at an output is refused before anything is embedded
         for file in output_files(load_dir / f"{stem}.npy"):

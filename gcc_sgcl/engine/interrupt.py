@@ -7,30 +7,13 @@ process ends them itself. Once the stop is under way, the command keeps that sec
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 from collections.abc import Iterator
 
-from gcc_sgcl.cli import STOP_SIGNALS, stop_exit
+from gcc_sgcl.cli import stop_at_once_on_signals, stop_now as _stop_now
 
-
-def _stop_now(signum: int, _frame: object = None) -> None:
-    """A second stop signal: one line, and the process ends at once with :func:`~gcc_sgcl.cli.stop_exit`'s status."""
-    print(f"\n[gcc_sgcl] {signal.Signals(signum).name} again: stopping now; the last checkpoint written is kept",
-          file=sys.stderr, flush=True)
-    os._exit(stop_exit(signum))
-
-
-def stop_at_once_on_signals() -> None:
-    """From now on, SIGINT and SIGTERM end this process at once with one line (:func:`_stop_now`), for a command
-    ending after a stop request: a signal in its last lines or in the interpreter's shutdown would otherwise raise
-    ``KeyboardInterrupt`` and print a traceback. A no-op outside the main thread."""
-    try:
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, _stop_now)
-    except ValueError:  # not the main thread
-        pass
+__all__ = ["StopRequest", "stop_at_once_on_signals", "stop_on_signals"]
 
 
 class StopRequest:

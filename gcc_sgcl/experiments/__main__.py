@@ -26,6 +26,7 @@ import sys
 
 from gcc_sgcl.cli import PlainHelpParser, stop_exit, user_errors
 from gcc_sgcl.config import InputConfig
+from gcc_sgcl.engine.interrupt import stop_at_once_on_signals
 from gcc_sgcl.engine.pretrain import Interrupted
 from gcc_sgcl.experiments.encoders import export_run, stash
 from gcc_sgcl.experiments.finetune_sweep import run_finetune
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         dispatch(argv)
     except Interrupted as stop:
+        stop_at_once_on_signals()  # another Ctrl-C from here to the exit ends it at once, not with a traceback
         print(f"[gcc_sgcl] interrupted: {stop}; the same command resumes it", file=sys.stderr)
         raise SystemExit(stop_exit(stop.signum)) from None
 

@@ -21,7 +21,7 @@ from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
 from gcc_sgcl.engine.generate import GenerateConfig, generate
 from gcc_sgcl.engine.views import GCC_COPIES
 from gcc_sgcl.engine.pretrain import pretrain
-from gcc_sgcl.settings import NON_NEGATIVE, Settings, add_arguments, at_least, default_of, from_args, setting
+from gcc_sgcl.settings import CV_SEED, NON_NEGATIVE, Settings, add_arguments, at_least, default_of, from_args, setting
 from gcc_sgcl.tasks.embeddings import checked_embeddings
 from gcc_sgcl.tasks.records import TaskResult, append_results_csv, with_embeddings
 
@@ -35,7 +35,7 @@ class DemoConfig(Settings):
     steps: int = setting(200, "pre-training steps", valid=NON_NEGATIVE)
     batch_size: int = setting(128, "pre-training batch size", valid=at_least(1))
     mode: str = setting(default_of(TrainConfig, "mode"), "pre-training mode", choices=MODES)
-    seed: int = setting(0, "seed of pre-training, views and CV splits", valid=NON_NEGATIVE)
+    seed: int = setting(0, "seed of pre-training, views and CV splits", valid=CV_SEED)
     output_dir: str = setting("saved/demo", "where the run folders go")
     num_workers: int = setting(2, "DataLoader workers", valid=NON_NEGATIVE)
     repeats: int = setting(3, "repetitions of the bootstrapped 10-fold CV (paper: 10)", valid=at_least(1))

@@ -44,7 +44,9 @@ from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import copy_keys, limit_threads
 from gcc_sgcl.sampling.views import flip_signs, sign_draws
-from gcc_sgcl.settings import NON_NEGATIVE, POSITIVE, Settings, add_arguments, at_least, default_of, from_args, setting
+from gcc_sgcl.settings import (
+    CV_SEED, NON_NEGATIVE, POSITIVE, Settings, add_arguments, at_least, default_of, from_args, setting,
+)
 from gcc_sgcl.tasks.cv import class_labels, cv_jobs, fold_predictions, forked_jobs, repeated_stratified_folds
 from gcc_sgcl.tasks.folds import cache_folder, cache_meta
 from gcc_sgcl.tasks.records import RESULTS_FILE, TaskResult, append_results_csv, check_results_csv
@@ -68,7 +70,7 @@ class FinetuneConfig(Settings):
     warmup_epochs: int = setting(3, "epochs of linear warm-up", valid=NON_NEGATIVE)
     rampdown_epochs: int = setting(3, "epochs of linear ramp-down", valid=NON_NEGATIVE)
     seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, views, head init, dropout, "
-                                                        "batches", valid=NON_NEGATIVE)
+                                                        "batches", valid=CV_SEED)
     fold_cache: str | None = setting(None, "folder keeping each finished fold's test predictions until all are in "
                                            "(a sub-folder per dataset and settings), so a fine-tuning killed part-way "
                                            "resumes at its missing folds (default: <load-path>/finetune-folds)")

@@ -9,11 +9,13 @@ Every row records what the scored embeddings' record says of the rows
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import dataclasses
 import fcntl
 import io
 import os
+import stat
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -124,7 +126,7 @@ def _header(path: Path) -> list[str] | None:
     """The header of the CSV file ``path``; None when it is absent or empty."""
     if not path.is_file() or path.stat().st_size == 0:
         return None
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding="utf-8-sig") as f:  # a byte-order mark (a spreadsheet's save) dropped
         return next(csv.reader(f), [])
 
 
@@ -134,7 +136,9 @@ def check_results_csv(path: str | Path) -> bool:
     :class:`~gcc_sgcl.fileio.LinkRefusedError` if it or its lock file is a symbolic link (never written through). The
     commands check it before evaluating, so a foreign file costs no work."""
     path = refuse_link(path)
-    refuse_link(lock_path(path))
+    for file in (path, refuse_link(lock_path(path))):
+        _refuse_special(file)
+    _check_text(path)
     header = _header(path)
     if header is None:
         return True
@@ -142,6 +146,33 @@ def check_results_csv(path: str | Path) -> bool:
         raise ValueError(f"{path} exists with header {header}, expected {list(CSV_COLUMNS)}; move it away to start a "
                          f"new log")
     return False
+
+
+def _refuse_special(path: Path) -> None:
+    """A ``ValueError`` when ``path`` exists as something other than a regular file (a directory, a FIFO that would
+    block the command, a device), naming it."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise ValueError(f"{path} is {kind}; the results log is a file written there: move it away")
+
+
+def _check_text(path: Path) -> None:
+    """A ``ValueError`` naming ``path`` and the line of the first byte that is not UTF-8 (a log saved in another
+    encoding), found before any work rather than when the rows are appended; a leading byte-order mark is fine."""
+    if not path.is_file():
+        return
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        start = error.start + (3 if data.startswith(codecs.BOM_UTF8) else 0)
+        line = data[:start].count(b"\n") + 1
+        raise ValueError(f"{path} line {line}: byte 0x{data[start]:02x} is not UTF-8 text; save the log as UTF-8 "
+                         f"or move it away to start a new one") from None
 
 
 class DamagedLogWarning(UserWarning):
@@ -199,7 +230,7 @@ def damaged_tail(path: Path) -> str:
     """What must precede new rows appended to the log ``path`` for them to read as rows: ``""`` for a sound log;
     else a :class:`DamagedLogWarning` names the first damaged line (a row of another width, an unterminated quote,
     no final line break) and the text returned closes an open quote and ends the last line."""
-    with path.open(newline="", encoding="utf-8", errors="replace") as f:
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as f:
         text = f.read()
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     damage, width, start, open_quote = None, None, 1, False
@@ -243,7 +274,7 @@ def _append(path: Path, data: bytes) -> None:
 def _add_new_columns(path: Path) -> None:
     """Rewrite the log ``path`` of one of :data:`EARLIER_CSV_HEADERS` with the columns of :data:`CSV_COLUMNS` (the new
     ones empty), atomically."""
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding="utf-8-sig") as f:
         rows = list(csv.DictReader(f))
     with atomic_target(path) as tmp, tmp.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, restval="")

@@ -22,5 +22,6 @@ if [ $# -lt 3 ]; then
 fi
 load_path=$1 hidden=$2
 shift 2
+dash_safe "$@"; set -- ${DASH_SAFE[@]+"${DASH_SAFE[@]}"}
 echo "[gcc_sgcl] node classification of $load_path (loading...)" >&2
 exec python -m gcc_sgcl.tasks.node_classification --load-path "$load_path" --hidden "$hidden" --dataset "$@"
