@@ -301,7 +301,7 @@ def read_labels_file(path: str | Path, ids: np.ndarray, of: str) -> np.ndarray:
     path, index = Path(path), _IdIndex(ids)
     positions, values, first_line = [], [], True
     labelled = np.zeros(len(ids), dtype=bool)
-    for node, label, r in read_two_columns(path, "'node label' (two fields)"):
+    for node, label, r in read_two_columns(path, "'node label' (two fields)", second_optional=True):
         position, header, first_line = index.get(node), first_line and index.header(node), False
         if position is None:
             if header:

@@ -123,7 +123,7 @@ def check_labels_file(path: Dataset, labels: np.ndarray) -> None:
     The file was read by :func:`~gcc_sgcl.data.files.read_labels_file` already, which refuses unknown ids and
     repeated ones; so it has one line per labelled item, and one more when its first line is a header.
     """
-    rows = [(label, reader.line_number) for _, label, reader in read_two_columns(Path(path), "'id label'")
+    rows = [(label, reader.line_number) for _, label, reader in read_two_columns(Path(path), "'id label'", True)
             if label not in MISSING_LABELS]
     labelled = int((np.asarray(labels) >= 0).sum())
     rows = rows[len(rows) - labelled:]  # without a header line

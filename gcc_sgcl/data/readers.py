@@ -230,12 +230,15 @@ def read_id_edge_list(path: Path) -> np.ndarray:
     return ids.reshape(-1, 2)
 
 
-def read_two_columns(path: Path, expected: str) -> Iterator[tuple[str, str, LineReader]]:
+def read_two_columns(path: Path, expected: str, second_optional: bool = False) -> Iterator[tuple[str, str, LineReader]]:
     """``(first, second, reader)`` for each line of a two-column file (fields separated by whitespace and/or
-    commas; ``#``/``%`` comments); ``reader`` locates errors at the current line."""
+    commas; ``#``/``%`` comments); ``reader`` locates errors at the current line. With ``second_optional`` a line of
+    one field gives ``""`` as its second (a labels file's ``node,``: a missing label)."""
     with open_text(path) as f:
         r = LineReader(f, str(path), comments=("#", "%"), split=split_fields)
         for fields in r:
+            if second_optional and len(fields) == 1:
+                fields = [fields[0], ""]
             if len(fields) != 2:
                 raise r.error(f"expected {expected}, got {quoted(fields)}")
             yield fields[0], fields[1], r

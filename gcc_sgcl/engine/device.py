@@ -15,8 +15,9 @@ import torch
 from gcc_sgcl.models.flat import dgl_sees_gpu, model_path
 
 
-class DeviceError(RuntimeError):
-    """The requested GPU cannot be used by this installation; the message says what to do instead."""
+class DeviceError(RuntimeError, ValueError):
+    """The requested GPU cannot be used by this installation; the message says what to do instead. A ``ValueError``
+    too: a bad ``--device`` is the user's input, reported by every command in one line."""
 
 
 def resolve_device(gpu: str | int) -> str:
