@@ -97,3 +97,13 @@ def test_a_second_ctrl_c_while_the_first_is_reported_exits_at_once_without_a_tra
     _, err = proc.communicate(timeout=20)
     assert time.time() - began < 10 and proc.returncode == 130
     assert "Traceback" not in err and "SIGINT again: stopping now" in err
+
+
+def test_a_long_evaluation_in_a_log_prints_its_progress_with_an_estimate(capsys):
+    from gcc_sgcl.tasks.cv import _LoggedProgress
+
+    assert list(_LoggedProgress(range(4), total=4, desc="imdb-multi folds", every=0.0)) == [0, 1, 2, 3]
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"[gcc_sgcl] imdb-multi folds: {k} of 4, about 0 min left" for k in (1, 2, 3)]
+    assert list(_LoggedProgress(range(4), total=4, desc="short", every=60.0)) == [0, 1, 2, 3]
+    assert capsys.readouterr().err == ""  # a short evaluation prints nothing

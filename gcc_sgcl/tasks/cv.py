@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from functools import partial
 from pathlib import Path
@@ -130,6 +131,26 @@ def _wait(future: Future[T], poll: float = 0.5) -> T:
     return future.result()
 
 
+class _LoggedProgress:
+    """Iterate ``items`` (``total`` of them), printing to stderr, at most every ``every`` seconds and only once the
+    first ``every`` seconds have passed, ``[gcc_sgcl] <desc>: k of total, about m min left``: the estimate a
+    progress bar shows, for an evaluation whose stderr is a log, not a terminal (short ones print nothing)."""
+
+    def __init__(self, items: Iterable[T], total: int, desc: str, every: float = 60.0) -> None:
+        self.items, self.total, self.desc, self.every = items, total, desc, every
+
+    def __iter__(self) -> Iterator[T]:
+        start = last = time.monotonic()
+        for done, item in enumerate(self.items, 1):
+            yield item
+            now = time.monotonic()
+            if now - last >= self.every and done < self.total:
+                left = (now - start) / done * (self.total - done)
+                print(f"[gcc_sgcl] {self.desc}: {done} of {self.total}, about {left / 60:.0f} min left", file=sys.stderr,
+                      flush=True)
+                last = now
+
+
 def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | None = None) -> list[T]:
     """``[task(0), ..., task(n - 1)]``, single-threaded BLAS each; with ``jobs > 1`` (``0``: :func:`cv_jobs`) in
     that many forked processes, which inherit ``task``'s data copy-on-write (nothing large is pickled) and return
@@ -137,7 +158,10 @@ def forked_map(task: Callable[[int], T], n: int, jobs: int = 1, progress: str | 
     list whatever ``jobs``; without ``fork`` (not Linux) the tasks run here. ``progress``: a progress bar with
     that description, advanced as results arrive in order."""
     jobs = forked_jobs(jobs, n)
-    bar = partial(tqdm, total=n, desc=progress, disable=progress is None, leave=False)
+    if progress is not None and not sys.stderr.isatty():  # a log: a line with an estimate now and then instead
+        bar = partial(_LoggedProgress, total=n, desc=progress)
+    else:
+        bar = partial(tqdm, total=n, desc=progress, disable=progress is None, leave=False)
     if jobs <= 1:
         with threadpool_limits(limits=CV_BLAS_THREADS, user_api="blas"):
             return [task(i) for i in bar(range(n))]
@@ -208,7 +232,8 @@ def cross_validated(
     ``features`` (what ``fit_predict`` was built on) are kept there while the evaluation runs
     (:mod:`gcc_sgcl.tasks.folds`), so a killed evaluation resumes at its missing folds; the folder is removed
     once every fold is in, and ``resumed_seconds`` estimates the wall time the folds read back took (their fit
-    seconds over the processes). On a terminal a progress bar counts the folds fitted, named by the dataset.
+    seconds over the processes). A progress bar counts the folds fitted, named by the dataset (in a log: a line with
+    the estimate every minute once a minute has passed).
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -219,7 +244,7 @@ def cross_validated(
     splits = repeated_stratified_folds(labels, folds, repeats, seed)
     flat = [fold for repetition in splits for fold in repetition]
     meta = None if cache is None else cache_meta(labels, splits, model, seed)
-    bar = f"{dataset or task} folds" if sys.stderr.isatty() else None  # folds done / total, on a terminal only
+    bar = f"{dataset or task} folds"  # folds done / total: a bar on a terminal, a line a minute in a log
     fitted = fold_predictions(lambda i: fit_predict(*flat[i]), [len(test) for _, test in flat], jobs,
                               None if cache is None else Path(cache), features, meta, bar)
     resumed = sum(f.seconds for f in fitted if f.stored) / forked_jobs(jobs, len(flat))
