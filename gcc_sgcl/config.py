@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from gcc_sgcl.method import MethodSpec
-from gcc_sgcl.settings import NON_NEGATIVE, POSITIVE, PROBABILITY, SEED, Range, Settings, at_least, default_of, setting
+from gcc_sgcl.settings import NON_NEGATIVE, POSITIVE, PROBABILITY, SEED32, Range, Settings, at_least, default_of, setting
 
 MODES = ("e2e", "moco")
 NAME_MAX = 255  # bytes of a folder name on Linux and macOS file systems
@@ -151,7 +151,7 @@ class TrainConfig(Settings):
                                           "drives towards 0, make later steps about 2.5x slower; like --threads, it "
                                           "changes the bits of the result, not the experiment (it applies to the "
                                           "thread running the step, every op at --threads 1)")
-    seed: int = setting(0, "seed of the weights, walks and augmentations", valid=SEED)
+    seed: int = setting(0, "seed of the weights, walks and augmentations", valid=SEED32)
     save_freq: int = setting(1000, "write the checkpoint every N steps (and at the end)", valid=at_least(1))
     save_minutes: float = setting(10.0, "also write the checkpoint once this many minutes of wall time passed since "
                                         "the last one, so a kill loses minutes, not hours (0 = by step only)",

@@ -77,8 +77,9 @@ NON_NEGATIVE = Range(0)
 PROBABILITY = Range(0, 1)
 SEED = Range(0, 2**64 - 1)
 """Seeds: views and walks are keyed by them as uint64 (a larger one would overflow in torch or numpy)."""
-CV_SEED = Range(0, 2**32 - 1)
-"""Seeds of the evaluation's splits and classifiers: scikit-learn's ``random_state`` takes 32 bits."""
+SEED32 = Range(0, 2**32 - 1)
+"""32-bit seeds: the evaluation's (scikit-learn's ``random_state`` takes 32 bits) and pre-training's, whose per-step
+torch seeds (``contrastive.builder.dropout_seed``) grow from it and must stay below 2**64."""
 
 
 def setting(default: Any = dataclasses.MISSING, help: str = "", *, choices: Sequence[str] = (),

@@ -13,7 +13,7 @@ mkdir -p "$out"
 export PYTHONPATH="$tree" OMP_NUM_THREADS=1
 run() { (cd "$tree" && python -m gcc_sgcl.engine.pretrain --steps 6 --batch-size 16 --threads 1 --num-workers 0 \
   --corpus ca-grqc --output-dir "$out" "$@" >/dev/null 2>>"$out/err.log") || { echo "FAIL $*"; tail -3 "$out/err.log"; }; }
-for m in "sgcl[c=0.25]" gcc graphcl grace mvgrl gca sgcl-no-align; do run --method "$m"; done
+for m in "sgcl[c=0.25]" gcc graphcl grace mvgrl gca sgcl-no-align cuco byov infogcl; do run --method "$m"; done
 run --method gcc --mode moco --nce-k 64
 # weights_only: a checkpoint already in <out dir> is anyone's file, and is read as data, never run
 python - "$out" <<'PY'

@@ -205,7 +205,7 @@ def test_loading_on_an_absent_gpu_says_so_rather_than_calling_the_checkpoint_dam
 def test_with_structural_rows_equal_the_runners_joined_rows(run):
     from gcc_sgcl.classical import embed_dataset, joined
     from gcc_sgcl.data import load_any
-    from gcc_sgcl.engine.generate import embed_parts
+    from gcc_sgcl.engine.inference import embed_parts
     from gcc_sgcl.engine.views import ViewOptions, dataset_views
     from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 

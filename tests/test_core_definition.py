@@ -21,7 +21,8 @@ import torch
 from gcc_sgcl.augment import Both, Compose, FeatureMask, Mask, PairPipeline, Reorder, Split, Transform, ViewFilter
 from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits
-from gcc_sgcl.engine.pretrain import Trainer, dropout_seed
+from gcc_sgcl.contrastive.builder import dropout_seed
+from gcc_sgcl.engine.pretrain import Trainer
 from gcc_sgcl.models import to_model_input
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.sampling.batch import NodeSets, concat

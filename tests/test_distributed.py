@@ -21,7 +21,8 @@ from gcc_sgcl.engine.distributed import (
     launched_by_torchrun,
     rank_batches,
 )
-from gcc_sgcl.engine.pretrain import dropout_seed, pretrain
+from gcc_sgcl.contrastive.builder import dropout_seed
+from gcc_sgcl.engine.pretrain import pretrain
 
 WORLD = 2
 SPAWN_TIMEOUT_S = 120

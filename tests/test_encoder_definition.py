@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from gcc_sgcl.config import SamplingConfig
-from gcc_sgcl.engine.generate import embed_parts
+from gcc_sgcl.engine.inference import embed_parts
 from gcc_sgcl.engine.stream import ViewSource, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan
 from gcc_sgcl.models import FlatGraph, GraphEncoder, UnsupervisedGIN

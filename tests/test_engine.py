@@ -12,9 +12,10 @@ from gcc_sgcl.config import Config
 from gcc_sgcl.presets import PretrainParser, make_config
 from gcc_sgcl.engine import pretrain as pretrain_module
 from gcc_sgcl.engine.checkpoint import load_checkpoint, save_checkpoint
-from gcc_sgcl.engine.generate import embed
+from gcc_sgcl.engine.inference import embed
 from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
-from gcc_sgcl.engine.pretrain import lr_factor, pretrain
+from gcc_sgcl.contrastive.builder import lr_factor
+from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
 
 

@@ -5,7 +5,7 @@ import shutil
 import numpy as np
 
 from gcc_sgcl.engine.generate import GenerateConfig, generate
-from gcc_sgcl.engine.views import GCC_COPIES
+from gcc_sgcl.engine.views import GCC_COPIES, INFERENCE_COPIES
 from gcc_sgcl.experiments.demo import GRAPH_SET, NODE_SET, SIMILARITY_SET, evaluate_run, format_table
 from gcc_sgcl.experiments.runtime import format_report, measure
 from gcc_sgcl.tasks.records import TaskResult
@@ -38,6 +38,11 @@ def test_the_demo_logs_what_its_rows_are_as_the_task_commands_do(tiny_encoder, t
     shutil.copytree(tiny_encoder, run)
     generate(run, [NODE_SET, GRAPH_SET, SIMILARITY_SET], GenerateConfig(copies=GCC_COPIES), progress=False)
     results = evaluate_run(run, repeats=1)
-    assert {(r.encoder_step, r.views, r.joined) for r in results} == {(3, GCC_COPIES, None)}
+    # the tables' 2 views per row, and the similarity column again at the views a user's own graph gets
+    assert {(r.encoder_step, r.views, r.joined) for r in results} == {(3, GCC_COPIES, None), (3, INFERENCE_COPIES, None)}
+    assert [(r.dataset, r.metric) for r in results if r.views == INFERENCE_COPIES] == [(SIMILARITY_SET, "hits@20")]
     with open(run / "results.csv", newline="") as f:
-        assert {(row["encoder_step"], row["views"]) for row in csv.DictReader(f)} == {("3", str(GCC_COPIES))}
+        assert {(row["encoder_step"], row["views"]) for row in csv.DictReader(f)} == {
+            ("3", str(GCC_COPIES)), ("3", str(INFERENCE_COPIES))}
+    table = format_table({"tiny": results}, {"tiny": 0.0}).splitlines()[0]
+    assert f"{SIMILARITY_SET} hits@20 ({INFERENCE_COPIES} views)" in table

@@ -11,7 +11,7 @@ from gcc_sgcl.contrastive import e2e_logits, info_nce
 from gcc_sgcl.data.synthetic import build_pretrain_corpus
 from gcc_sgcl.engine import device
 from gcc_sgcl.engine.checkpoint import load_checkpoint
-from gcc_sgcl.engine.generate import embed
+from gcc_sgcl.engine.inference import embed
 from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline, pretrain
 from gcc_sgcl.models import FlatGraph, PlainPathError, build_encoder, model_path, to_model_input

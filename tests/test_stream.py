@@ -8,7 +8,7 @@ import pytest
 
 from gcc_sgcl.data.powerlaw import powerlaw_graph
 from gcc_sgcl.engine import stream as stream_module
-from gcc_sgcl.engine.generate import embed_parts
+from gcc_sgcl.engine.inference import embed_parts
 from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 from gcc_sgcl.engine.views import ViewOptions, dataset_views, view_sources
 from gcc_sgcl.engine.stream import ViewSource, plan_units, streamed_rows

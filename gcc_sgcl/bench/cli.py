@@ -29,7 +29,7 @@ from gcc_sgcl.config import InputConfig, SamplingConfig
 from gcc_sgcl.experiments import runtime
 from gcc_sgcl.experiments.runtime import RuntimeConfig
 from gcc_sgcl.sampling.dataset import limit_threads
-from gcc_sgcl.settings import NON_NEGATIVE, SEED, Settings, add_arguments, at_least, default_of, from_args, setting
+from gcc_sgcl.settings import NON_NEGATIVE, SEED32, Settings, add_arguments, at_least, default_of, from_args, setting
 
 
 BENCH_PARTS = ("memory", "pe", "sampler", "e2e", "runtime", "scaling", "augment", "embed", "denormal")
@@ -46,7 +46,7 @@ class BenchConfig(Settings):
     only: list[str] = setting(list(DEFAULT_PARTS), "parts to run (they run in the order listed here)",
                               choices=BENCH_PARTS)
     corpus: list[str] = setting(["ca-hepth"], "pre-training graphs of the pe, sampler, runtime and scaling parts")
-    seed: int = setting(0, "seed of every part", valid=SEED)
+    seed: int = setting(0, "seed of every part", valid=SEED32)
     methods: list[str] = setting(default_of(RuntimeConfig, "methods"), "methods of the sampler and runtime parts")
     pe_graphs: int = setting(512, "RWR subgraphs decomposed by each path", valid=at_least(1))
     pe_batch: int = setting(256, "subgraphs per batched call of the fast path", valid=at_least(1))

@@ -13,7 +13,7 @@ process with batch ``B``:
   mean over the global batch.
 
 Dropout is the exception: each rank draws its masks from its own stream
-(:func:`~gcc_sgcl.engine.pretrain.dropout_seed`), so with dropout on (GCC's 0.5) ``W`` ranks follow another random
+(:func:`~gcc_sgcl.contrastive.builder.dropout_seed`), so with dropout on (GCC's 0.5) ``W`` ranks follow another random
 path than one process, and a run resumed with another number of processes continues on other masks.
 """
 from __future__ import annotations
@@ -21,12 +21,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.distributed as dist
 # the differentiable collectives; torch 2.13 deprecates torch.distributed.nn.functional in their favour
 import torch.distributed._functional_collectives as funcol
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
+
+from gcc_sgcl.engine.threads import available_cores
 
 ENV_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK")
 
@@ -166,3 +169,40 @@ def wrap_ddp(model: nn.Module, ctx: DistContext) -> DistributedDataParallel:
     """
     device_ids = [ctx.device] if ctx.device.type == "cuda" else None
     return DistributedDataParallel(model, device_ids=device_ids, forward_sync_buffers=False)
+
+
+# ---- generate's share of the rows under torchrun (a gloo group that only gathers rows)
+
+def embedding_share() -> tuple[int, int]:
+    """``(rank, world)`` of this process: ``(0, 1)``, or under ``torchrun`` its rank among the processes, which
+    joins a gloo process group (used only to gather the rows, whatever the model's device)."""
+    if not launched_by_torchrun():
+        return 0, 1
+    if not dist.is_initialized():
+        dist.init_process_group("gloo")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def share_device(device: str, share: tuple[int, int]) -> str:
+    """Under torchrun a CUDA ``device`` becomes ``cuda:<LOCAL_RANK>``, one GPU per process of a machine."""
+    if share[1] > 1 and torch.device(device).type == "cuda":
+        return f"cuda:{os.environ.get('LOCAL_RANK', 0)}"
+    return device
+
+
+def local_cores(share: tuple[int, int]) -> int:
+    """The cores of this process's share of its machine: all it may use, divided among the torchrun processes of
+    the machine (``LOCAL_WORLD_SIZE``)."""
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", share[1])) if share[1] > 1 else 1
+    return max(1, available_cores() // local)
+
+
+def merged_rows(emb: np.ndarray, share: tuple[int, int]) -> np.ndarray | None:
+    """Every rank's rows, concatenated in rank order, on rank 0 (the shares are contiguous runs of rows); None on
+    the other ranks. One process: ``emb`` itself."""
+    rank, world = share
+    if world == 1:
+        return emb
+    parts = [None] * world if rank == 0 else None
+    dist.gather_object(emb, parts, dst=0)
+    return np.concatenate(parts) if rank == 0 else None

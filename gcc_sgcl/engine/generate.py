@@ -12,7 +12,7 @@ workflow gives the tables' protocol as written) and 32 on a graph file
 for a whole graph, 2 by default (:data:`~gcc_sgcl.engine.views.GRAPH_COPIES`). A dataset given by path (a graph file,
 see :mod:`gcc_sgcl.data.files`) is written as ``<stem>.npy``, a single graph's with ``<stem>.ids.txt``: the original
 node id of each row, one per line. With ``--with-structural`` each row is joined to the training-free structural
-vector of its node or graph (:func:`joined_rows`), as the results tables' ``<method> ⊕ structural`` rows: wider rows,
+vector of its node or graph (:func:`~gcc_sgcl.engine.inference.joined_rows`), as the results tables' ``<method> ⊕ structural`` rows: wider rows,
 which the record marks (its ``joined`` entry) and the task commands read as they are.
 
 Views are streamed (:mod:`gcc_sgcl.engine.stream`): worker processes (``--num-workers``) build them chunk by chunk
@@ -37,29 +37,27 @@ import argparse
 import resource
 import sys
 import time
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
-from tqdm import tqdm
 
-from gcc_sgcl.classical import joined, structural_vector
 from gcc_sgcl.cli import PlainHelpParser, check_num_workers, check_writable_dir, user_errors
 from gcc_sgcl.config import VISIT_BUDGETS, InputConfig, SamplingConfig, visit_budget_power
 from gcc_sgcl.data.load import check_dataset_names
 from gcc_sgcl.engine.checkpoint import WeightValueError, load_encoder_checkpoint
-from gcc_sgcl.engine.distributed import cleanup_distributed
+from gcc_sgcl.engine.distributed import (
+    cleanup_distributed, embedding_share, launched_by_torchrun, local_cores, merged_rows, share_device,
+)
+from gcc_sgcl.engine.inference import check_finite_rows, embed_parts, joined_rows
 from gcc_sgcl.engine.provenance import embeddings_record, output_files, write_embeddings
-from gcc_sgcl.engine.stream import ResumeState, ViewSource, stream_plan, streamed_rows
-from gcc_sgcl.engine.threads import ThreadPlan, available_cores, model_threads
+from gcc_sgcl.engine.stream import ResumeState, stream_plan
+from gcc_sgcl.engine.threads import ThreadPlan
 from gcc_sgcl.engine.views import (
-    GCC_COPIES, GRAPH_COPIES, INFERENCE_COPIES, LoadedDataset, Parts, ViewOptions, cached_views, view_sources,
+    GCC_COPIES, GRAPH_COPIES, INFERENCE_COPIES, LoadedDataset, ViewOptions, cached_views, view_sources,
 )
 from gcc_sgcl.fileio import folder_of, refuse_link
-from gcc_sgcl.models import GraphEncoder, to_model_input
-from gcc_sgcl.sampling.batch import ViewBatch
+from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.settings import NON_NEGATIVE, SEED, Settings, add_arguments, at_least, from_args, setting
 
 
@@ -97,71 +95,6 @@ class GenerateConfig(Settings):
         return ViewOptions(sampling, self.seed, self.copies, self.visit_budget)
 
 
-def check_finite_rows(emb: np.ndarray, checkpoint: Path, dataset: str, path: Path) -> None:
-    """A ValueError naming the ``checkpoint`` and ``dataset`` when the embedding holds NaN or inf (``path`` is then
-    not written)."""
-    bad = int(emb.size - np.count_nonzero(np.isfinite(emb)))
-    if bad:
-        raise ValueError(f"{checkpoint}: the encoder gives {bad} non-finite values (NaN/inf) of {emb.size} on "
-                         f"{dataset}; {path} not written")
-
-
-@torch.no_grad()
-def embed(model: GraphEncoder, views: ViewBatch, batch_size: int = 256, desc: str = "embed",
-          progress: bool = True) -> np.ndarray:
-    """Encode every view of ``views`` in order, ``batch_size`` at a time; a float32 (len(views), hidden) array."""
-    device = next(model.parameters()).device
-    starts = range(0, len(views), batch_size)
-    out = [model(to_model_input(views.select(np.arange(a, min(a + batch_size, len(views)))), device)).cpu()
-           for a in tqdm(starts, desc=desc, disable=not progress, unit="batch")]
-    return torch.cat(out).numpy().astype(np.float32)
-
-
-def embed_parts(model: GraphEncoder, parts: Sequence[ViewSource] | Parts | Sequence[Iterable[ViewBatch]],
-                batch_size: int = 256, desc: str = "embed", progress: bool = True,
-                plan: ThreadPlan | None = None, share: tuple[int, int] = (0, 1),
-                resume: ResumeState | None = None) -> np.ndarray:
-    """The rows of a dataset: per part the mean of its copies' embeddings, parts one after the other.
-
-    Args:
-        model: the encoder (eval mode).
-        parts: :class:`~gcc_sgcl.engine.stream.ViewSource` parts (:func:`~gcc_sgcl.engine.views.view_sources`),
-            streamed: views built chunk by chunk beside the model, a running sum per row
-            (:func:`~gcc_sgcl.engine.stream.streamed_rows`); or built copies
-            (:func:`~gcc_sgcl.engine.views.cached_views`), or iterators of them
-            (:func:`~gcc_sgcl.engine.views.dataset_views`: each copy embedded as it comes and dropped before the next
-            is built), each copy's bar labelled with its number, and its part's when there are several
-            (``usa_airport view 3``, ``kdd_icdm graph 2 view 3``). Both give the same rows.
-        batch_size: views per forward pass.
-        desc: the progress bars' label.
-        progress: show progress bars.
-        plan: the model's threads and the view builders (default: decided from the cores,
-            :func:`~gcc_sgcl.engine.stream.stream_plan`; built copies use only its model threads).
-        share: ``(rank, world)``: only this rank's share of the rows (streamed parts only).
-        resume: where finished chunks are kept, to go on from them (streamed parts only; :class:`ResumeState`).
-    """
-    if parts and all(isinstance(part, ViewSource) for part in parts):
-        return streamed_rows(model, parts, batch_size, plan, desc, progress, share=share, resume=resume)
-    with model_threads(plan.model if plan else torch.get_num_threads()):
-        return _built_rows(model, parts, batch_size, desc, progress)
-
-
-def _built_rows(model: GraphEncoder, parts: Parts | Sequence[Iterable[ViewBatch]], batch_size: int, desc: str,
-                progress: bool) -> np.ndarray:
-    """:func:`embed_parts` of built copies: each copy embedded whole, the copies averaged."""
-    def rows(copies: Iterable[ViewBatch], label: str) -> np.ndarray:
-        out, copies = [], iter(copies)
-        while (views := next(copies, None)) is not None:
-            out.append(embed(model, views, batch_size, f"{label} view {len(out) + 1}", progress))
-            del views  # so that building the next copy does not hold this one too
-        if not out:
-            raise ValueError("a part with no copies (an iterator of dataset_views read twice? list() it to reuse it)")
-        return np.mean(out, axis=0)
-
-    labels = [f"{desc} graph {p + 1}" for p in range(len(parts))] if len(parts) > 1 else [desc]
-    return np.concatenate([rows(copies, label) for copies, label in zip(parts, labels)]).astype(np.float32)
-
-
 def generate(
     load_path: str | Path,
     datasets: list[str],
@@ -175,7 +108,7 @@ def generate(
 
     ``settings`` (default :class:`~gcc_sgcl.engine.generate.GenerateConfig`) sets the views' seed, copies, workers and
     visit budget, the batch size and whether the rows are joined to the structural vector (``with_structural``:
-    :func:`joined_rows`); with ``cache_views`` the views are read from (or written to) the view cache
+    :func:`~gcc_sgcl.engine.inference.joined_rows`); with ``cache_views`` the views are read from (or written to) the view cache
     (:func:`~gcc_sgcl.engine.views.cached_views`). Names, worker count, batch size, checkpoint (its fields, its
     weights' shapes, and that they are finite) and output folder are checked, and datasets given by path read, before
     anything is embedded, so a malformed file stops the run with nothing written. A dataset whose embedding holds NaN
@@ -196,7 +129,10 @@ def generate(
     if repeated:
         raise ValueError(f"several datasets would be written as {', '.join(repeated)}.npy; rename the files")
     loaded = {name: load_any(name, data_dir) for name in datasets if is_dataset_path(name)}  # read once, up front
-    share = embedding_share(g)
+    if g.cache_views and launched_by_torchrun():
+        raise ValueError("--cache-views builds every view of a dataset in each process; under torchrun each process "
+                         "streams its share of the rows: leave --cache-views out")
+    share = embedding_share()
     device = share_device(device, share)
     try:
         model, cfg, checkpoint = load_encoder_checkpoint(load_path, device)
@@ -253,54 +189,6 @@ def _dataset_rows(model: GraphEncoder, name: str, data: LoadedDataset, views: Vi
     return emb
 
 
-def embedding_share(g: GenerateConfig) -> tuple[int, int]:
-    """``(rank, world)`` of this process: ``(0, 1)``, or under ``torchrun`` its rank among the processes, which
-    joins a gloo process group (used only to gather the rows, whatever the model's device)."""
-    import torch.distributed as dist
-
-    from gcc_sgcl.engine.distributed import launched_by_torchrun
-
-    if not launched_by_torchrun():
-        return 0, 1
-    if g.cache_views:
-        raise ValueError("--cache-views builds every view of a dataset in each process; under torchrun each process "
-                         "streams its share of the rows: leave --cache-views out")
-    if not dist.is_initialized():
-        dist.init_process_group("gloo")
-    return dist.get_rank(), dist.get_world_size()
-
-
-def share_device(device: str, share: tuple[int, int]) -> str:
-    """Under torchrun a CUDA ``device`` becomes ``cuda:<LOCAL_RANK>``, one GPU per process of a machine."""
-    import os
-
-    if share[1] > 1 and torch.device(device).type == "cuda":
-        return f"cuda:{os.environ.get('LOCAL_RANK', 0)}"
-    return device
-
-
-def local_cores(share: tuple[int, int]) -> int:
-    """The cores of this process's share of its machine: all it may use, divided among the torchrun processes of
-    the machine (``LOCAL_WORLD_SIZE``)."""
-    import os
-
-    local = int(os.environ.get("LOCAL_WORLD_SIZE", share[1])) if share[1] > 1 else 1
-    return max(1, available_cores() // local)
-
-
-def merged_rows(emb: np.ndarray, share: tuple[int, int]) -> np.ndarray | None:
-    """Every rank's rows, concatenated in rank order, on rank 0 (the shares are contiguous runs of rows); None on
-    the other ranks. One process: ``emb`` itself."""
-    import torch.distributed as dist
-
-    rank, world = share
-    if world == 1:
-        return emb
-    parts = [None] * world if rank == 0 else None
-    dist.gather_object(emb, parts, dst=0)
-    return np.concatenate(parts) if rank == 0 else None
-
-
 def clock() -> tuple[float, float]:
     """Wall seconds and CPU seconds of this process and of its exited children (view builders), for
     :func:`summary_line`."""
@@ -315,16 +203,6 @@ def summary_line(stem: str, emb: np.ndarray, copies: int, plan: ThreadPlan, star
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
     return (f"[generate] {stem}: {len(emb)} rows x {emb.shape[1]}, {copies} views per row; {plan.describe()}; "
             f"{wall:.1f} s wall, {cpu:.1f} s CPU; peak RSS {peak:.0f} MiB")
-
-
-def joined_rows(emb: np.ndarray, data: LoadedDataset) -> np.ndarray:
-    """The ``⊕ structural`` rows of dataset ``data``: its encoder rows ``emb`` joined
-    (:func:`~gcc_sgcl.classical.joined`) to the structural vector (:func:`~gcc_sgcl.classical.structural_vector`) of
-    every node of its graphs, z-scored over all of them (both graphs of a similarity pair), or of each graph."""
-    from gcc_sgcl.data import kind_of_data
-
-    kind = kind_of_data(data)
-    return joined(emb, structural_vector(kind.graphs(data), kind.per_graph))
 
 
 def command_line() -> argparse.ArgumentParser:

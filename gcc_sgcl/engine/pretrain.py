@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import dataclasses
 import json
 import math
@@ -32,7 +31,7 @@ from gcc_sgcl.config import Config
 from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.paths import resolve_cache_dir
 from gcc_sgcl.data.load import check_dataset_names
-from gcc_sgcl.contrastive import MomentumQueue, e2e_logits, info_nce, moco_logits, momentum_update
+from gcc_sgcl.contrastive.builder import ContrastiveStep
 from gcc_sgcl.contrastive.hooks import step_hook
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME, check_resumable, load_checkpoint, save_checkpoint
 from gcc_sgcl.engine.device import resolve_device_quietly
@@ -54,19 +53,10 @@ from gcc_sgcl.engine.run_summary import PaceEstimate, pace_lines, run_summary
 from gcc_sgcl.engine.threads import ThreadPlan, available_cores
 from gcc_sgcl.fileio import atomic_target, refuse_link, remove_stale_temporaries
 from gcc_sgcl.gcc_compat import HELP as GCC_HELP, translate_pretrain
-from gcc_sgcl.models import build_encoder, to_model_input
+from gcc_sgcl.models import build_encoder
 from gcc_sgcl.presets import PretrainParser, config_from_args, current_name
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, loader_batches, worker_init
 from gcc_sgcl.settings import Settings, from_args, setting
-
-_STEP_SEED_STRIDE = 1_000_003
-_RANK_SEED_STRIDE = 2**40  # above seed · _STEP_SEED_STRIDE + step for seeds below 10^6
-
-
-def dropout_seed(seed: int, step: int, rank: int = 0) -> int:
-    """Torch seed of the dropout noise of ``step`` on process ``rank`` (distinct per (seed, step, rank))."""
-    return seed * _STEP_SEED_STRIDE + step + rank * _RANK_SEED_STRIDE
-
 
 def training_plan(cfg: Config, dist: DistContext | None = None, cores: int | None = None) -> ThreadPlan:
     """Torch threads of the model step and DataLoader workers of this process, from the cores it may use
@@ -96,16 +86,6 @@ def training_plan(cfg: Config, dist: DistContext | None = None, cores: int | Non
     return ThreadPlan(model, workers, cores, "given" if t.threads or t.num_workers is not None else "auto")
 
 
-def lr_factor(step: int, total: int, warmup_frac: float, decay_frac: float) -> float:
-    """Linear warm-up over the first ``warmup_frac`` of steps, linear decay over the last ``decay_frac``."""
-    warmup, decay = int(total * warmup_frac), int(total * decay_frac)
-    if warmup and step < warmup:
-        return (step + 1) / warmup
-    if decay and step >= total - decay:
-        return (total - step) / decay
-    return 1.0
-
-
 def build_pipeline(
     cfg: Config, graphs: list[dgl.DGLGraph], progress: bool = True
 ) -> tuple[PairPipeline, list[np.ndarray] | None]:
@@ -128,8 +108,9 @@ def build_pipeline(
     return pipeline, embeddings
 
 
-class Trainer:
-    """Holds the models, optimiser and queue of one run; ``step()`` does one optimisation step.
+class Trainer(ContrastiveStep):
+    """The contrastive method of :mod:`gcc_sgcl.contrastive.builder` set up for one run: the encoder built from
+    ``cfg`` under its seed, the family's step hook, and the run's bookkeeping (wall time, corpus digest) in its state.
 
     With ``dist`` this process trains its slice of each global batch on ``dist.device``: batch norm uses
     global-batch statistics, gradients are averaged by DistributedDataParallel and the keys are gathered,
@@ -137,38 +118,23 @@ class Trainer:
     """
 
     def __init__(self, cfg: Config, dist: DistContext | None = None) -> None:
-        self.cfg = cfg
-        self.dist = dist
         t = cfg.train
-        self.device = torch.device(t.device) if dist is None else dist.device
-        # the family's part of the step beyond its views (CuCo's negatives, BYOV's generators); None for most
-        self.hook = step_hook(cfg)
-        if self.hook is not None and self.hook.single_process and dist is not None:
+        device = torch.device(t.device) if dist is None else dist.device
+        hook = step_hook(cfg)  # the family's part of the step beyond its views (CuCo's negatives, BYOV's generators)
+        if hook is not None and hook.single_process and dist is not None:
             raise ValueError(f"{cfg.family} trains its view generators on the whole batch in one process: run it "
                              f"without torchrun")
         torch.manual_seed(t.seed)
-        self.model = build_encoder(cfg).to(self.device)
+        model = build_encoder(cfg).to(device)
         if dist is not None:
-            self.model = GlobalBatchNorm.convert(self.model)
-        self.key_model = None
-        self.queue = None
-        if t.mode == "moco":
-            self.key_model = copy.deepcopy(self.model)
-            for p in self.key_model.parameters():
-                p.requires_grad_(False)
-            gen = torch.Generator().manual_seed(t.seed)
-            self.queue = MomentumQueue(cfg.model.hidden_size, t.nce_k, generator=gen).to(self.device)
-        self.optimizer = torch.optim.Adam(
-            self.model.parameters(), lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=t.weight_decay
-        )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: lr_factor(s, t.steps, t.warmup_frac, t.decay_frac)
-        )
-        self.step_count = 0
+            model = GlobalBatchNorm.convert(model)
+        super().__init__(model, cfg, hook, gather=self._global_rows, mean=self._mean_over_ranks, device=device,
+                         rank=0 if dist is None else dist.rank)
+        self.dist = dist
         self.train_seconds: float | None = 0.0  # wall time of every segment so far; None: a checkpoint without it
         self.corpus_sha256: str | None = None  # graphs_digest of the graphs trained on (None: not loaded yet)
         # what the forward passes call: the encoder itself, or its wrapper that averages gradients over ranks
-        self.net = self.model if dist is None else wrap_ddp(self.model, dist)
+        self.net = model if dist is None else wrap_ddp(model, dist)
 
     def _global_rows(self, x: torch.Tensor) -> tuple[torch.Tensor, int]:
         """``x`` of every rank concatenated (``x`` itself in a single process) and where the local rows start."""
@@ -176,84 +142,26 @@ class Trainer:
             return x, 0
         return all_gather_rows(x), self.dist.rank * x.shape[0]
 
-    def state_dict(self) -> dict:
-        """Everything needed to continue exactly (the per-step RNG is derived from seed and step)."""
-        return {
-            "config": self.cfg.to_dict(),
-            "step": self.step_count,
-            "model": self.model.state_dict(),
-            "key_model": self.key_model.state_dict() if self.key_model is not None else None,
-            "queue": self.queue.state_dict() if self.queue is not None else None,
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "train_seconds": self.train_seconds,
-            "corpus_sha256": self.corpus_sha256,
-            **({"step_hook": self.hook.state_dict()} if self.hook is not None else {}),
-        }
-
-    def load_state_dict(self, state: dict) -> None:
-        """Restore from :meth:`state_dict`."""
-        self.model.load_state_dict(state["model"])
-        if self.key_model is not None:
-            self.key_model.load_state_dict(state["key_model"])
-            self.queue.load_state_dict(state["queue"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.step_count = state["step"]
-        self.train_seconds = state.get("train_seconds")
-        self.corpus_sha256 = state.get("corpus_sha256")
-        if self.hook is not None and "step_hook" in state:
-            self.hook.load_state_dict(state["step_hook"])
-
-    def step(self, graph_q, graph_k) -> dict[str, float]:
-        """One optimisation step on a batch of (query, key) views; returns scalars to log."""
-        t = self.cfg.train
-        rank = 0 if self.dist is None else self.dist.rank
-        torch.manual_seed(dropout_seed(t.seed, self.step_count, rank))
-        if self.hook is not None:
-            graph_q, graph_k = self.hook.views(graph_q, graph_k, self.step_count)
-        graph_q, graph_k = to_model_input(graph_q, self.device), to_model_input(graph_k, self.device)
-        self.net.train()
-        q = self.net(graph_q)
-        if t.mode == "e2e":
-            keys, offset = self._global_rows(self.net(graph_k))
-            logits, target = e2e_logits(q, keys, t.nce_t, offset)
-        else:
-            self.key_model.eval()
-            for m in self.key_model.modules():  # GCC/MoCo: key encoder's batch norm uses batch statistics
-                if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
-                    m.train()
-            with torch.no_grad():
-                k = self.key_model(graph_k)
-            logits, target = moco_logits(q, k, self.queue.keys, t.nce_t)
-        if self.hook is not None and (bias := self.hook.logit_bias(logits, target, self.step_count)) is not None:
-            logits = logits + bias
-        loss, prob = info_nce(logits, target)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_norm)
-        self.optimizer.step()
-        lr = self.optimizer.param_groups[0]["lr"]
-        self.scheduler.step()
-        if t.mode == "moco":
-            momentum_update(self.key_model, self.model, t.momentum)
-            self.queue.enqueue(self._global_rows(k)[0])
-        hooked = {} if self.hook is None else self.hook.update(logits.detach(), target, self.step_count)
-        self.step_count += 1
-        stats = {
-            "loss": loss.item(),
-            "prob": prob.item(),
-            "lr": lr,
-            "grad_norm": float(grad_norm),
-            "nodes_q": graph_q.num_nodes() / graph_q.batch_size,
-            "nodes_k": graph_k.num_nodes() / graph_k.batch_size,
-            **hooked,
-        }
-        if self.dist is not None:  # global-batch means (every rank holds an equal share)
+    def _mean_over_ranks(self, stats: dict[str, float]) -> dict[str, float]:
+        """Global-batch means of the batch statistics (every rank holds an equal share)."""
+        if self.dist is not None:
             names = ("loss", "prob", "nodes_q", "nodes_k")
             means = mean_over_ranks(torch.tensor([stats[n] for n in names], dtype=torch.float64, device=self.device))
             stats.update(zip(names, means.tolist()))
         return stats
+
+    def state_dict(self) -> dict:
+        """Everything needed to continue exactly (the per-step RNG is derived from seed and step)."""
+        method = super().state_dict()
+        hooked = {"step_hook": method.pop("step_hook")} if "step_hook" in method else {}
+        return {"config": self.cfg.to_dict(), **method, "train_seconds": self.train_seconds,
+                "corpus_sha256": self.corpus_sha256, **hooked}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore from :meth:`state_dict`."""
+        super().load_state_dict(state)
+        self.train_seconds = state.get("train_seconds")
+        self.corpus_sha256 = state.get("corpus_sha256")
 
 
 def _check_resume_config(saved: dict, cfg: Config, path: Path, corpus_by_digest: bool = False) -> None:

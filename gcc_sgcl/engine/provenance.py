@@ -46,7 +46,7 @@ def embeddings_record(checkpoint: Checkpoint, cfg: Config, name: str, data: Any,
     sha256, step, steps, whether its run had finished), the dataset (``source`` ``"registered"`` with its name, or
     ``"path"`` with the file and its sha256; the digest of its graphs, what the task commands compare) and the
     ``views``' settings (``copies``, ``seed``, ``visit_budget``); ``joined``: None, or for rows joined to the
-    structural vector (``with_structural``, :func:`~gcc_sgcl.engine.generate.joined_rows`) the vector joined to the
+    structural vector (``with_structural``, :func:`~gcc_sgcl.engine.inference.joined_rows`) the vector joined to the
     encoder's columns and the names of its columns, which follow them. :func:`write_embeddings` adds the files' own
     digests."""
     from gcc_sgcl.data import is_dataset_path, kind_of_data

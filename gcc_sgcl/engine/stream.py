@@ -7,7 +7,7 @@ encodes the current one; the chunk's rows are a running sum over its copies, div
 one is added, and written into the output. At most ``builders x prefetch + 1`` units of views are alive at a time
 and beyond the output nothing grows with the graph, so memory is bounded by the graph and the output.
 
-Rows are those of embedding each copy whole and averaging (:func:`gcc_sgcl.engine.generate.embed_parts`): a view
+Rows are those of embedding each copy whole and averaging (:func:`gcc_sgcl.engine.inference.embed_parts`): a view
 is a pure function of ``(seed, item, copy)`` (:mod:`gcc_sgcl.sampling.dataset`), the model sees the same batches
 (a chunk is a multiple of the batch size, so batches start at the same items), and the sum over copies is taken in
 copy order in float32, as ``np.mean`` over the copies takes it. They do not depend on the number of builders; the

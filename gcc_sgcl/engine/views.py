@@ -94,7 +94,7 @@ def dataset_views(name: str, options: ViewOptions, data_dir: str | None = None, 
                   num_workers: int = 0, progress: bool = True) -> list[Iterator[ViewBatch]]:
     """The views ``generate`` encodes for dataset ``name`` under ``options``: per part an iterator over its copies,
     each copy built (batched; ``num_workers`` DataLoader workers) when the iteration reaches it, so that embedding
-    them (:func:`~gcc_sgcl.engine.generate.embed_parts`) holds one copy's views in memory at a time; each iterator can
+    them (:func:`~gcc_sgcl.engine.inference.embed_parts`) holds one copy's views in memory at a time; each iterator can
     be read once (``list()`` it, or use :func:`cached_views`, to reuse the views). ``data`` is the dataset already
     loaded (else it is loaded here)."""
     data, kind, options = _embedded(name, options, data_dir, data)
@@ -113,7 +113,7 @@ def dataset_views(name: str, options: ViewOptions, data_dir: str | None = None, 
 def view_sources(name: str, options: ViewOptions, data_dir: str | None = None, *,
                  data: LoadedDataset | None = None) -> list[ViewSource]:
     """The views of :func:`dataset_views` as :class:`~gcc_sgcl.engine.stream.ViewSource` parts, which
-    :func:`~gcc_sgcl.engine.generate.embed_parts` streams: nothing is built until the model asks for it, chunk by chunk.
+    :func:`~gcc_sgcl.engine.inference.embed_parts` streams: nothing is built until the model asks for it, chunk by chunk.
 
     Args:
         name: a registered dataset or a graph file path.

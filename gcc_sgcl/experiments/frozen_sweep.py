@@ -61,7 +61,7 @@ def run_sweep(sweep: Sweep, progress: bool = True, admit: Admission | None = Non
     pre-trained (if needed) and loaded once for all its datasets.
     """
     from gcc_sgcl.classical import embed_dataset
-    from gcc_sgcl.engine.generate import embed_parts
+    from gcc_sgcl.engine.inference import embed_parts
     from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
     from gcc_sgcl.engine.views import ViewOptions, cached_views
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gcc_sgcl.config import MODES, TrainConfig
 from gcc_sgcl.engine.views import GCC_COPIES
-from gcc_sgcl.settings import CV_SEED, NON_NEGATIVE, PROBABILITY, Settings, at_least, default_of, setting
+from gcc_sgcl.settings import NON_NEGATIVE, PROBABILITY, SEED32, Settings, at_least, default_of, setting
 from gcc_sgcl.tasks.settings import EvalConfig
 
 
@@ -42,7 +42,7 @@ class SweepConfig(Settings):
     repeats: int = setting(default_of(EvalConfig, "repeats"), "repetitions of the K-fold CV (paper: 10)",
                            valid=at_least(1))
     eval_seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, same for all encoders",
-                             valid=CV_SEED)
+                             valid=SEED32)
     svc: str = setting(default_of(EvalConfig, "svc"), "graph classification's SVC protocol (see the tasks' --svc)")
     eval_jobs: int = setting(0, "processes fitting the CV folds and the fine-tuning folds (0: every available "
                                 "core; the sweep evaluates between pre-training runs, so the cores are free)",

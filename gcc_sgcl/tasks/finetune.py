@@ -35,7 +35,7 @@ from tqdm import tqdm
 from gcc_sgcl.cli import PlainHelpParser, check_writable_dir, user_errors
 from gcc_sgcl.config import Config, InputConfig
 from gcc_sgcl.data.load import check_dataset_names, dataset_name
-from gcc_sgcl.engine.generate import embed
+from gcc_sgcl.engine.inference import embed
 from gcc_sgcl.engine.checkpoint import load_encoder_checkpoint
 from gcc_sgcl.engine.views import ViewOptions, cached_views
 from gcc_sgcl.engine.threads import processes_line
@@ -45,7 +45,7 @@ from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import copy_keys, limit_threads
 from gcc_sgcl.sampling.views import flip_signs, sign_draws
 from gcc_sgcl.settings import (
-    CV_SEED, NON_NEGATIVE, POSITIVE, Settings, add_arguments, at_least, default_of, from_args, setting,
+    NON_NEGATIVE, POSITIVE, SEED32, Settings, add_arguments, at_least, default_of, from_args, setting,
 )
 from gcc_sgcl.tasks.cv import class_labels, cv_jobs, fold_predictions, forked_jobs, repeated_stratified_folds
 from gcc_sgcl.tasks.folds import cache_folder, cache_meta
@@ -70,7 +70,7 @@ class FinetuneConfig(Settings):
     warmup_epochs: int = setting(3, "epochs of linear warm-up", valid=NON_NEGATIVE)
     rampdown_epochs: int = setting(3, "epochs of linear ramp-down", valid=NON_NEGATIVE)
     seed: int = setting(default_of(EvalConfig, "seed"), "seed of the CV splits, views, head init, dropout, "
-                                                        "batches", valid=CV_SEED)
+                                                        "batches", valid=SEED32)
     fold_cache: str | None = setting(None, "folder keeping each finished fold's test predictions until all are in "
                                            "(a sub-folder per dataset and settings), so a fine-tuning killed part-way "
                                            "resumes at its missing folds (default: <load-path>/finetune-folds)")

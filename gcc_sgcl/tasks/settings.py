@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gcc_sgcl.settings import CV_SEED, NON_NEGATIVE, Settings, at_least, setting
+from gcc_sgcl.settings import NON_NEGATIVE, SEED32, Settings, at_least, setting
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class EvalConfig(Settings):
     folds: int = setting(10, "stratified CV folds per repetition", valid=at_least(2))
     repeats: int = setting(10, "repetitions of the CV, each with a new split (paper: 10)", valid=at_least(1))
     bootstrap: bool = setting(True, "score a bootstrap resample of each test fold (the paper's protocol)")
-    seed: int = setting(0, "seed of the CV splits and bootstrap draws", valid=CV_SEED)
+    seed: int = setting(0, "seed of the CV splits and bootstrap draws", valid=SEED32)
     svc: str = setting("gcc", "graph classification's SVC: gcc = C=100000, gamma=1/n_features (GCC); gcc-scale = "
                               "C=100000, gamma=scale (GCC's SVC under scikit-learn >= 0.22); grid = C by inner grid "
                               "search in each training fold; c1 = C=1, gamma=scale")
