@@ -46,3 +46,17 @@ def test_the_demo_logs_what_its_rows_are_as_the_task_commands_do(tiny_encoder, t
             ("3", str(GCC_COPIES)), ("3", str(INFERENCE_COPIES))}
     table = format_table({"tiny": results}, {"tiny": 0.0}).splitlines()[0]
     assert f"{SIMILARITY_SET} hits@20 ({INFERENCE_COPIES} views)" in table
+
+
+def test_the_demos_reading_states_the_gap_at_both_view_counts_from_the_rows():
+    from gcc_sgcl.experiments.demo import reading
+
+    def hits(mean, views):
+        return TaskResult("t", SIMILARITY_SET, "hits@20", np.array([mean]), mean, 0.01, "s.e.", 1, "p", 0,
+                          views=views)
+
+    rows = {"gcc": [hits(0.392, GCC_COPIES), hits(0.617, INFERENCE_COPIES)],
+            "sgcl": [hits(0.278, GCC_COPIES), hits(0.583, INFERENCE_COPIES)]}
+    text = reading(rows)
+    assert "-11.4 pp at GCC's 2 views per row" in text and "-3.4 pp at 32" in text
+    assert "pp" not in reading({"gcc": rows["gcc"]})  # one method: no gap to state
