@@ -1,5 +1,9 @@
 """What every command-line entry point shares: known errors end as one line naming the file or flag, and
-checks of arguments done before any data is loaded (imports nothing from the package)."""
+checks of arguments done before any data is loaded (imports nothing from the package).
+
+One name, one idea at 2 layers: :mod:`gcc_sgcl.cli` (what every command shares), :mod:`gcc_sgcl.bench.cli` (the
+benchmarks' command).
+"""
 from __future__ import annotations
 
 import os

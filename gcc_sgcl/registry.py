@@ -3,6 +3,9 @@ stages, SVC protocols. Things are built from configuration strings by lookup, no
 bad name is refused naming the registry and its choices.
 
 Sits in the first layer: it imports nothing of the package.
+
+One name, one idea at 3 layers: :mod:`gcc_sgcl.registry` (the registry type), :mod:`gcc_sgcl.data.registry` (the
+datasets'), :mod:`gcc_sgcl.tasks.registry` (the tasks').
 """
 from __future__ import annotations
 

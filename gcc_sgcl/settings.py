@@ -6,6 +6,9 @@ values (:class:`Range`, ``choices``). :func:`add_arguments` turns every field in
 (``rw_hops`` → ``--rw-hops``) and :func:`from_args` the parsed flags into the dataclass again, so every command line
 of the package is built this way; every settings dataclass checks itself when made (:class:`Settings`), from the
 command line and from Python alike. Imports nothing of the package.
+
+One name, one idea at 3 layers: :mod:`gcc_sgcl.settings` (the machinery), :mod:`gcc_sgcl.tasks.settings` (the tasks'
+settings), :mod:`gcc_sgcl.experiments.settings` (the runner's settings).
 """
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def m(id: str, path: str, old: str, new: str, tests: list[str]) -> Mutant:
     return Mutant(id, "gcc_sgcl/" + path, old, new, tuple(tests))
 
 
-LOSS, MEMORY, BUILDER = "contrastive/loss.py", "contrastive/memory.py", "contrastive/builder.py"
+LOSS, MEMORY, BUILDER = "contrastive/loss.py", "contrastive/queue.py", "contrastive/builder.py"
 GIN, ENCODER, CROPS = "models/gin.py", "models/encoder.py", "augment/crop.py"
 BASE, FUNC, PIPE = "augment/base.py", "augment/functional.py", "augment/pipeline.py"
 MUTANTS = [
@@ -184,7 +184,7 @@ MUTANTS = [
       SAMPLING),
     m("signs.never-flipped", "sampling/spectral.py", "np.where(np.asarray(u) < 0.5, -1.0, 1.0)",
       "np.where(np.asarray(u) < 0.0, -1.0, 1.0)", SAMPLING),
-    m("signs.one-per-view", "sampling/views.py", 'random_signs(rng.child("pe_sign").uniform(k))',
+    m("signs.one-per-view", "sampling/induced.py", 'random_signs(rng.child("pe_sign").uniform(k))',
       'random_signs(rng.child("pe_sign").uniform(1).repeat(k, axis=1))', SAMPLING),
     m("keys.child-unmixed", "sampling/keys.py", "return KeyedRandom(mix(self.keys ^ _name_code(name)))",
       "return KeyedRandom(self.keys ^ _name_code(name))", SAMPLING),

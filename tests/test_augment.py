@@ -37,7 +37,7 @@ from gcc_sgcl.sampling.dataset import ViewSampler
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.spectral import sparse_normalized_adjacency
 from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, GLOBAL, NID, PE, SEED
-from gcc_sgcl.sampling.views import GraphIndex, build_views
+from gcc_sgcl.sampling.induced import GraphIndex, build_views
 
 from viewcheck import K, NID_OFFSET, centres, degenerate_views, keys, same_bits, snapshot, unchanged, view_of, views_equal
 

@@ -11,7 +11,7 @@ from gcc_sgcl.augment import Align, cached_global_embedding, global_embedding, g
 from gcc_sgcl.augment.functional import procrustes
 from gcc_sgcl.sampling.batch import NodeSets
 from gcc_sgcl.sampling.keys import KeyedRandom
-from gcc_sgcl.sampling.views import GraphIndex, build_views
+from gcc_sgcl.sampling.induced import GraphIndex, build_views
 
 
 def nx_to_dgl(graph: nx.Graph) -> dgl.DGLGraph:

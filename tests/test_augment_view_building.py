@@ -18,7 +18,7 @@ from gcc_sgcl.sampling.batch import NodeSets, ViewBatch
 from gcc_sgcl.sampling.dataset import PretrainPairDataset
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.spectral import eigen_arrays
-from gcc_sgcl.sampling.views import GraphIndex, build_views
+from gcc_sgcl.sampling.induced import GraphIndex, build_views
 
 K = 8
 

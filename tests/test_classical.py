@@ -10,7 +10,8 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
 
-from gcc_sgcl.classical import METHODS, embed_dataset, graphwave, prone, spectral, structural
+from gcc_sgcl.classical import METHODS, embed_dataset, graphwave, prone, structural
+from gcc_sgcl.classical import spectral_floor as spectral
 from gcc_sgcl.classical.__main__ import main as classical_main
 from gcc_sgcl.classical.common import normalized_laplacian
 from gcc_sgcl.data import load_graph_dataset, load_node_dataset, load_similarity_dataset, simple_undirected_graph

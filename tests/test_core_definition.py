@@ -414,7 +414,7 @@ def test_similar_filter_at_c_0_refuses_parallel_rows_whose_rounded_cosine_exceed
 
 def test_random_signs_flip_each_eigenvector_column_independently_within_a_view():
     # GCC flips every eigenvector's sign on its own: within one view some columns flip and others do not
-    from gcc_sgcl.sampling.views import GraphIndex, build_views
+    from gcc_sgcl.sampling.induced import GraphIndex, build_views
 
     g = dgl.to_bidirected(dgl.from_networkx(nx.barabasi_albert_graph(30, 2, seed=3)))
     n, views_count, k = g.num_nodes(), 8, 8

@@ -24,7 +24,7 @@ from gcc_sgcl.experiments.frozen_sweep import run_sweep
 from gcc_sgcl.experiments.scoring import quintile_scores
 from gcc_sgcl.experiments.sweep import Sweep, joined_name
 from gcc_sgcl.sampling.connectivity import lambda2
-from gcc_sgcl.sampling.views import whole_graph_views
+from gcc_sgcl.sampling.induced import whole_graph_views
 
 DATASETS = ["synthetic-roles", "synthetic-graphs", "synthetic-similarity"]
 
@@ -352,7 +352,7 @@ def test_a_finished_run_with_another_model_structure_is_not_reused(tmp_path, mon
 def test_the_commit_is_dirty_for_changed_code_not_for_the_sweeps_own_outputs(tmp_path):
     import subprocess
 
-    from gcc_sgcl.experiments.provenance import git_commit
+    from gcc_sgcl.experiments.code_version import git_commit
 
     def git(*args):
         return subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True).stdout

@@ -78,3 +78,37 @@ def test_the_method_package_imports_nothing_from_the_reproduction_code():
     leaks = [f"{path.relative_to(ROOT)} imports {target}" for path in sorted(ROOT.rglob("*.py"))
              if unit_of(path) in method_rooms for target in package_imports(path) & {"experiments", "bench"}]
     assert leaks == []
+
+
+def test_no_two_modules_share_a_name_unless_their_docstrings_say_they_are_one_idea():
+    """Modules of one name are the same idea at several layers, and each one's docstring names all of them; any
+    other shared name is an accident (``view.py`` beside ``views.py`` is two names)."""
+    by_name: dict[str, list[str]] = {}
+    for path in ROOT.rglob("*.py"):
+        if path.name not in ("__init__.py", "__main__.py"):
+            dotted = ".".join(("gcc_sgcl", *path.relative_to(ROOT).with_suffix("").parts))
+            by_name.setdefault(path.name, []).append(dotted)
+    for name, modules in by_name.items():
+        if len(modules) < 2:
+            continue
+        for module in modules:
+            path = ROOT.joinpath(*module.split(".")[1:]).with_suffix(".py")
+            doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+            missing = [m for m in modules if f":mod:`{m}`" not in doc]
+            assert not missing, f"{module} shares the name {name} with {missing} but its docstring does not say so"
+
+
+RUNNER = ("sweep", "frozen_sweep", "finetune_sweep", "plan", "encoders", "rows", "tables", "settings", "code_version")
+
+
+def test_the_runner_imports_nothing_of_the_report():
+    """The sweep trains and scores; the report (``experiments/report.py`` and ``experiments/studies/``) reads the rows.
+    What both need (the tables' spec, the heat-map's stages) lives in ``experiments/tables.py``, below both."""
+    for name in RUNNER:
+        path = ROOT / "experiments" / f"{name}.py"
+        modules = {node.module for node in ast.walk(ast.parse(path.read_text()))
+                   if isinstance(node, ast.ImportFrom) and node.module}
+        modules |= {alias.name for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Import)
+                    for alias in node.names}
+        report = sorted(m for m in modules if m.startswith(("gcc_sgcl.experiments.studies", "gcc_sgcl.experiments.report")))
+        assert not report, f"experiments/{name}.py imports the report: {report}"

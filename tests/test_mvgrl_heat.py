@@ -9,7 +9,7 @@ from gcc_sgcl.augment import functional as F
 from gcc_sgcl.augment.mvgrl import Diffusion, TopK
 from gcc_sgcl.sampling.batch import NodeSets
 from gcc_sgcl.sampling.keys import KeyedRandom
-from gcc_sgcl.sampling.views import GraphIndex, build_views
+from gcc_sgcl.sampling.induced import GraphIndex, build_views
 
 
 def _view(graph: nx.Graph, k: int = 8):

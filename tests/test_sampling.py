@@ -31,7 +31,7 @@ from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.rwr import max_nodes_per_seed, rwr_visits, view_node_sets
 from gcc_sgcl.sampling.spectral import eigen_arrays
 from gcc_sgcl.sampling.view import EIGVAL, EIGVEC, NID, PE, SEED
-from gcc_sgcl.sampling.views import (
+from gcc_sgcl.sampling.induced import (
     GraphIndex, build_views, flip_signs, induced_edges, rwr_node_sets, sign_draws, whole_graph_views,
 )
 

@@ -52,10 +52,10 @@ from gcc_sgcl.experiments.studies.leave_one_out import (
 from gcc_sgcl.experiments.studies.markdown import seed_differences_section
 from gcc_sgcl.experiments.studies.pairs import HEATMAP_STAGES, heatmap_gains
 from gcc_sgcl.experiments.studies.progress import Coverage, progress, progress_section
-from gcc_sgcl.experiments.studies.provenance import protocols, provenance
+from gcc_sgcl.experiments.studies.row_sources import protocols, provenance
 from gcc_sgcl.experiments.studies.selection import chosen_sgcl, table_methods, tables_of
 from gcc_sgcl.experiments.studies.summary import summary_lines
-from gcc_sgcl.experiments.studies.views import (
+from gcc_sgcl.experiments.studies.inference_views import (
     choose_views,
     rescored,
     rescored_lines,
@@ -805,7 +805,7 @@ def test_the_view_count_rule_reads_node_classification_only_and_decides_at_eight
 
 def test_the_code_default_view_count_follows_the_stored_evidence():
     from gcc_sgcl.engine.views import INFERENCE_COPIES
-    from gcc_sgcl.experiments.studies.views import views_store
+    from gcc_sgcl.experiments.studies.inference_views import views_store
 
     choice = choose_views(RowStore(views_store(ROWS_FILE)).load())
     if choice.copies is None:

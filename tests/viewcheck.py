@@ -5,7 +5,7 @@ import numpy as np
 
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
 from gcc_sgcl.sampling.keys import KeyedRandom
-from gcc_sgcl.sampling.views import GraphIndex, build_views
+from gcc_sgcl.sampling.induced import GraphIndex, build_views
 
 K = 8  # eigen columns of the test views
 NID_OFFSET = 100  # parent ids differ from view-local ids, so a transform that loses them is caught

@@ -38,7 +38,7 @@ from gcc_sgcl.sampling.batch import ViewBatch, offsets
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.spectral import eigen_arrays
 from gcc_sgcl.sampling.view import PE, SEED
-from gcc_sgcl.sampling.views import sign_draws
+from gcc_sgcl.sampling.induced import sign_draws
 
 
 @dataclass(frozen=True)

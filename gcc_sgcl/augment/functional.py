@@ -13,7 +13,7 @@ import torch
 from gcc_sgcl.config import Box
 from gcc_sgcl.sampling.batch import ViewBatch, distinct, offsets, positions, segment_ids
 from gcc_sgcl.sampling.keys import KeyedRandom
-from gcc_sgcl.sampling.views import with_eigen_features
+from gcc_sgcl.sampling.induced import with_eigen_features
 
 # Coordinate values closer than this (relative to the view's largest |value|) to a crop threshold count as on
 # it: nodes that tie in exact arithmetic (e.g. a grid column) are kept or dropped together.

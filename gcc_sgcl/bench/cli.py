@@ -1,4 +1,8 @@
-"""``python -m gcc_sgcl.bench``: every performance measurement of the project in one run (see the package doc)."""
+"""``python -m gcc_sgcl.bench``: every performance measurement of the project in one run (see the package doc).
+
+One name, one idea at 2 layers: :mod:`gcc_sgcl.cli` (what every command shares), :mod:`gcc_sgcl.bench.cli` (the
+benchmarks' command).
+"""
 from __future__ import annotations
 
 import argparse

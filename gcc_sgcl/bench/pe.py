@@ -18,7 +18,7 @@ from gcc_sgcl.config import SamplingConfig
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.spectral import eigen_arrays
-from gcc_sgcl.sampling.views import GraphIndex, induced_edges, rwr_node_sets
+from gcc_sgcl.sampling.induced import GraphIndex, induced_edges, rwr_node_sets
 
 
 def rwr_subgraphs(graphs: Sequence[dgl.DGLGraph], sampling: SamplingConfig, count: int, seed: int) -> ViewBatch:

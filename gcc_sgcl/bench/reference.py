@@ -22,7 +22,7 @@ from gcc_sgcl.sampling.batch import NodeSets, ViewBatch
 from gcc_sgcl.sampling.keys import KeyedRandom
 from gcc_sgcl.sampling.rwr import max_nodes_per_seed
 from gcc_sgcl.sampling.spectral import sparse_normalized_adjacency, valid_columns
-from gcc_sgcl.sampling.views import GraphIndex
+from gcc_sgcl.sampling.induced import GraphIndex
 
 
 def reference_rwr_nodes(

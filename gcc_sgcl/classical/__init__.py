@@ -35,7 +35,7 @@ import dgl
 import numpy as np
 
 from gcc_sgcl.classical import (
-    graph2vec, graphwave, panther, prone, random_vectors, rolx, spectral, struc2vec, structural, wl_kernel,
+    graph2vec, graphwave, panther, prone, random_vectors, rolx, spectral_floor, struc2vec, structural, wl_kernel,
 )
 from gcc_sgcl.data import KINDS, dataset_kind, load_any
 from gcc_sgcl.registry import Registry
@@ -61,7 +61,7 @@ class Method:
 
 METHODS: Registry[Method] = Registry("training-free method", {
     "structural": Method(structural.embed_nodes, structural.embed_graphs),
-    "spectral": Method(spectral.embed_nodes, spectral.embed_graphs),
+    "spectral": Method(spectral_floor.embed_nodes, spectral_floor.embed_graphs),
     "prone": Method(prone.embed_nodes, sized=True),
     "graphwave": Method(graphwave.embed_nodes, sized=True),
     "wl-kernel": Method(None, wl_kernel.embed_graphs),

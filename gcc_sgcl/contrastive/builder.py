@@ -31,7 +31,7 @@ from torch import nn
 from gcc_sgcl.config import Config
 from gcc_sgcl.contrastive.hooks import StepHook
 from gcc_sgcl.contrastive.loss import e2e_logits, info_nce, moco_logits
-from gcc_sgcl.contrastive.memory import MomentumQueue, momentum_update
+from gcc_sgcl.contrastive.queue import MomentumQueue, momentum_update
 from gcc_sgcl.models import to_model_input
 
 

@@ -1,4 +1,8 @@
-"""The dataset registry: name -> kind, files (with their public URLs and sha256) and parser."""
+"""The dataset registry: name -> kind, files (with their public URLs and sha256) and parser.
+
+One name, one idea at 3 layers: :mod:`gcc_sgcl.registry` (the registry type), :mod:`gcc_sgcl.data.registry` (the
+datasets'), :mod:`gcc_sgcl.tasks.registry` (the tasks').
+"""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence

@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship, sweep_note
-from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
+from gcc_sgcl.experiments.code_version import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.sweep import Admission, Job, Sweep, budget_key, load_present
 from gcc_sgcl.tasks.finetune import FinetuneConfig, finetune

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from gcc_sgcl.classical import STRUCTURAL, joined
 from gcc_sgcl.experiments.encoders import ensure_pretrained, run_folder, ship, sweep_note
-from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
+from gcc_sgcl.experiments.code_version import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow, RowStore
 from gcc_sgcl.experiments.scoring import evaluate_dataset
 from gcc_sgcl.experiments.settings import SweepConfig

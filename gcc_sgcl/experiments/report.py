@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from gcc_sgcl.experiments.studies import (
-    ablation, alignment_check, budget, c_grid, classification, finetuned, leave_one_out, long_budget, mean_ranks, over_datasets, pairs,
-    progress, provenance, quintiles, runtime, similarity, stability, summary, views, written,
+    ablation, alignment_check, budget, c_grid, classification, finetuned, inference_views, leave_one_out, long_budget,
+    mean_ranks, over_datasets, pairs, progress, quintiles, row_sources, runtime, similarity, stability, summary, written,
 )
 from gcc_sgcl.experiments.studies.readme import headline_block, stability_block, update_readme
 from gcc_sgcl.experiments.studies.selection import Tables, read_tables
@@ -42,11 +42,11 @@ STUDIES: tuple[Callable[[Tables], list[str]], ...] = (
     leave_one_out.sections,
     alignment_check.sections,
     runtime.sections,
-    views.sections,
+    inference_views.sections,
     stability.sections,
     written.part("status"),
     progress.sections,
-    provenance.sections,
+    row_sources.sections,
 )
 
 

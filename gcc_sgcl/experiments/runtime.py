@@ -8,6 +8,9 @@ optimisation step (forward, backward, update) of that method's own trainer. Batc
 starts from the same nodes. Global embeddings E_t are computed (or loaded from the cache) before timing and
 reported separately. ``python -m gcc_sgcl.experiments runtime`` stores the measurement as result rows
 (:func:`run_runtime`).
+
+One name, one idea at 2 layers: :mod:`gcc_sgcl.experiments.runtime` (the measurement),
+:mod:`gcc_sgcl.experiments.studies.runtime` (its report table).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from gcc_sgcl.cli import PlainHelpParser, user_errors
 from gcc_sgcl.config import InputConfig, TrainConfig
 from gcc_sgcl.presets import make_config
 from gcc_sgcl.engine.pretrain import Trainer, build_pipeline
-from gcc_sgcl.experiments.provenance import git_commit, host_fingerprint
+from gcc_sgcl.experiments.code_version import git_commit, host_fingerprint
 from gcc_sgcl.experiments.rows import ResultRow, RowStore
 from gcc_sgcl.sampling.dataset import PretrainPairDataset, collate_pairs, limit_threads
 from gcc_sgcl.settings import SEED, Settings, add_arguments, at_least, default_of, from_args, setting

@@ -2,7 +2,11 @@
 sgcl-method|method|shipped``): a sweep (:class:`SweepConfig`, extended by
 :class:`~gcc_sgcl.experiments.sweep.Sweep`), its export, the report, the tables' ``sgcl`` choice, variants' names and
 the shipped listing. ``runtime``'s are :class:`~gcc_sgcl.experiments.runtime.RuntimeConfig`; fine-tuning's,
-:class:`~gcc_sgcl.tasks.finetune.FinetuneConfig`."""
+:class:`~gcc_sgcl.tasks.finetune.FinetuneConfig`.
+
+One name, one idea at 3 layers: :mod:`gcc_sgcl.settings` (the machinery), :mod:`gcc_sgcl.tasks.settings` (the tasks'
+settings), :mod:`gcc_sgcl.experiments.settings` (the runner's settings).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -8,6 +8,9 @@ A row is the mean over ``copies`` random RWR views (:meth:`gcc_sgcl.api.Encoder.
 keyed by the view seed and the node's position, so another seed, or the same graph with its nodes numbered in
 another order (a file read in another order, a networkx graph), gives other walks. Both distances shrink as more
 views are averaged; the report states them per view count.
+
+One name, one idea at 2 layers: :mod:`gcc_sgcl.experiments.stability` (the measurement),
+:mod:`gcc_sgcl.experiments.studies.stability` (its report table).
 """
 from __future__ import annotations
 

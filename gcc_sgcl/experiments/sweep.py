@@ -18,9 +18,9 @@ from gcc_sgcl.config import STAGES, Config
 from gcc_sgcl.classical import METHODS, STRUCTURAL
 from gcc_sgcl.data import KINDS, dataset_kind
 from gcc_sgcl.engine.checkpoint import CHECKPOINT_NAME
-from gcc_sgcl.experiments.studies.pairs import HEATMAP_STAGES
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.experiments.settings import SweepConfig
+from gcc_sgcl.experiments.tables import HEATMAP_STAGES
 from gcc_sgcl.method import VARIANT_SETTINGS, MethodSpec
 from gcc_sgcl.presets import LEAVE_ONE_OUT, canonical_name, make_config, settings_read
 from gcc_sgcl.tasks.folds import cache_folder

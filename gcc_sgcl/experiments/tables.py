@@ -21,6 +21,7 @@ from gcc_sgcl.config import AugmentConfig
 from gcc_sgcl.experiments.rows import CLASSICAL_MODE, ResultRow
 from gcc_sgcl.fileio import atomic_target
 from gcc_sgcl.method import MethodSpec
+from gcc_sgcl.presets import SINGLE_STAGES
 from gcc_sgcl.settings import default_of
 
 BASELINE = "gcc"
@@ -28,6 +29,11 @@ SGCL = "sgcl"
 RANDOM_INIT = "random init"  # the label of an encoder pre-trained for 0 steps
 FINETUNED = ("node_classification_finetuned", "graph_classification_finetuned")
 TABLES_FILE = "tables.json"
+# The single-stage presets ``sgcl-<stage>`` (:data:`gcc_sgcl.presets.SINGLE_STAGES`): the random controls, and the
+# stages of the pairs heat-map (similar and diverse being the filter's two modes, in the pipeline's order), which
+# the sweep trains and the report reads.
+CONTROLS = tuple(s for s in SINGLE_STAGES if s.startswith("random-"))
+HEATMAP_STAGES = tuple(s for s in SINGLE_STAGES if s not in CONTROLS)
 
 # (steps, batch size, corpus): the pre-training budget of an encoder
 Budget = tuple[int | None, int | None, str | None]

@@ -195,7 +195,7 @@ class ViewBatch:
         """Every view restricted to its node rows where ``keep`` (``(N,)`` bool) is true, edges induced.
 
         Kept nodes keep their order (so a kept centre stays the centre); edges keep their order. Eigen features
-        are the kept rows of the old ones: recompute them with :func:`~gcc_sgcl.sampling.views.with_eigen_features`
+        are the kept rows of the old ones: recompute them with :func:`~gcc_sgcl.sampling.induced.with_eigen_features`
         when the structure matters.
         """
         keep = np.asarray(keep, dtype=bool)

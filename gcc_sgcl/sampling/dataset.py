@@ -24,7 +24,7 @@ from gcc_sgcl.cli import ignore_signals, signals_held
 from gcc_sgcl.config import SamplingConfig, visit_budget_power
 from gcc_sgcl.sampling.batch import NodeSets, ViewBatch, concat
 from gcc_sgcl.sampling.keys import KeyedRandom
-from gcc_sgcl.sampling.views import GraphIndex, build_views, rwr_node_sets, whole_graph_views
+from gcc_sgcl.sampling.induced import GraphIndex, build_views, rwr_node_sets, whole_graph_views
 
 Pair = tuple[ViewBatch, ViewBatch]
 

@@ -43,7 +43,7 @@ from gcc_sgcl.fileio import folder_of
 from gcc_sgcl.models import GraphEncoder, to_model_input
 from gcc_sgcl.sampling.batch import ViewBatch
 from gcc_sgcl.sampling.dataset import copy_keys, limit_threads
-from gcc_sgcl.sampling.views import flip_signs, sign_draws
+from gcc_sgcl.sampling.induced import flip_signs, sign_draws
 from gcc_sgcl.settings import (
     NON_NEGATIVE, POSITIVE, SEED32, Settings, add_arguments, at_least, default_of, from_args, setting,
 )
@@ -135,7 +135,7 @@ def labelled_kind(name: str) -> str:
 class SignCopies(Sequence[ViewBatch]):
     """``copies`` copies of the whole-graph views ``views`` (copy 0 of ``seed``, as ``GraphViewDataset`` builds
     them): copy ``c`` equals ``GraphViewDataset``'s copy ``c``, whose views differ only in their eigenvector
-    signs, by flipping those of copy 0 (:func:`~gcc_sgcl.sampling.views.flip_signs`) instead of decomposing
+    signs, by flipping those of copy 0 (:func:`~gcc_sgcl.sampling.induced.flip_signs`) instead of decomposing
     again. The flips are drawn once, here (one ``(B, k)`` array of ±1 per copy after the first, shared
     copy-on-write by forked folds); asking for a copy costs one multiplication. Canonical-sign views have one copy
     (all would be equal)."""

@@ -8,6 +8,9 @@ node of the kind's graphs, or per graph) against the loaded dataset ``data`` cal
 
 >>> sorted(TASKS), TASKS["graph"].name, TASKS["similarity"].finetuned, FINETUNED_KINDS
 (['graph', 'node', 'similarity'], 'graph_classification', None, ('node', 'graph'))
+
+One name, one idea at 3 layers: :mod:`gcc_sgcl.registry` (the registry type), :mod:`gcc_sgcl.data.registry` (the
+datasets'), :mod:`gcc_sgcl.tasks.registry` (the tasks').
 """
 from __future__ import annotations
 

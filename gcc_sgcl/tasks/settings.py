@@ -1,6 +1,10 @@
 """The settings of the task commands (``python -m gcc_sgcl.tasks.<task>``): the evaluation protocol
 (:class:`EvalConfig`, also the sweep's) and what the tasks add to their inputs (:class:`TaskConfig`); fine-tuning's
-are :class:`~gcc_sgcl.tasks.finetune.FinetuneConfig`."""
+are :class:`~gcc_sgcl.tasks.finetune.FinetuneConfig`.
+
+One name, one idea at 3 layers: :mod:`gcc_sgcl.settings` (the machinery), :mod:`gcc_sgcl.tasks.settings` (the tasks'
+settings), :mod:`gcc_sgcl.experiments.settings` (the runner's settings).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Sequence
 from gcc_sgcl.experiments.stats import min_wilcoxon_p
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, SWAPPED, Rows, score_grid, statistics
 from gcc_sgcl.experiments.studies.markdown import grid_section, statistics_section
-from gcc_sgcl.experiments.studies.pairs import CONTROLS, HEATMAP_STAGES
-from gcc_sgcl.experiments.tables import BASELINE, SGCL
+from gcc_sgcl.experiments.tables import BASELINE, CONTROLS, HEATMAP_STAGES, SGCL
 from gcc_sgcl.method import MethodSpec
 
 if TYPE_CHECKING:

@@ -18,8 +18,7 @@ from gcc_sgcl.experiments.studies.cells import (
 from gcc_sgcl.experiments.studies.markdown import (
     count, floor_lines, grid_section, interval_side, label, seed_difference_parts, statistics_section,
 )
-from gcc_sgcl.experiments.studies.pairs import CONTROLS, HEATMAP_STAGES
-from gcc_sgcl.experiments.tables import BASELINE, SGCL
+from gcc_sgcl.experiments.tables import BASELINE, CONTROLS, HEATMAP_STAGES, SGCL
 from gcc_sgcl.method import MethodSpec
 
 if TYPE_CHECKING:

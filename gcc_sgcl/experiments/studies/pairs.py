@@ -19,15 +19,7 @@ import numpy as np
 
 from gcc_sgcl.experiments.studies.cells import CLASSIFICATION, Rows, paired, significance
 from gcc_sgcl.experiments.studies.markdown import pyplot, markdown_table, save_figure, write_csv
-from gcc_sgcl.experiments.tables import BASELINE
-from gcc_sgcl.presets import SINGLE_STAGES as PRESET_STAGES
-
-# The single-stage presets ``sgcl-<stage>`` (:data:`gcc_sgcl.presets.SINGLE_STAGES`): the heat-map's axes (the
-# stages, similar and diverse being the filter's two modes, in the pipeline's order) and the random controls.
-CONTROLS = tuple(s for s in PRESET_STAGES if s.startswith("random-"))
-
-
-HEATMAP_STAGES = tuple(s for s in PRESET_STAGES if s not in CONTROLS)
+from gcc_sgcl.experiments.tables import BASELINE, HEATMAP_STAGES
 
 
 @dataclass(frozen=True)

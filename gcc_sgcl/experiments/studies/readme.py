@@ -20,7 +20,7 @@ from gcc_sgcl.experiments.studies.long_budget import budget_sentence
 from gcc_sgcl.experiments.studies.markdown import FWER, and_joined, corrected_readings, label, markdown_table
 from gcc_sgcl.experiments.studies.selection import Tables, read_tables
 from gcc_sgcl.experiments.studies.stability import stability_sentence
-from gcc_sgcl.experiments.studies.views import ViewsPoint, views_headline, views_store, views_study
+from gcc_sgcl.experiments.studies.inference_views import ViewsPoint, views_headline, views_store, views_study
 from gcc_sgcl.experiments.tables import SGCL
 from gcc_sgcl.fileio import replace_marked_blocks
 
@@ -69,7 +69,7 @@ def headline_of(rows: Rows, views: Sequence[ViewsPoint] = (), longer: str = "", 
     (:func:`headline_table`), read with Holm's correction over the frozen columns of E2E and MoCo together, with
     the sentences that read it (and MoCo's), ``longer`` (what a longer budget changes,
     :func:`~gcc_sgcl.experiments.studies.long_budget.budget_sentence`) and, given the views study's ``views``,
-    what changes at the embeddings' default view count (:func:`~gcc_sgcl.experiments.studies.views.views_headline`)
+    what changes at the embeddings' default view count (:func:`~gcc_sgcl.experiments.studies.inference_views.views_headline`)
     and ``checked``, the pre-registered alignment check's outcome
     (:func:`~gcc_sgcl.experiments.studies.alignment_check.outcome_sentence`)."""
     items = seed_differences(rows, SGCL, ["e2e"], CLASSIFICATION + SIMILARITY)

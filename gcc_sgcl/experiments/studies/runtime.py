@@ -1,5 +1,8 @@
 """Runtime: seconds per mini-batch of every method at the paper's runtime batch, one run, as stored by
 ``bash scripts/reproduce.sh runtime``.
+
+One name, one idea at 2 layers: :mod:`gcc_sgcl.experiments.runtime` (the measurement),
+:mod:`gcc_sgcl.experiments.studies.runtime` (its report table).
 """
 from __future__ import annotations
 

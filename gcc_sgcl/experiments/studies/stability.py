@@ -1,6 +1,9 @@
 """How far an embedding row moves under another view seed or another numbering of the graph's nodes
 (``stability.csv``, measured by :mod:`gcc_sgcl.experiments.stability`): the report's table and the README's
 sentence.
+
+One name, one idea at 2 layers: :mod:`gcc_sgcl.experiments.stability` (the measurement),
+:mod:`gcc_sgcl.experiments.studies.stability` (its report table).
 """
 from __future__ import annotations
 

@@ -205,7 +205,7 @@ def views_headline(points: list[ViewsPoint], default: int, tables: int = 2, meth
 
 
 def views_choice_lines(choice: ViewsChoice, default: int, method: str = "sgcl") -> str:
-    """The rule choosing the inference-view count (:func:`~gcc_sgcl.experiments.studies.views.choose_views`), its
+    """The rule choosing the inference-view count (:func:`~gcc_sgcl.experiments.studies.inference_views.choose_views`), its
     verdict on the stored rows, the gains it saw and where the code's ``default`` stands."""
     rule = (f"**The default view count, by a rule fixed before seeds 2 and 4–7 landed:** the smallest count that no "
             f"larger count beats, for gcc or {method}, on a node-classification column; a larger count beats a smaller "
