@@ -112,3 +112,11 @@ def test_the_runner_imports_nothing_of_the_report():
                     for alias in node.names}
         report = sorted(m for m in modules if m.startswith(("gcc_sgcl.experiments.studies", "gcc_sgcl.experiments.report")))
         assert not report, f"experiments/{name}.py imports the report: {report}"
+
+
+def test_the_reproduction_does_not_grow_into_the_library():
+    """``experiments/`` + ``bench/`` stay at most 37 % of the package's lines (35.6 % on 2026-12-07): new studies
+    reuse the report's table machinery, measurements for documents are scripts (docs/architecture.md)."""
+    lines = {path: len(path.read_text().splitlines()) for path in ROOT.rglob("*.py")}
+    reproduction = sum(n for path, n in lines.items() if path.relative_to(ROOT).parts[0] in ("experiments", "bench"))
+    assert reproduction / sum(lines.values()) <= 0.37, f"{reproduction} of {sum(lines.values())} lines"
