@@ -19,6 +19,10 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported where an array is read, not with the package
+    import numpy as np
 
 _CHUNK = 1 << 20
 # What a failed write of an output looks like: a full disk or quota, a file too large, a read-only or forbidden

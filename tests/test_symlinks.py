@@ -17,7 +17,6 @@ from gcc_sgcl.cli import user_errors
 from gcc_sgcl.data.cache import write_entry
 from gcc_sgcl.engine import generate as generate_module
 from gcc_sgcl.engine.checkpoint import export_encoder, save_checkpoint
-from gcc_sgcl.engine.generate import GenerateConfig
 from gcc_sgcl.engine.pretrain import pretrain
 from gcc_sgcl.engine.run_lock import LOCK_NAME, run_folder_lock
 from gcc_sgcl.engine.stream import ResumeState

@@ -5,7 +5,7 @@ datasets'), :mod:`gcc_sgcl.tasks.registry` (the tasks').
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
