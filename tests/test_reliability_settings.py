@@ -147,7 +147,9 @@ def _tiny(tmp_path, **train):
 
 
 def test_a_non_finite_loss_stops_the_run_naming_the_step_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
-    real = pretrain_module.info_nce
+    from gcc_sgcl.contrastive import builder
+
+    real = builder.info_nce
     calls = []
 
     def diverging(logits, target):
@@ -155,7 +157,7 @@ def test_a_non_finite_loss_stops_the_run_naming_the_step_and_keeps_the_last_good
         loss, prob = real(logits, target)
         return (loss * math.nan if len(calls) == 3 else loss), prob
 
-    monkeypatch.setattr(pretrain_module, "info_nce", diverging)
+    monkeypatch.setattr(builder, "info_nce", diverging)
     graphs = [dgl.to_bidirected(dgl.from_networkx(nx.barabasi_albert_graph(120, 3, seed=0)))]
     with pytest.raises(ValueError, match="the loss is nan at step 3 .*keeps step 2"):
         pretrain_module.pretrain(_tiny(tmp_path), progress=False, graphs=graphs)
