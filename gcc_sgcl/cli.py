@@ -17,6 +17,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 from gcc_sgcl.settings import OneLineParser
 
@@ -77,10 +78,20 @@ def _stopped_worker_pipe(kind: type, tb: object) -> bool:
         "multiprocessing" in frame.filename for frame in frames)
 
 
+def _interrupted_loader(unraisable: object) -> bool:
+    """Whether an unraisable error is torch's DataLoader iterator cleaning up after a Ctrl-C that came while it was
+    being made: its ``__del__`` reads attributes its ``__init__`` never set (``'_MultiProcessingDataLoaderIter' object
+    has no attribute '_shutdown'``), printed as "Exception ignored ..." after the command's one line."""
+    frames = traceback.extract_tb(getattr(unraisable, "exc_traceback", None))
+    return (issubclass(getattr(unraisable, "exc_type", type(None)), AttributeError)
+            and any(frame.filename.endswith(os.path.join("utils", "data", "dataloader.py")) for frame in frames))
+
+
 def quiet_stopped_workers() -> tuple:
-    """Make ``sys.excepthook`` and ``threading.excepthook`` drop :func:`_stopped_worker_pipe` errors (every other
-    error is reported as before); returns the previous pair, to restore."""
-    system, threads = sys.excepthook, threading.excepthook
+    """Make ``sys.excepthook`` and ``threading.excepthook`` drop :func:`_stopped_worker_pipe` errors, and
+    ``sys.unraisablehook`` :func:`_interrupted_loader` ones (every other error is reported as before); returns the
+    previous hooks, to restore."""
+    system, threads, unraisable = sys.excepthook, threading.excepthook, sys.unraisablehook
 
     def system_hook(kind: type, value: BaseException, tb: object) -> None:
         if not _stopped_worker_pipe(kind, tb):
@@ -90,8 +101,23 @@ def quiet_stopped_workers() -> tuple:
         if not _stopped_worker_pipe(args.exc_type, args.exc_traceback):
             threads(args)
 
-    sys.excepthook, threading.excepthook = system_hook, thread_hook
-    return system, threads
+    def unraisable_hook(args: object) -> None:
+        if not _interrupted_loader(args):
+            unraisable(args)
+
+    sys.excepthook, threading.excepthook, sys.unraisablehook = system_hook, thread_hook, unraisable_hook
+    return system, threads, unraisable
+
+
+def exit_after_stop(status: int) -> NoReturn:
+    """End a command that has reported its stop: further Ctrl-C and SIGTERM are ignored from here (the interpreter's
+    shutdown would otherwise meet them with the default action, status -2, or a traceback), then ``status``."""
+    try:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+    raise SystemExit(status)
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -201,10 +227,10 @@ def user_errors() -> Iterator[None]:
         print(f"\n{'terminated (SIGTERM)' if term else 'interrupted'}: nothing half-written (every output goes "
               "through a temporary file); run the same command again to go on (pre-training and generate resume "
               "where they stopped)", file=sys.stderr)
-        raise SystemExit(TERMINATED_EXIT if term else INTERRUPTED_EXIT) from None
+        exit_after_stop(TERMINATED_EXIT if term else INTERRUPTED_EXIT)
     finally:
         if not stopping:
-            sys.excepthook, threading.excepthook = hooks
+            sys.excepthook, threading.excepthook, sys.unraisablehook = hooks
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

@@ -26,7 +26,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from gcc_sgcl.augment import PairPipeline, build_pair_pipeline, cached_global_embedding
-from gcc_sgcl.cli import check_writable_dir, stop_exit, user_errors
+from gcc_sgcl.cli import check_writable_dir, exit_after_stop, stop_exit, user_errors
 from gcc_sgcl.config import Config
 from gcc_sgcl.data.graphs import graphs_digest
 from gcc_sgcl.data.paths import resolve_cache_dir
@@ -496,7 +496,7 @@ def main(argv: list[str] | None = None) -> None:
         if main_rank:
             print(f"[gcc_sgcl] stopped at step {stop.step} of {cfg.train.steps}; checkpoint in {stop.run_dir}. "
                   f"Resume: {resume_command(typed)}", file=sys.stderr)
-        raise SystemExit(stop_exit(stop.signum)) from None
+        exit_after_stop(stop_exit(stop.signum))
     finally:
         cleanup_distributed()
     if main_rank:

@@ -24,7 +24,7 @@ import argparse
 import dataclasses
 import sys
 
-from gcc_sgcl.cli import PlainHelpParser, stop_exit, user_errors
+from gcc_sgcl.cli import PlainHelpParser, exit_after_stop, stop_exit, user_errors
 from gcc_sgcl.config import InputConfig
 from gcc_sgcl.engine.interrupt import stop_at_once_on_signals
 from gcc_sgcl.engine.pretrain import Interrupted
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     except Interrupted as stop:
         stop_at_once_on_signals()  # another Ctrl-C from here to the exit ends it at once, not with a traceback
         print(f"[gcc_sgcl] interrupted: {stop}; the same command resumes it", file=sys.stderr)
-        raise SystemExit(stop_exit(stop.signum)) from None
+        exit_after_stop(stop_exit(stop.signum))
 
 
 def dispatch(argv: list[str] | None = None) -> None:
