@@ -6,6 +6,7 @@ benchmarks' command).
 """
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import signal
@@ -58,15 +59,19 @@ def stop_now(signum: int, _frame: object = None) -> None:
     os._exit(stop_exit(signum))
 
 
-def stop_at_once_on_signals() -> None:
+def stop_at_once_on_signals() -> dict:
     """From now on, SIGINT and SIGTERM end this process at once with one line (:func:`stop_now`), for a command
-    ending after a stop request: a signal in its last lines or in the interpreter's shutdown would otherwise raise
-    ``KeyboardInterrupt`` and print a traceback. A no-op outside the main thread."""
+    ending after a stop request: a signal in its last lines would otherwise raise ``KeyboardInterrupt`` and print a
+    traceback. Returns the previous handlers (to restore); a no-op outside the main thread."""
     try:
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, stop_now)
+        return {signum: signal.signal(signum, stop_now) for signum in STOP_SIGNALS}
     except ValueError:  # not the main thread
-        pass
+        return {}
+
+
+def _ignore_stop_signals() -> None:
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def _stopped_worker_pipe(kind: type, tb: object) -> bool:
@@ -110,13 +115,11 @@ def quiet_stopped_workers() -> tuple:
 
 
 def exit_after_stop(status: int) -> NoReturn:
-    """End a command that has reported its stop: further Ctrl-C and SIGTERM are ignored from here (the interpreter's
-    shutdown would otherwise meet them with the default action, status -2, or a traceback), then ``status``."""
-    try:
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, signal.SIG_IGN)
-    except ValueError:  # not the main thread
-        pass
+    """End a command that has reported its stop with ``status``; once the interpreter shuts down, further Ctrl-C and
+    SIGTERM are ignored (its shutdown resets Python's handlers and would meet them with the default action, status
+    -2). Registered with ``atexit``, so a caller that catches the ``SystemExit`` (a test) keeps its handlers."""
+    if threading.current_thread() is threading.main_thread():
+        atexit.register(_ignore_stop_signals)
     raise SystemExit(status)
 
 
@@ -219,14 +222,18 @@ def user_errors() -> Iterator[None]:
         raise SystemExit(f"error: {one_line(error)}") from None
     except KeyboardInterrupt as stop:
         stopping = True  # the quiet hooks stay until the exit: workers' pipes may still break meanwhile
-        stop_at_once_on_signals()  # a second Ctrl-C while this one is reported ends at once, not with a traceback
-        close_progress_bars()
-        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
-            raise
-        term = isinstance(stop, Terminated)
-        print(f"\n{'terminated (SIGTERM)' if term else 'interrupted'}: nothing half-written (every output goes "
-              "through a temporary file); run the same command again to go on (pre-training and generate resume "
-              "where they stopped)", file=sys.stderr)
+        handlers = stop_at_once_on_signals()  # a second Ctrl-C while this one is reported ends at once
+        try:
+            close_progress_bars()
+            if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+                raise
+            term = isinstance(stop, Terminated)
+            print(f"\n{'terminated (SIGTERM)' if term else 'interrupted'}: nothing half-written (every output goes "
+                  "through a temporary file); run the same command again to go on (pre-training and generate resume "
+                  "where they stopped)", file=sys.stderr)
+        finally:
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
         exit_after_stop(TERMINATED_EXIT if term else INTERRUPTED_EXIT)
     finally:
         if not stopping:
