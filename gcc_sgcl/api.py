@@ -36,10 +36,11 @@ from gcc_sgcl.models import GraphEncoder
 from gcc_sgcl.engine.stream import ViewSource, stream_plan, streamed_rows
 from gcc_sgcl.engine.threads import ThreadPlan
 from gcc_sgcl.sampling.dataset import GraphViewDataset, NodeViewDataset
+from gcc_sgcl.settings import SEED
 
 GraphLike = Any
 """A ``dgl.DGLGraph``, a ``networkx.Graph``, a scipy sparse adjacency matrix or an ``(src, dst)`` pair of arrays."""
-SEED_LIMIT = 2**64  # seeds key the views as uint64 (gcc_sgcl.sampling.keys)
+SEED_LIMIT = int(SEED.high) + 1  # seeds key the views as uint64 (gcc_sgcl.sampling.keys), as generate's --seed
 
 
 def _check_node_count(n: int, edges: int, what: str) -> None:

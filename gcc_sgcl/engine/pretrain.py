@@ -128,13 +128,13 @@ class Trainer(ContrastiveStep):
         model = build_encoder(cfg).to(device)
         if dist is not None:
             model = GlobalBatchNorm.convert(model)
-        super().__init__(model, cfg, hook, gather=self._global_rows, mean=self._mean_over_ranks, device=device,
-                         rank=0 if dist is None else dist.rank)
         self.dist = dist
+        # the forward passes call the encoder itself, or its wrapper that averages gradients over ranks
+        super().__init__(model, cfg, hook, net=None if dist is None else wrap_ddp(model, dist),
+                         gather=self._global_rows, mean=self._mean_over_ranks, device=device,
+                         rank=0 if dist is None else dist.rank)
         self.train_seconds: float | None = 0.0  # wall time of every segment so far; None: a checkpoint without it
         self.corpus_sha256: str | None = None  # graphs_digest of the graphs trained on (None: not loaded yet)
-        # what the forward passes call: the encoder itself, or its wrapper that averages gradients over ranks
-        self.net = model if dist is None else wrap_ddp(model, dist)
 
     def _global_rows(self, x: torch.Tensor) -> tuple[torch.Tensor, int]:
         """``x`` of every rank concatenated (``x`` itself in a single process) and where the local rows start."""
